@@ -1,0 +1,120 @@
+"""Every exception mcp-elicit raises, in one tree.
+
+Local errors mean the caller built something wrong and are raised at definition time;
+remote errors mean a peer sent something wrong and carry the evidence (which field,
+which keyword) so the adapter can answer with the right JSON-RPC error. Each class also
+subclasses the builtin a caller would already catch.
+
+    ElicitError
+    ├── FormDefinitionError (TypeError)          a Python type cannot become a spec-valid form
+    │   └── UnsupportedInRevision                the form needs a construct this revision lacks
+    ├── SchemaError (ValueError)                 an incoming requestedSchema deviates from the spec
+    ├── AnswerError (ValueError)                 content does not satisfy the form
+    ├── CapabilityError (RuntimeError)           the client did not declare the mode a question needs
+    ├── ElicitationTimeout (TimeoutError)        nobody answered within the per-call timeout
+    └── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "AnswerError",
+    "CapabilityError",
+    "ElicitError",
+    "ElicitationTimeout",
+    "FieldProblem",
+    "FormDefinitionError",
+    "NotInstalled",
+    "SchemaError",
+    "SchemaProblem",
+    "UnsupportedInRevision",
+]
+
+
+class ElicitError(Exception):
+    """Base of every mcp-elicit error."""
+
+
+class FormDefinitionError(ElicitError, TypeError):
+    """A Python type cannot be turned into a spec-valid form.
+
+    `field` names the offending field ("" for the form as a whole) and `construct`
+    names what the spec does not allow there (for example "pattern", "nested model").
+    """
+
+    def __init__(self, field: str, construct: str, detail: str = "") -> None:
+        self.field = field
+        self.construct = construct
+        self.detail = detail
+        where = f"field {field!r}" if field else "form"
+        super().__init__(f"{where}: {construct} is not allowed in an elicitation form" + (f" ({detail})" if detail else ""))
+
+
+class UnsupportedInRevision(FormDefinitionError):
+    """The form is valid, but the protocol revision in use cannot express `construct`."""
+
+    def __init__(self, field: str, construct: str, revision: str) -> None:
+        self.revision = revision
+        super().__init__(field, construct, f"not expressible in protocol revision {revision}")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaProblem:
+    """One deviation of a requestedSchema from the spec: where, which keyword, what is wrong."""
+
+    field: str  # "" when the problem is at the top level
+    keyword: str
+    problem: str
+
+
+class SchemaError(ElicitError, ValueError):
+    """An incoming requestedSchema is not one the spec allows; `problems` lists every deviation."""
+
+    def __init__(self, problems: tuple[SchemaProblem, ...]) -> None:
+        self.problems = problems
+        summary = "; ".join(f"{p.field or '<form>'}.{p.keyword}: {p.problem}" for p in problems[:5])
+        more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
+        super().__init__(f"requestedSchema is not spec-valid: {summary}{more}")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldProblem:
+    """One field of an answer that does not satisfy the form; `code` is stable, `detail` is prose."""
+
+    field: str
+    code: str
+    detail: str = ""
+
+
+class AnswerError(ElicitError, ValueError):
+    """Content does not satisfy the form; `problems` lists each bad field."""
+
+    def __init__(self, problems: tuple[FieldProblem, ...]) -> None:
+        self.problems = problems
+        super().__init__("answer does not satisfy the form: " + ", ".join(f"{p.field}: {p.code}" for p in problems))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(p.field for p in self.problems)
+
+
+class CapabilityError(ElicitError, RuntimeError):
+    """The client did not declare the elicitation mode (`mode`: "form" or "url") a question needs."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        super().__init__(f"the client did not declare the {mode} elicitation capability")
+
+
+class ElicitationTimeout(ElicitError, TimeoutError):
+    """Nobody answered within `seconds`; the server stopped waiting."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"no answer to the elicitation within {seconds:g} s")
+
+
+class NotInstalled(ElicitError, RuntimeError):
+    """ask() ran on a 2026-07-28 request of a server that does not have the mcp-elicit middleware."""
