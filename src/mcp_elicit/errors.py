@@ -12,7 +12,10 @@ subclasses the builtin a caller would already catch.
     ├── AnswerError (ValueError)                 content does not satisfy the form
     ├── CapabilityError (RuntimeError)           the client did not declare the mode a question needs
     ├── ElicitationTimeout (TimeoutError)        nobody answered within the per-call timeout
-    └── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
+    ├── ClientGone (ConnectionError)             the client disconnected while a question was open
+    ├── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
+    ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
+    └── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from dataclasses import dataclass
 
 __all__ = [
     "AnswerError",
+    "AuditWriteError",
     "CapabilityError",
+    "ClientGone",
+    "ConfigError",
     "ElicitError",
     "ElicitationTimeout",
     "FieldProblem",
@@ -49,7 +55,9 @@ class FormDefinitionError(ElicitError, TypeError):
         self.construct = construct
         self.detail = detail
         where = f"field {field!r}" if field else "form"
-        super().__init__(f"{where}: {construct} is not allowed in an elicitation form" + (f" ({detail})" if detail else ""))
+        super().__init__(
+            f"{where}: {construct} is not allowed in an elicitation form" + (f" ({detail})" if detail else "")
+        )
 
 
 class UnsupportedInRevision(FormDefinitionError):
@@ -93,7 +101,9 @@ class AnswerError(ElicitError, ValueError):
 
     def __init__(self, problems: tuple[FieldProblem, ...]) -> None:
         self.problems = problems
-        super().__init__("answer does not satisfy the form: " + ", ".join(f"{p.field}: {p.code}" for p in problems))
+        super().__init__(
+            "answer does not satisfy the form: " + ", ".join(f"{p.field}: {p.code}" for p in problems)
+        )
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -116,5 +126,37 @@ class ElicitationTimeout(ElicitError, TimeoutError):
         super().__init__(f"no answer to the elicitation within {seconds:g} s")
 
 
+class ClientGone(ElicitError, ConnectionError):
+    """The client disconnected while a question was waiting for its answer."""
+
+
 class NotInstalled(ElicitError, RuntimeError):
     """ask() ran on a 2026-07-28 request of a server that does not have the mcp-elicit middleware."""
+
+
+class ConfigError(ElicitError, ValueError):
+    """The configuration (policy TOML) is wrong at `key` (a dotted path such as "servers[2].form").
+
+    `path` is the file it came from ("" when parsed from text); `problem` says what is wrong.
+    """
+
+    def __init__(self, key: str, problem: str, path: str = "") -> None:
+        self.key = key
+        self.problem = problem
+        self.path = path
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{key or '<config>'}: {problem}")
+
+
+class AuditWriteError(ElicitError, OSError):
+    """An audit sink could not store a record; callers fail closed and decline the elicitation.
+
+    `sink` names the sink ("sqlite", "postgres", "jsonl", "memory"), `target` where it writes (a
+    path or a table) and `detail` what went wrong (the underlying error, also in `__cause__`).
+    """
+
+    def __init__(self, sink: str, target: str, detail: str) -> None:
+        self.sink = sink
+        self.target = target
+        self.detail = detail
+        super().__init__(f"audit sink {sink} ({target}) could not write: {detail}")

@@ -1,0 +1,3 @@
+from mcp_elicit.cli import main
+
+main()

@@ -1,0 +1,79 @@
+"""`make demo`: the reference server over stdio, driven by a scripted client in both protocol eras.
+
+It prints each elicitation the server sent and the answer that went back, step by step.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import mcp_types as t
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+SCRIPT: dict[str, list[dict[str, Any]]] = {
+    "deploy": [
+        {"action": "accept", "content": {"environment": "production", "region": "us-east", "replicas": 3}},
+        {"action": "accept", "content": {"confirm": True}},
+    ],
+    "signup": [
+        {"action": "accept", "content": {"username": "ada", "email": "ada@example.org"}},
+        {"action": "accept", "content": {"newsletter": True, "topics": ["releases", "security"]}},
+        {"action": "decline"},
+    ],
+}
+ERAS = (
+    ("legacy", "2025-11-25: server-to-client elicitation/create"),
+    ("2026-07-28", "2026-07-28: InputRequiredResult rounds"),
+)
+
+
+class ScriptedAnswers:
+    """Answers one tool's elicitations from its script and prints each exchange."""
+
+    def __init__(self, tool: str, script: list[dict[str, Any]], say: Callable[[str], None]) -> None:
+        self.tool, self.pending, self.say, self.step = tool, list(script), say, 0
+
+    async def __call__(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        self.step += 1
+        wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        answer = self.pending.pop(0) if self.pending else {"action": "cancel"}
+        self.say(f"  [{self.tool} #{self.step}] server asks: {wire['message']}")
+        self.say(f"      schema: {json.dumps(wire.get('requestedSchema'), separators=(',', ':'))}")
+        self.say(f"      answer: {json.dumps(answer)}")
+        return t.ElicitResult.model_validate(answer)
+
+
+def reference_server_command() -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_elicit", "serve-reference", "--transport", "stdio"]
+    )
+
+
+async def run_demo(out: Any = None) -> None:
+    stream = out or sys.stdout
+
+    def say(text: str = "") -> None:
+        print(text, file=stream, flush=True)
+
+    for era, label in ERAS:
+        say(f"=== {label} ===")
+        for tool, script in SCRIPT.items():
+            answers = ScriptedAnswers(tool, script, say)
+            args = {"service": "checkout"} if tool == "deploy" else {}
+            async with Client(reference_server_command(), mode=era, elicitation_callback=answers) as client:
+                result = await client.call_tool(tool, args)
+            say(f"  [{tool}] result: {''.join(getattr(c, 'text', '') for c in result.content)}")
+        say()
+
+
+def main() -> None:
+    anyio.run(run_demo)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""How `ask` survives the 2026-07-28 multi round-trip flow.
+
+On a 2026-07-28 request the server may not send requests of its own: it ends the call
+with an `InputRequiredResult`, and the client retries the same request with the answers
+and the `requestState` echoed back. So a handler that asks three questions runs four
+times. Each run walks its `ask` calls in order; the state carries every answer recorded
+so far, each pinned to a digest of the exact question it answered, so a replayed run gets
+the same answers back and a changed question is asked again.
+
+The state is plaintext here. The SDK's `RequestStateBoundary` (installed by `MCPServer`)
+seals it with AES-GCM and binds it to the method, the target, a digest of the arguments,
+the authenticated principal and an expiry before it leaves; this middleware runs inside
+that boundary, so it only ever sees state the server minted. On top of that it enforces
+its own expiry (with an injectable clock) and single use (a nonce per state).
+
+State, as JSON after the "mcp-elicit/1:" prefix:
+    {"a": [[question digest, action, content], ...],   answers recorded so far, in order
+     "p": [index, question digest, key, bad answers],   the question now outstanding, or null
+     "n": nonce, "e": expires-at (seconds since the epoch)}
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from mcp_elicit.server import sdk
+from mcp_elicit.server.replay import MemoryReplayGuard, ReplayGuard
+
+__all__ = [
+    "DEFAULT_ASK_TIMEOUT_SECONDS",
+    "DEFAULT_STATE_TTL_SECONDS",
+    "MAX_ASKS_PER_CALL",
+    "MAX_INVALID_ANSWERS",
+    "ElicitMiddleware",
+    "ElicitSettings",
+    "InputPending",
+]
+
+# How long a pushed (2025-11-25) question waits for a person before the tool sees
+# ElicitationTimeout: long enough to read and fill a small form, short enough that a
+# forgotten prompt does not pin a worker for an hour.
+DEFAULT_ASK_TIMEOUT_SECONDS = 300.0
+# How long a 2026-07-28 requestState stays valid: the same window as the SDK's default
+# sealing TTL, so neither layer outlives the other.
+DEFAULT_STATE_TTL_SECONDS = 600.0
+# Invalid answers to one question before the tool gets AnswerError instead of asking again;
+# stops a broken client from looping forever (C3).
+MAX_INVALID_ANSWERS = 3
+# Questions one call may ask; bounds the state a client has to carry back and forth.
+MAX_ASKS_PER_CALL = 32
+
+_PREFIX = "mcp-elicit/1:"
+_CARRIERS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+@dataclass
+class ElicitSettings:
+    """Server-wide knobs; `install()` puts one on a server."""
+
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT_SECONDS
+    state_ttl: float = DEFAULT_STATE_TTL_SECONDS
+    max_invalid_answers: int = MAX_INVALID_ANSWERS
+    clock: Callable[[], float] = time.time
+    replay_guard: ReplayGuard = field(default_factory=MemoryReplayGuard)
+
+
+@dataclass
+class _Recorded:
+    q: str
+    action: str
+    content: dict[str, Any] | None
+
+
+@dataclass
+class _Outstanding:
+    index: int
+    q: str
+    key: str
+    bad: int
+
+
+@dataclass
+class _Round:
+    settings: ElicitSettings
+    recorded: list[_Recorded] = field(default_factory=list)
+    outstanding: _Outstanding | None = None
+    responses: dict[str, Any] = field(default_factory=dict)
+    cursor: int = 0
+
+
+_current: contextvars.ContextVar[_Round | None] = contextvars.ContextVar("mcp_elicit_round", default=None)
+
+
+class InputPending(MCPError):
+    """Raised inside a handler to end this round with an InputRequiredResult.
+
+    It is an MCPError so that the SDK's tool, prompt and resource wrappers let it through
+    untouched to `ElicitMiddleware`. Without the middleware the client sees this error.
+    """
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(code=-32603, message="mcp-elicit: ask() needs mcp_elicit.server.install(server)")
+        self.result = result
+
+
+def question_digest(request: dict[str, Any]) -> str:
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()[:16]).decode().rstrip("=")
+
+
+def _reject() -> MCPError:
+    return MCPError(
+        code=sdk.INVALID_PARAMS,
+        message="Invalid or expired requestState",
+        data={"reason": "invalid_request_state"},
+    )
+
+
+def _decode(raw: str) -> dict[str, Any]:
+    try:
+        state = json.loads(raw[len(_PREFIX) :])
+        if not isinstance(state, dict) or not isinstance(state.get("a"), list):
+            raise ValueError("shape")
+        return state
+    except ValueError:
+        raise _reject() from None
+
+
+class ElicitMiddleware:
+    """Opens a round for every tools/call, prompts/get and resources/read, and turns
+    `InputPending` into the round's InputRequiredResult."""
+
+    def __init__(self, settings: ElicitSettings) -> None:
+        self.settings = settings
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method not in _CARRIERS:
+            return await call_next(ctx)
+        rnd = _Round(self.settings)
+        raw = ctx.params.get("requestState") if ctx.params else None
+        if isinstance(raw, str) and raw.startswith(_PREFIX):
+            await self._restore(rnd, _decode(raw))
+            responses = ctx.params.get("inputResponses") if ctx.params else None
+            rnd.responses = dict(responses) if isinstance(responses, dict) else {}
+        token = _current.set(rnd)
+        try:
+            return await call_next(ctx)
+        except InputPending as pending:
+            result: HandlerResult = pending.result
+            return result
+        finally:
+            _current.reset(token)
+
+    async def _restore(self, rnd: _Round, state: dict[str, Any]) -> None:
+        now = self.settings.clock()
+        expires, nonce = state.get("e"), state.get("n")
+        if not isinstance(expires, int | float) or not now < expires or not isinstance(nonce, str):
+            raise _reject()
+        if not await self.settings.replay_guard.consume(nonce, float(expires), now):
+            raise _reject()
+        try:
+            rnd.recorded = [_Recorded(str(q), str(a), c) for q, a, c in state["a"]]
+            p = state.get("p")
+            rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), str(p[2]), int(p[3])) if p else None
+        except (TypeError, ValueError, IndexError):
+            raise _reject() from None
+
+
+def current_round() -> _Round | None:
+    return _current.get()
+
+
+def current_settings() -> ElicitSettings:
+    rnd = _current.get()
+    return rnd.settings if rnd is not None else ElicitSettings()
+
+
+def _encode(rnd: _Round, outstanding: _Outstanding) -> str:
+    settings = rnd.settings
+    state = {
+        "a": [[r.q, r.action, r.content] for r in rnd.recorded],
+        "p": [outstanding.index, outstanding.q, outstanding.key, outstanding.bad],
+        "n": secrets.token_urlsafe(16),
+        "e": settings.clock() + settings.state_ttl,
+    }
+    return _PREFIX + json.dumps(state, separators=(",", ":"), ensure_ascii=True)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An answer to the question at `index`: replayed from state or fresh from the client."""
+
+    index: int
+    q: str
+    response: dict[str, Any]
+    fresh: bool
+    bad: int
+
+
+def next_answer(rnd: _Round, request: dict[str, Any]) -> Candidate | None:
+    """The answer this run has for the next question, or None when it must be asked."""
+    index = rnd.cursor
+    rnd.cursor += 1
+    q = question_digest(request)
+    if index < len(rnd.recorded):
+        rec = rnd.recorded[index]
+        if rec.q == q:
+            replayed: dict[str, Any] = {"action": rec.action}
+            if rec.content is not None:
+                replayed["content"] = rec.content
+            return Candidate(index, q, replayed, fresh=False, bad=0)
+        del rnd.recorded[index:]  # the handler asks something else now: later answers are void
+        return None
+    out = rnd.outstanding
+    if out is None or out.index != index or out.q != q:
+        return None
+    raw = rnd.responses.get(out.key)
+    response: dict[str, Any] | None = raw if isinstance(raw, dict) else sdk.response_as_dict(raw)
+    if response is None:
+        return Candidate(index, q, {"action": "invalid"}, fresh=True, bad=out.bad)
+    return Candidate(index, q, response, fresh=True, bad=out.bad)
+
+
+def record(rnd: _Round, candidate: Candidate, action: str, content: dict[str, Any] | None) -> None:
+    if candidate.fresh:
+        rnd.recorded.append(_Recorded(candidate.q, action, content))
+        rnd.outstanding = None
+
+
+def pend(rnd: _Round, request: dict[str, Any], index: int, bad: int = 0) -> InputPending:
+    """End this run: ask `request` (the question at `index`) and carry the answers so far."""
+    q = question_digest(request)
+    key = f"elicitation-{index}"
+    del rnd.recorded[index:]
+    state = _encode(rnd, _Outstanding(index, q, key, bad))
+    return InputPending(sdk.input_required_result(key, request, state))

@@ -1,0 +1,171 @@
+"""The one module on the server side that speaks the SDK's types.
+
+Everything else in `mcp_elicit.server` works with plain values; an SDK upgrade should
+touch only this file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp_types as t
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from pydantic import ValidationError
+
+from mcp_elicit.core.revisions import is_modern
+
+__all__ = [
+    "INVALID_PARAMS",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "URL_ELICITATION_REQUIRED",
+    "declared_modes",
+    "input_required_result",
+    "missing_capability_error",
+    "protocol_version",
+    "push_form",
+    "push_url",
+]
+
+INVALID_PARAMS = t.INVALID_PARAMS
+MISSING_REQUIRED_CLIENT_CAPABILITY = t.MISSING_REQUIRED_CLIENT_CAPABILITY
+URL_ELICITATION_REQUIRED = t.URL_ELICITATION_REQUIRED
+
+
+def protocol_version(ctx: Context[Any, Any]) -> str | None:
+    return ctx.protocol_version
+
+
+def declared_modes(ctx: Context[Any, Any]) -> frozenset[str]:
+    """The elicitation modes the client declared for this request (C1, C2).
+
+    A bare `elicitation: {}` predates modes and means form only.
+    """
+    try:
+        caps = ctx.client_capabilities
+    except ValueError:  # no request context: a direct call outside any session
+        return frozenset()
+    elicitation = caps.elicitation if caps is not None else None
+    if elicitation is None:
+        return frozenset()
+    modes = set()
+    if elicitation.form is not None or elicitation.url is None:
+        modes.add("form")
+    if elicitation.url is not None:
+        modes.add("url")
+    return frozenset(modes)
+
+
+def missing_capability_error(mode: str) -> MCPError:
+    """The 2026-07-28 answer to a request that needs a mode the client lacks (C2)."""
+    return MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"This request needs the client's elicitation.{mode} capability",
+        data={"requiredCapabilities": {"elicitation": {mode: {}}}},
+    )
+
+
+def form_request(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
+    """The wire shape of one embedded (2026-07-28) or pushed form request."""
+    return {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": requested_schema},
+    }
+
+
+def url_request(message: str, url: str, elicitation_id: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+    if elicitation_id is not None:
+        params["elicitationId"] = elicitation_id
+    return {"method": "elicitation/create", "params": params}
+
+
+def input_required_result(key: str, request: dict[str, Any], request_state: str) -> t.InputRequiredResult:
+    return t.InputRequiredResult(
+        input_requests={key: t.ElicitRequest.model_validate(request)},
+        request_state=request_state,
+    )
+
+
+async def _push(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
+    """Send a server-to-client `elicitation/create` (2025-11-25 and older) and return the raw result.
+
+    Returns None when the client's reply is not a well-formed ElicitResult; the caller
+    treats that like an invalid answer.
+    """
+    if is_modern(ctx.protocol_version):  # never push on a 2026-07-28 request
+        raise RuntimeError("server-to-client requests are not allowed on 2026-07-28 requests")
+    try:
+        result = await ctx.session.send_request(
+            t.ElicitRequest.model_validate(request),
+            t.ElicitResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
+        )
+    except ValidationError:
+        return None
+    dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+# How often a waiting question checks whether the HTTP client behind it went away. The SDK
+# keeps waiting for an answer from a client that disconnected (it might resume), which
+# would pin the tool forever; a quarter second keeps the release well under a second.
+DISCONNECT_POLL_SECONDS = 0.25
+
+
+class PeerGone(Exception):
+    """The HTTP connection that carried the question closed before an answer came."""
+
+
+async def _watch_disconnect(ctx: Context[Any, Any], scope: anyio.CancelScope, gone: list[bool]) -> None:
+    request = getattr(ctx.request_context, "request", None)
+    is_disconnected = getattr(request, "is_disconnected", None)
+    if is_disconnected is None:  # stdio and in-memory: the transport ends the process or the task
+        return
+    while not await is_disconnected():  # noqa: ASYNC110 - the ASGI server offers no disconnect event here
+        await anyio.sleep(DISCONNECT_POLL_SECONDS)
+    gone.append(True)
+    scope.cancel()
+
+
+async def push_watching(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
+    """`_push`, released with PeerGone as soon as the HTTP client disconnects."""
+    gone: list[bool] = []
+    result: dict[str, Any] | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_disconnect, ctx, tg.cancel_scope, gone)
+        result = await _push(ctx, request)
+        tg.cancel_scope.cancel()
+    if gone:
+        raise PeerGone
+    return result
+
+
+async def push_form(
+    ctx: Context[Any, Any], message: str, requested_schema: dict[str, Any]
+) -> dict[str, Any] | None:
+    return await push_watching(ctx, form_request(message, requested_schema))
+
+
+async def push_url(
+    ctx: Context[Any, Any], message: str, url: str, elicitation_id: str
+) -> dict[str, Any] | None:
+    return await push_watching(ctx, url_request(message, url, elicitation_id))
+
+
+def response_as_dict(response: Any) -> dict[str, Any] | None:
+    """An `inputResponses` entry as a plain dict, or None when it is not an ElicitResult."""
+    if isinstance(response, t.ElicitResult):
+        dumped: dict[str, Any] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+    return None
+
+
+def input_responses(ctx: Context[Any, Any]) -> dict[str, Any]:
+    return dict(ctx.input_responses or {})
+
+
+def request_state(ctx: Context[Any, Any]) -> str | None:
+    return ctx.request_state
