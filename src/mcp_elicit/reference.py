@@ -7,6 +7,7 @@ protocol eras at once: a 2025-11-25 client gets pushed `elicitation/create` requ
 
 from __future__ import annotations
 
+import datetime
 import enum
 from typing import Annotated, Any, Literal
 
@@ -54,7 +55,7 @@ class Topic(enum.Enum):
 class Preferences(BaseModel):
     newsletter: bool = Field(False, title="Send me the newsletter")
     topics: set[Topic] = Field(default_factory=set, title="Topics", description="What to hear about")
-    birthday: str | None = Field(None, title="Birthday", json_schema_extra={"format": "date"})
+    birthday: datetime.date | None = Field(None, title="Birthday")
 
 
 class Reader(BaseModel):
