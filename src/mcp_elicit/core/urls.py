@@ -1,0 +1,823 @@
+"""Is this URL safe to show and to open? Canonical form, verdict, and the parts to highlight.
+
+Rules enforced (spec ids from the requirements digest):
+
+- U1: the `url` of a URL-mode request MUST be a valid URL: parsed with the WHATWG URL parser
+  browsers use (`ada_url`); anything it rejects is blocked as `unparseable`.
+- U3: show the full URL and clearly display the target domain; warn on Punycode and look-alikes.
+  Every UI shows `parts` (scheme, subdomain, registrable domain, rest) and emphasises
+  `parts.registrable_domain`; internationalized hosts are decoded for display only when the
+  browser IDN display policy (ICU's spoof checker at HIGHLY_RESTRICTIVE plus Chromium's extra
+  layers) finds them safe, otherwise they stay in Punycode.
+- U4: `https` only, `http` only for loopback hosts (localhost, 127.0.0.0/8, [::1]); every other
+  scheme is blocked (an allowlist, so `javascript:`, `data:`, `file:`, `vbscript:` and custom
+  schemes are refused without naming them).
+- U5: user:password in the URL is blocked (a pre-authenticated URL).
+
+Nothing here touches the network: no DNS, no fetching, no reputation lists (U3 forbids
+pre-fetching). The check is pure and never raises on any string.
+
+Reason codes (stable strings; `REASONS` maps each to its severity, `verdict` is the worst):
+
+=========================  ========  ====================================================
+code                       severity  meaning
+=========================  ========  ====================================================
+unparseable                block     the WHATWG parser rejects the string (or it cannot be
+                                     encoded as UTF-8, e.g. a lone surrogate)
+input_too_long             block     longer than MAX_URL_INPUT_LENGTH; not parsed at all
+scheme_not_allowed         block     scheme other than https (and http, see below)
+http_not_loopback          block     http to a host that is not loopback
+credentials                block     user or password in the URL (`user:pass@host`, `@host`)
+empty_host                 block     a host made only of dots (`https://./`, `https://%2e/`);
+                                     WHATWG itself refuses special URLs with no host at all
+host_too_long              block     host over 253 characters or a label over 63 (RFC 1035)
+control_chars              block     C0/C1 control characters, or tab/CR/LF inside the URL
+                                     (the parser drops them silently)
+bidi_chars                 block     bidirectional controls (U+202A-202E, U+2066-2069, ...)
+                                     anywhere in the URL
+invisible_chars            block     zero-width, filler, variation-selector, tag or non-ASCII
+                                     space characters anywhere in the URL; ZWJ/ZWNJ or
+                                     repeated combining marks in a host label
+ip_obfuscated              block     IPv4 host not written as plain dotted decimal (decimal,
+                                     octal, hex, short, full-width forms...) or an IPv4 address
+                                     dressed as IPv6 (::ffff:a.b.c.d, ::a.b.c.d)
+link_local                 block     169.254.0.0/16, fe80::/10 (RFC 3927, RFC 4291)
+reserved_address           block     unspecified, broadcast, multicast, documentation,
+                                     benchmarking and other special-purpose addresses
+mixed_script               block     a label mixes scripts beyond ICU HIGHLY_RESTRICTIVE, mixes
+                                     digit systems, or mixes accented Latin with another script
+digit_lookalike            block     a label made only of digits and digit look-alikes
+disallowed_chars           block     a label holds characters outside the browser IDN allowed
+                                     set (symbols, emoji, rare scripts) or is not valid IDNA2008
+dangerous_pattern          block     a browser "dangerous pattern" (ー・ next to non-Japanese,
+                                     slash-like kana, combining marks after non-LGC letters,
+                                     i/j/l + U+0307, ...), an unsafe middle dot, or a letter
+                                     tied to one ccTLD (þ ð outside .is/.fo, ə outside .az)
+lookalike                  block     the registrable domain's confusable skeleton matches a
+                                     well-known or trusted domain it is not (`lookalike_of`)
+check_failed               block     an internal error while checking (never expected; the
+                                     check refuses rather than raise)
+too_long                   warn      longer than MAX_URL_LENGTH (raw or canonical)
+ip_literal                 warn      the host is an IP address (no name to recognise)
+private_address            warn      RFC 1918, RFC 6598 shared, RFC 4193 unique-local and
+                                     deprecated site-local addresses
+no_registrable_domain      warn      the host is a public suffix or a single label, so no
+                                     site can be named (e.g. `https://github.io/`, intranet)
+punycode                   warn      the host has internationalized (xn--) labels
+whole_script_confusable    warn      a label is entirely in a non-Latin script using only
+                                     letters that look Latin, outside that script's ccTLDs
+embedded_domain            warn      a well-known or trusted domain appears among the
+                                     subdomain labels of another site (paypal.com.evil.example)
+loopback                   ok        the host is loopback (informational)
+=========================  ========  ====================================================
+
+Limits (named constants below): MAX_URL_LENGTH, MAX_URL_INPUT_LENGTH, MAX_HOST_LENGTH,
+MAX_LABEL_LENGTH, MIN_ASCII_LOOKALIKE_LABEL, MAX_SKELETON_VARIANTS, MAX_EMBEDDED_WINDOW,
+MAX_TRUSTED_CACHE.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from types import MappingProxyType
+from typing import Any, Final, Literal, NamedTuple
+
+import ada_url
+import icu
+import idna
+from publicsuffixlist import PublicSuffixList
+
+from mcp_elicit.core.data import idn_policy
+from mcp_elicit.core.data.well_known_domains import WELL_KNOWN_DOMAINS
+
+__all__ = [
+    "MAX_EMBEDDED_WINDOW",
+    "MAX_HOST_LENGTH",
+    "MAX_LABEL_LENGTH",
+    "MAX_SKELETON_VARIANTS",
+    "MAX_TRUSTED_CACHE",
+    "MAX_URL_INPUT_LENGTH",
+    "MAX_URL_LENGTH",
+    "MIN_ASCII_LOOKALIKE_LABEL",
+    "REASONS",
+    "DisplayParts",
+    "UrlVerdict",
+    "Verdict",
+    "check_url",
+    "escape_for_display",
+    "verdict_as_json",
+]
+
+Verdict = Literal["ok", "warn", "block"]
+
+# Longest URL shown without a warning. 2,048 characters is the long-standing interoperable
+# ceiling (the sitemaps protocol, and IE's 2,083); a consent URL longer than that hides its end
+# and probably carries data that U5 says must not be in a URL.
+MAX_URL_LENGTH: Final = 2_048
+# Longest string parsed at all. Far above any real URL (RFC 9110 §4.1 asks for 8,000 octets),
+# low enough that a hostile server cannot make every check cost megabytes.
+MAX_URL_INPUT_LENGTH: Final = 65_536
+# DNS limits (RFC 1035 §2.3.4): a host that long cannot resolve, so it only serves to push the
+# registrable domain out of view.
+MAX_HOST_LENGTH: Final = 253
+MAX_LABEL_LENGTH: Final = 63
+# ASCII look-alikes ("rn" for "m", "1" for "l") are matched only when the registrable label has
+# at least this many characters: short names collide with popular ones by chance.
+MIN_ASCII_LOOKALIKE_LABEL: Final = 5
+# Characters that pass for several letters (þ, œ, ӏ) multiply skeletons; cap the count so one
+# host cannot cost more than a few dozen ICU calls.
+MAX_SKELETON_VARIANTS: Final = 16
+# Longest run of subdomain labels compared against known domains (a.b.c.d covers every listed
+# domain, which have at most three labels).
+MAX_EMBEDDED_WINDOW: Final = 4
+# Distinct trusted-domain entries (and trusted sets) whose normalised form is cached.
+MAX_TRUSTED_CACHE: Final = 1_024
+
+_BLOCK: Final = "block"
+_WARN: Final = "warn"
+_OK: Final = "ok"
+
+# Reason code -> severity, in the order reasons are reported (the docstring table's order).
+REASONS: Final[Mapping[str, Verdict]] = MappingProxyType(
+    {
+        "unparseable": "block",
+        "input_too_long": "block",
+        "scheme_not_allowed": "block",
+        "http_not_loopback": "block",
+        "credentials": "block",
+        "empty_host": "block",
+        "host_too_long": "block",
+        "control_chars": "block",
+        "bidi_chars": "block",
+        "invisible_chars": "block",
+        "ip_obfuscated": "block",
+        "link_local": "block",
+        "reserved_address": "block",
+        "mixed_script": "block",
+        "digit_lookalike": "block",
+        "disallowed_chars": "block",
+        "dangerous_pattern": "block",
+        "lookalike": "block",
+        "check_failed": "block",
+        "too_long": "warn",
+        "ip_literal": "warn",
+        "private_address": "warn",
+        "no_registrable_domain": "warn",
+        "punycode": "warn",
+        "whole_script_confusable": "warn",
+        "embedded_domain": "warn",
+        "loopback": "ok",
+    }
+)
+_RANK: Final = {"ok": 0, "warn": 1, "block": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayParts:
+    """The URL cut into the spans every UI shows; concatenated they give the display URL.
+
+    `scheme` includes its separator (`https://`, or `javascript:`) and any userinfo, so the full
+    URL is always shown (U3). `subdomain` ends with its dot. `registrable_domain` is the span to
+    emphasise: the registrable domain, or the whole host when there is none (an IP address,
+    localhost, a public suffix); it keeps the host's trailing dot if it has one. `rest` is the
+    port, path, query and fragment.
+    """
+
+    scheme: str
+    subdomain: str
+    registrable_domain: str
+    rest: str
+
+    def __str__(self) -> str:
+        return self.scheme + self.subdomain + self.registrable_domain + self.rest
+
+
+@dataclass(frozen=True, slots=True)
+class UrlVerdict:
+    """What `check_url` decided about one URL.
+
+    `raw` is the string as received (quote it in warnings); `canonical` is the WHATWG
+    serialisation (None if unparseable) and is what a client opens. `host` is the canonical ASCII
+    host; `host_display` and `registrable_domain` are display forms, Unicode only for labels the
+    IDN policy finds safe. `lookalike_of` names the well-known or trusted domain a `lookalike`
+    imitates.
+    """
+
+    raw: str
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    canonical: str | None
+    host: str | None
+    host_display: str | None
+    registrable_domain: str | None
+    lookalike_of: str | None
+    parts: DisplayParts
+
+    @property
+    def display_url(self) -> str:
+        """The URL as it should be shown: canonical, with the host in its display form."""
+        return str(self.parts)
+
+
+def verdict_as_json(v: UrlVerdict) -> dict[str, Any]:
+    """A JSON-ready dict of a verdict (the shape `mcp-elicit check-url --json` prints)."""
+    return {
+        "url": v.raw,
+        "verdict": v.verdict,
+        "reasons": list(v.reasons),
+        "canonical": v.canonical,
+        "host": v.host,
+        "host_display": v.host_display,
+        "registrable_domain": v.registrable_domain,
+        "lookalike_of": v.lookalike_of,
+        "parts": {
+            "scheme": v.parts.scheme,
+            "subdomain": v.parts.subdomain,
+            "registrable_domain": v.parts.registrable_domain,
+            "rest": v.parts.rest,
+        },
+    }
+
+
+def escape_for_display(text: str) -> str:
+    """`text` with control, bidi and invisible characters written as \\uXXXX escapes.
+
+    Show raw URLs (and anything else a server sent) through this: a terminal or page that renders
+    them as-is can be reordered by bidi controls or driven by control sequences.
+    """
+    return _ESCAPE_RE.sub(_escape_char, text)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+# --- heavy objects, built once on first use ----------------------------------------------------
+
+
+class _Engine(NamedTuple):
+    psl: PublicSuffixList
+    spoof: Any  # icu.SpoofChecker
+    sets: dict[str, Any]  # name -> frozen icu.UnicodeSet
+    scripts: tuple[tuple[Any, Any, tuple[str, ...]], ...]  # (letters, lookalikes, native TLDs)
+    known: dict[str, tuple[str, str]]  # skeleton -> (well-known domain, same for display)
+
+
+@cache
+def _engine() -> _Engine:
+    spoof = icu.SpoofChecker()
+    # The identifier set (UTS 39 recommended + UTS 31 inclusion) minus what browsers remove.
+    allowed = icu.UnicodeSet(
+        "["
+        + spoof.getRecommendedUnicodeSet().toPattern()
+        + spoof.getInclusionUnicodeSet().toPattern()
+        + "-"
+        + idn_policy.REMOVED_FROM_ALLOWED
+        + "]"
+    )
+    allowed.freeze()
+    spoof.setAllowedUnicodeSet(allowed)
+    spoof.setRestrictionLevel(icu.URestrictionLevel.HIGHLY_RESTRICTIVE)
+    spoof.setChecks(icu.USpoofChecks.ALL_CHECKS | icu.USpoofChecks.AUX_INFO)
+
+    def uset(pattern: str) -> Any:
+        frozen = icu.UnicodeSet(pattern)
+        frozen.freeze()
+        return frozen
+
+    sets = {
+        "kana": uset("[[:scx=Kana:]]"),
+        "kana_hira": uset("[[:scx=Kana:][:scx=Hira:]]"),
+        "hira": uset("[[:scx=Hira:]]"),
+        "japanese": uset("[[:scx=Kana:][:scx=Hira:][:scx=Hani:]]"),
+        "cjk": uset("[[:scx=Kana:][:scx=Hira:][:scx=Hani:][:scx=Bopo:]]"),
+        "lgc": uset("[[:scx=Latn:][:scx=Grek:][:scx=Cyrl:]]"),
+        "lgc_ascii": uset(r"[[:Latin:][:Greek:][:Cyrillic:][0-9\u002e_\u002d][\u0300-\u0339]]"),
+        "non_ascii_latin": uset("[[:Latin:] - [a-zA-Z]]"),
+        "kana_context": uset(idn_policy.KANA_CONTEXT_LETTERS),
+        "diacritics": uset(idn_policy.COMBINING_DIACRITICS),
+    }
+    scripts = tuple(
+        (uset(s.letters), uset("[" + s.latin_lookalikes + "]"), s.native_tlds)
+        for s in idn_policy.WHOLE_SCRIPT_CONFUSABLES
+    )
+    engine = _Engine(PublicSuffixList(), spoof, sets, scripts, {})
+    for domain in WELL_KNOWN_DOMAINS:
+        for skeleton in _skeletons(engine, domain):
+            engine.known.setdefault(skeleton, (domain, domain))
+    return engine
+
+
+_KNOWN_SET: Final = frozenset(WELL_KNOWN_DOMAINS)
+_EXTRA_TABLE: Final = str.maketrans(idn_policy.EXTRA_CONFUSABLES)
+_DIGITS: Final = frozenset("0123456789")
+_DIGIT_LOOKALIKES: Final = frozenset(idn_policy.DIGIT_LOOKALIKES)
+_SLASH_LOOKALIKES: Final = frozenset(idn_policy.SLASH_LOOKALIKES)
+_CJK_LATIN_LOOKALIKES: Final = frozenset(idn_policy.CJK_LATIN_LOOKALIKES)
+
+# Characters that are never legitimate in a URL someone is asked to open.
+_BIDI_RE: Final = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE_RE: Final = re.compile(
+    "[\u00a0\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2000-\u200d\u2028\u2029\u202f"
+    "\u205f-\u2064\u206a-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
+_CONTROL_RE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SUSPICIOUS_RE: Final = re.compile(
+    f"{_BIDI_RE.pattern}|{_INVISIBLE_RE.pattern}|{_CONTROL_RE.pattern}|[\t\n\r]"
+)
+_ESCAPE_RE: Final = re.compile(f"{_SUSPICIOUS_RE.pattern}|[\ud800-\udfff]")
+# WHATWG: leading/trailing C0 controls and spaces are stripped before parsing.
+_EDGE: Final = "".join(chr(c) for c in range(0x21))
+# The authority as the WHATWG parser finds it for special schemes (any mix of / and \ after ':').
+_AUTHORITY_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[/\\]*([^/\\?#]*)")
+_SPECIAL: Final = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+
+# RFC 1918 private, RFC 6598 shared address space; everything else non-global is "reserved".
+_PRIVATE_V4: Final = tuple(
+    ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
+)
+_PRIVATE_V6: Final = (ipaddress.IPv6Network("fc00::/7"), ipaddress.IPv6Network("fec0::/10"))
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+
+def check_url(
+    raw: str, *, trusted_domains: Iterable[str] = (), allow_http_loopback: bool = True
+) -> UrlVerdict:
+    """Check one URL the way a browser-grade consent screen must (U1, U3, U4, U5).
+
+    `trusted_domains` are sites the user already trusts (hosts, registrable domains or URLs;
+    a single string counts as one domain; entries that are not hosts are ignored): look-alikes
+    of them are blocked like look-alikes of the built-in well-known list. With
+    `allow_http_loopback=False` plain http is refused even for loopback hosts.
+
+    Never raises for any string; raises TypeError if `raw` is not a string.
+    """
+    if not isinstance(raw, str):
+        raise TypeError(f"check_url expects a str, got {type(raw).__name__}")
+    trusted = _trusted_table(_trusted_key(trusted_domains))
+    try:
+        return _check(raw, trusted, allow_http_loopback)
+    except Exception:  # a bug must become a refusal, never a crash in the consent path
+        return _verdict(raw, {"check_failed"}, None, None, None, None, None, DisplayParts("", "", "", raw))
+
+
+def _verdict(
+    raw: str,
+    found: set[str],
+    canonical: str | None,
+    host: str | None,
+    host_display: str | None,
+    registrable: str | None,
+    lookalike_of: str | None,
+    parts: DisplayParts,
+) -> UrlVerdict:
+    reasons = tuple(code for code in REASONS if code in found)
+    worst: Verdict = "ok"
+    for code in reasons:
+        if _RANK[REASONS[code]] > _RANK[worst]:
+            worst = REASONS[code]
+    return UrlVerdict(raw, worst, reasons, canonical, host, host_display, registrable, lookalike_of, parts)
+
+
+def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict:
+    found: set[str] = set()
+    if len(raw) > MAX_URL_INPUT_LENGTH:
+        return _verdict(raw, {"input_too_long"}, None, None, None, None, None, DisplayParts("", "", "", raw))
+    if _SUSPICIOUS_RE.search(raw):
+        _scan_characters(raw, found)
+    if len(raw) > MAX_URL_LENGTH:
+        found.add("too_long")
+    try:
+        url = ada_url.URL(raw)
+    except (ValueError, UnicodeError):
+        found.add("unparseable")
+        return _verdict(raw, found, None, None, None, None, None, DisplayParts("", "", "", raw))
+
+    href: str = url.href
+    if len(href) > MAX_URL_LENGTH:
+        found.add("too_long")
+    protocol: str = url.protocol
+    scheme = protocol[:-1]
+    if scheme != "https" and not (scheme == "http" and allow_http_loopback):
+        found.add("scheme_not_allowed")
+    if scheme not in _SPECIAL:
+        # Opaque URLs (javascript:, data:, mailto:, custom schemes) have nothing to highlight.
+        parts = DisplayParts(protocol, "", "", href[len(protocol) :])
+        return _verdict(raw, found, href, None, None, None, None, parts)
+
+    hostname: str = url.hostname
+    authority_start = len(protocol) + 2
+    path_start = href.find("/", authority_start)  # special URLs always have a path
+    authority = href[authority_start:path_start]
+    userinfo = authority[: authority.rfind("@") + 1]
+    rest = authority[len(userinfo) + len(hostname) :] + href[path_start:]
+    raw_authority = _raw_authority(raw)
+    if userinfo or "@" in raw_authority:
+        found.add("credentials")
+    if scheme == "file" or not hostname:
+        if scheme != "file":
+            found.add("empty_host")
+        parts = DisplayParts(protocol + "//" + userinfo, "", hostname, rest)
+        return _verdict(raw, found, href, hostname or None, hostname or None, None, None, parts)
+
+    host_type = url.host_type
+    if host_type == ada_url.HostType.IPV4:
+        loopback = _check_ipv4(hostname, _raw_host(raw_authority), found)
+        info = _HostInfo(hostname, "", hostname, None, None)
+    elif host_type == ada_url.HostType.IPV6:
+        loopback = _check_ipv6(hostname, found)
+        info = _HostInfo(hostname, "", hostname, None, None)
+    else:
+        info = _check_domain(hostname, trusted, found)
+        loopback = "loopback" in found
+    if scheme == "http" and allow_http_loopback and not loopback:
+        found.add("http_not_loopback")
+    parts = DisplayParts(protocol + "//" + userinfo, info.subdomain, info.highlight, rest)
+    return _verdict(raw, found, href, hostname, info.display, info.registrable, info.lookalike_of, parts)
+
+
+def _scan_characters(raw: str, found: set[str]) -> None:
+    if _BIDI_RE.search(raw):
+        found.add("bidi_chars")
+    if _INVISIBLE_RE.search(raw):
+        found.add("invisible_chars")
+    inner = raw.strip(_EDGE)
+    if _CONTROL_RE.search(raw) or "\t" in inner or "\n" in inner or "\r" in inner:
+        found.add("control_chars")
+
+
+def _raw_authority(raw: str) -> str:
+    """The authority as written, after the cleaning WHATWG applies first ("" if none)."""
+    cleaned = raw.strip(_EDGE)
+    if "\t" in cleaned or "\n" in cleaned or "\r" in cleaned:
+        cleaned = cleaned.replace("\t", "").replace("\n", "").replace("\r", "")
+    match = _AUTHORITY_RE.match(cleaned)
+    return match.group(1) if match else ""
+
+
+def _raw_host(authority: str) -> str:
+    hostport = authority[authority.rfind("@") + 1 :]
+    if hostport.startswith("["):
+        return hostport[: hostport.find("]") + 1]
+    return hostport.split(":", 1)[0]
+
+
+# --- IP hosts -------------------------------------------------------------------------------------
+
+
+def _check_ipv4(hostname: str, raw_host: str, found: set[str]) -> bool:
+    address = ipaddress.IPv4Address(hostname)
+    if raw_host.lower() != hostname:
+        # WHATWG accepts 2130706433, 0x7f.1, 0177.0.0.1, 127.1, full-width digits, a trailing
+        # dot, percent-escapes: all reach 127.0.0.1, none is how an honest server writes it.
+        found.add("ip_obfuscated")
+    return _classify_address(address, found)
+
+
+def _check_ipv6(hostname: str, found: set[str]) -> bool:
+    address = ipaddress.IPv6Address(hostname[1:-1])
+    embedded = address.ipv4_mapped
+    if embedded is None and address.packed[:12] == bytes(12) and int(address) > 1:
+        embedded = ipaddress.IPv4Address(address.packed[12:])  # deprecated ::a.b.c.d
+    if embedded is not None:
+        # An IPv4 address dressed as IPv6: judge the address it reaches, never as loopback.
+        found.add("ip_obfuscated")
+        _classify_address(embedded, found)
+        found.discard("loopback")
+        found.add("ip_literal")
+        return False
+    return _classify_address(address, found)
+
+
+def _classify_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address, found: set[str]) -> bool:
+    """Add the range reasons of an IP host; True if it is loopback."""
+    if address.is_loopback:
+        found.add("loopback")
+        return True
+    found.add("ip_literal")
+    private = _PRIVATE_V4 if address.version == 4 else _PRIVATE_V6
+    if address.is_link_local:
+        found.add("link_local")
+    elif any(address in net for net in private):
+        found.add("private_address")
+    elif not address.is_global or address.is_multicast:
+        found.add("reserved_address")
+    return False
+
+
+# --- domain hosts ---------------------------------------------------------------------------------
+
+
+class _HostInfo(NamedTuple):
+    display: str  # host as shown
+    subdomain: str  # display span before the registrable domain, with its trailing dot
+    highlight: str  # display span to emphasise
+    registrable: str | None  # registrable domain, display form
+    lookalike_of: str | None
+
+
+def _check_domain(hostname: str, trusted: _Trusted, found: set[str]) -> _HostInfo:
+    engine = _engine()
+    dot = "." if hostname.endswith(".") else ""
+    bare = hostname[:-1] if dot else hostname
+    labels = bare.split(".")
+    if not bare.strip("."):
+        found.add("empty_host")  # "https://./" and "https://%2e/" parse, yet name nothing
+        return _HostInfo(hostname, "", hostname, None, None)
+    if len(bare) > MAX_HOST_LENGTH or any(len(label) > MAX_LABEL_LENGTH for label in labels):
+        found.add("host_too_long")
+    if labels[-1] == "localhost":
+        found.add("loopback")  # RFC 6761 §6.3; W3C Secure Contexts treats *.localhost alike
+        return _HostInfo(hostname, "", hostname, None, None)
+
+    if "xn--" in bare:
+        unicode_labels, display_labels = _idn_labels(labels, found)
+    else:
+        unicode_labels = display_labels = labels
+    unicode_host = ".".join(unicode_labels)
+    registrable = engine.psl.privatesuffix(unicode_host)
+    if registrable is None:
+        found.add("no_registrable_domain")
+        display = ".".join(display_labels) + dot
+        return _HostInfo(display, "", display, None, None)
+
+    count = registrable.count(".") + 1
+    registrable_ascii = ".".join(labels[-count:])
+    lookalike_of = None
+    if registrable_ascii not in _KNOWN_SET and registrable_ascii not in trusted.domains:
+        first_label = labels[-count]
+        if not registrable.isascii() or len(first_label) >= MIN_ASCII_LOOKALIKE_LABEL:
+            lookalike_of = _match_skeleton(registrable, registrable_ascii, trusted)
+    if lookalike_of is not None:
+        found.add("lookalike")
+        display_labels = labels  # never decode a look-alike: show what it really is
+    sub_unicode = unicode_labels[:-count]
+    if len(sub_unicode) >= 2 and _embeds_known_domain(sub_unicode, trusted):
+        found.add("embedded_domain")
+
+    sub_display = display_labels[:-count]
+    registrable_display = ".".join(display_labels[-count:])
+    subdomain = ".".join(sub_display) + "." if sub_display else ""
+    return _HostInfo(
+        subdomain + registrable_display + dot,
+        subdomain,
+        registrable_display + dot,
+        registrable_display,
+        lookalike_of,
+    )
+
+
+def _idn_labels(labels: list[str], found: set[str]) -> tuple[list[str], list[str]]:
+    """Decode xn-- labels; keep a label in Punycode for display unless it passes the IDN policy."""
+    decoded: list[tuple[str, bool]] = [_decode_label(label) for label in labels]
+    tld_ascii = labels[-1]
+    tld_unicode = decoded[-1][0]
+    unicode_labels = []
+    display_labels = []
+    for label, (text, valid) in zip(labels, decoded, strict=True):
+        unicode_labels.append(text)
+        if not label.startswith("xn--"):
+            display_labels.append(label)
+            continue
+        found.add("punycode")
+        problems = set() if text.isascii() else _label_problems(text, tld_ascii, tld_unicode)
+        if not valid:
+            problems.add("disallowed_chars")
+        found |= problems
+        display_labels.append(label if problems else text)
+    return unicode_labels, display_labels
+
+
+def _decode_label(label: str) -> tuple[str, bool]:
+    """(Unicode text, valid under IDNA2008) of one canonical ASCII label."""
+    if not label.startswith("xn--"):
+        return label, True
+    try:
+        return idna.decode(label), True
+    except (idna.IDNAError, UnicodeError, ValueError):
+        pass
+    # WHATWG (UTS 46) accepts labels IDNA2008 refuses, e.g. emoji; decode them for analysis only.
+    try:
+        return label[4:].encode("ascii").decode("punycode"), False
+    except (UnicodeError, ValueError):
+        return label, False
+
+
+def _label_problems(label: str, tld_ascii: str, tld_unicode: str) -> set[str]:
+    """Reason codes for one non-ASCII label under the browser IDN display policy."""
+    engine = _engine()
+    sets = engine.sets
+    problems: set[str] = set()
+    if "\u200c" in label or "\u200d" in label:
+        problems.add("invisible_chars")
+    result = engine.spoof.check(label)
+    if result & icu.USpoofChecks.CHAR_LIMIT:
+        problems.add("disallowed_chars")
+    if result & icu.USpoofChecks.INVISIBLE:
+        problems.add("invisible_chars")
+    if result & (icu.USpoofChecks.RESTRICTION_LEVEL | icu.USpoofChecks.MIXED_NUMBERS):
+        problems.add("mixed_script")
+    if problems:
+        return problems
+    if _tld_specific_letter(label, tld_ascii) or _unsafe_middle_dot(label, tld_ascii):
+        return {"dangerous_pattern"}
+
+    level = result & icu.URestrictionLevel.RESTRICTION_LEVEL_MASK
+    if (
+        level == icu.URestrictionLevel.SINGLE_SCRIPT_RESTRICTIVE
+        and sets["kana_context"].containsNone(label)
+        and sets["diacritics"].containsNone(label)
+    ):
+        if label not in idn_policy.ALLOWED_WHOLE_SCRIPT_WORDS and _whole_script_confusable(
+            label, tld_ascii, tld_unicode
+        ):
+            problems.add("whole_script_confusable")
+        if _digit_lookalike(label):
+            problems.add("digit_lookalike")
+        return problems
+    if _digit_lookalike(label):
+        problems.add("digit_lookalike")
+    elif sets["non_ascii_latin"].containsSome(label) and not sets["lgc_ascii"].containsAll(label):
+        problems.add("mixed_script")  # accented Latin next to another script
+    elif _dangerous_pattern(label):
+        problems.add("dangerous_pattern")
+    return problems
+
+
+def _tld_specific_letter(label: str, tld_ascii: str) -> bool:
+    if len(label) < 2:
+        return False
+    return any(ch in label and tld_ascii not in tlds for ch, tlds in idn_policy.TLD_SPECIFIC_LETTERS.items())
+
+
+def _unsafe_middle_dot(label: str, tld_ascii: str) -> bool:
+    """U+00B7 is Catalan ela geminada (l·l) and only that, only under .cat (RFC 5892 A.3)."""
+    if "\u00b7" not in label:
+        return False
+    if tld_ascii != "cat":
+        return True
+    return any(
+        ch == "\u00b7" and (i == 0 or i == len(label) - 1 or label[i - 1] != "l" or label[i + 1] != "l")
+        for i, ch in enumerate(label)
+    )
+
+
+def _whole_script_confusable(label: str, tld_ascii: str, tld_unicode: str) -> bool:
+    for letters, lookalikes, native_tlds in _engine().scripts:
+        used = [ch for ch in label if letters.contains(ch)]
+        if used and all(lookalikes.contains(ch) for ch in used):
+            # Normal in the script's own country TLDs and under TLDs written in that script.
+            return not (tld_ascii in native_tlds or letters.containsSome(tld_unicode))
+    return False
+
+
+def _digit_lookalike(label: str) -> bool:
+    chars = set(label)
+    return bool(chars & _DIGIT_LOOKALIKES) and chars <= (_DIGITS | _DIGIT_LOOKALIKES)
+
+
+def _dangerous_pattern(label: str) -> bool:
+    """Character contexts browsers refuse to display (Chromium's dangerous-pattern rules)."""
+    sets = _engine().sets
+    kana, hira, kana_hira = sets["kana"], sets["hira"], sets["kana_hira"]
+    japanese, cjk, lgc = sets["japanese"], sets["cjk"], sets["lgc"]
+    last = len(label) - 1
+    for i, ch in enumerate(label):
+        prev = label[i - 1] if i > 0 else ""
+        nxt = label[i + 1] if i < last else ""
+        if (
+            ch in _SLASH_LOOKALIKES
+            and prev
+            and nxt
+            and not japanese.contains(prev)
+            and not japanese.contains(nxt)
+        ):
+            return True  # ノ ソ ゾ ン 丶 乀 乁 丿 between non-Japanese characters reads as "/"
+        if ch in "\u30fd\u30fe" and (not prev or not kana.contains(prev)):
+            return True  # iteration marks only after Katakana
+        if ch in "\u3078\u3079\u307a" and 0 < i < last and all(kana.contains(c) for c in label if c != ch):
+            return True  # Hiragana へべぺ inside Katakana looks like Katakana ヘベペ
+        if ch in "\u30d8\u30d9\u30da" and 0 < i < last and all(hira.contains(c) for c in label if c != ch):
+            return True  # and the reverse
+        if ch == "\u30fc" and (not prev or not kana_hira.contains(prev)):
+            return True  # prolonged sound mark ー reads as a dash
+        if ch == "\u30fb" and ((prev and "a" <= prev <= "z") or (nxt and "a" <= nxt <= "z")):
+            return True  # Katakana middle dot ・ next to Latin reads as "."
+        if ch in _CJK_LATIN_LOOKALIKES and (
+            (prev and not cjk.contains(prev)) or (nxt and not cjk.contains(nxt))
+        ):
+            return True  # 一 丁 七 十 工 ... pass for Latin letters or dashes next to non-CJK
+        if "\u0300" <= ch <= "\u0339" and prev and (not lgc.contains(prev) or prev == "\u0131"):
+            return True  # combining marks only on Latin, Greek, Cyrillic; never on dotless i
+        if ch in "\u3099\u309a":
+            return True  # combining Kana voiced sound marks
+        if ch == "\u0307" and prev in ("i", "j", "l"):
+            return True  # a dot above i, j or l is invisible
+    return False
+
+
+# --- skeletons, look-alikes, trusted domains ------------------------------------------------------
+
+
+def _skeletons(engine: _Engine, text: str) -> set[str]:
+    """Confusable skeletons of `text` (UTS 39 §4 plus the browser supplements)."""
+    spoof = engine.spoof
+    if text.isascii():
+        return {spoof.getSkeleton(0, text)}
+    if engine.sets["lgc_ascii"].containsAll(text):
+        # Accents do not save a look-alike: compare "googlé" as "google".
+        stripped = unicodedata.normalize("NFD", text)
+        text = unicodedata.normalize("NFC", "".join(c for c in stripped if unicodedata.category(c) != "Mn"))
+    text = text.translate(_EXTRA_TABLE)
+    variants = {text}
+    for char, alternatives in idn_policy.SKELETON_ALTERNATIVES.items():
+        if char in text:
+            more = {v.replace(char, alt) for v in variants for alt in alternatives}
+            variants |= set(sorted(more)[: max(0, MAX_SKELETON_VARIANTS - len(variants))])
+    return {spoof.getSkeleton(0, v) for v in variants}
+
+
+def _match_skeleton(text: str, own_ascii: str, trusted: _Trusted) -> str | None:
+    """The trusted or well-known domain (display form) whose skeleton `text` shares, if any."""
+    engine = _engine()
+    for skeleton in _skeletons(engine, text):
+        for table in (trusted.skeletons, engine.known):
+            match = table.get(skeleton)
+            if match is not None and match[0] != own_ascii:
+                return match[1]
+    return None
+
+
+def _embeds_known_domain(sub_labels: list[str], trusted: _Trusted) -> bool:
+    """Does a run of subdomain labels spell a well-known or trusted domain (paypal.com.evil.net)?"""
+    engine = _engine()
+    n = len(sub_labels)
+    for start in range(n - 1):
+        for end in range(start + 2, min(n, start + MAX_EMBEDDED_WINDOW) + 1):
+            candidate = ".".join(sub_labels[start:end])
+            if candidate in _KNOWN_SET or candidate in trusted.domains:
+                return True
+            for skeleton in _skeletons(engine, candidate):
+                if skeleton in engine.known or skeleton in trusted.skeletons:
+                    return True
+    return False
+
+
+class _Trusted(NamedTuple):
+    domains: frozenset[str]  # registrable ASCII domains
+    skeletons: dict[str, tuple[str, str]]  # skeleton -> (registrable ASCII, display form)
+
+
+def _trusted_key(trusted_domains: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(trusted_domains, str):
+        return (trusted_domains,)
+    entries = tuple(trusted_domains)
+    for entry in entries:
+        if not isinstance(entry, str):
+            raise TypeError(f"trusted_domains entries must be str, got {type(entry).__name__}")
+    return entries
+
+
+@lru_cache(maxsize=MAX_TRUSTED_CACHE)
+def _trusted_entry(entry: str) -> tuple[str, str] | None:
+    """(registrable ASCII, registrable Unicode) of one trusted entry; None if it is no host."""
+    text = entry.strip().lower()
+    if "://" not in text:
+        text = "https://" + text.removeprefix("*.")
+    try:
+        url = ada_url.URL(text)
+    except (ValueError, UnicodeError):
+        return None
+    if url.host_type != ada_url.HostType.DEFAULT or not url.hostname:
+        return None
+    ascii_host = url.hostname.rstrip(".")
+    labels = ascii_host.split(".")
+    unicode_host = ".".join(_decode_label(label)[0] for label in labels)
+    registrable = _engine().psl.privatesuffix(unicode_host) or unicode_host
+    count = registrable.count(".") + 1
+    return ".".join(labels[-count:]), registrable
+
+
+@lru_cache(maxsize=MAX_TRUSTED_CACHE)
+def _trusted_table(entries: tuple[str, ...]) -> _Trusted:
+    engine = _engine()
+    domains: set[str] = set()
+    skeletons: dict[str, tuple[str, str]] = {}
+    for entry in entries:
+        normalised = _trusted_entry(entry)
+        if normalised is None:
+            continue
+        ascii_domain, unicode_domain = normalised
+        domains.add(ascii_domain)
+        for skeleton in _skeletons(engine, unicode_domain):
+            skeletons.setdefault(skeleton, (ascii_domain, unicode_domain))
+    return _Trusted(frozenset(domains), skeletons)
