@@ -1,0 +1,623 @@
+"""Does this form ask for a secret? (spec rule F5)
+
+Servers MUST NOT ask for secrets through form mode: passwords, API keys, access tokens, payment
+credentials. This module reads a wire `requestedSchema` (a plain dict, exactly as it travels, so the
+server can check what it is about to emit and the client can check what an untrusted server sent)
+and gives each field a verdict:
+
+- ``block``: a strong signal that the field wants a secret (a password hint, a card-number
+  autocomplete token, a name such as ``api_key`` or a title such as "One-time code").
+- ``warn``: a weaker signal (``credential``, a field named just ``key`` or ``token``, an account
+  number, a security question): show a caution, don't refuse.
+- ``ok``: nothing found.
+
+How it decides, in order (every step is data in the tables below, not scattered ifs):
+
+1. Text is split into words across snake_case, camelCase, kebab-case, dots, digits and spaces
+   (``APIKey`` → ``api key``, ``cvv2`` → ``cvv 2``, ``db_passwd`` → ``db passwd``); accents and
+   full-width forms are folded; a few glued compounds are split (``apikey``, ``dbpassword``).
+2. ``RULES`` are word sequences matched as whole words in a field's name, title, description or
+   format-like hints (``format``, ``autocomplete``, …) or flags (``writeOnly``, ``x-sensitive``).
+   A rule marked ``head`` matches in a name or title only as its last word (the head noun: a
+   ``sort_key`` is about a key, a ``key_points`` is not).
+3. A match is dropped when it overlaps a ``BENIGN_PHRASES`` entry ("primary key", "token
+   count"), when a ``META_WORDS`` word follows it ("password length", "api key id": data about the
+   secret, not the secret), or, in prose only (descriptions and the message), when a negation or a
+   "we will send it" word precedes it within ``CONTEXT_WINDOW`` words of the same clause ("never
+   share your password", "we'll text you a verification code").
+4. A field whose value is picked from fixed choices cannot carry a typed secret: booleans are
+   capped at ``ok`` and selects (``enum``, ``oneOf``, arrays) at ``warn``; the reason
+   ``fixed_choices`` records that the cap applied, next to the codes that matched.
+
+The form's ``message`` is scanned with the prose rules but can only add ``warn``: a message talks
+about the request ("to reset your password, confirm your email"), the fields are what get sent.
+
+What this does NOT do: it is a guard against honest-but-careless servers and a second opinion for
+reviewers, not a defence against a hostile server, which can always name a field ``x`` and ask
+for the password in a picture. It reads English (and a handful of common foreign words for
+"password"), does not look at `enum` option texts, and does not see look-alike letters (Cyrillic
+``р`` in "раssword"); the URL checks in urls.py handle spoofing where it matters.
+
+Never raises: non-dict schemas, properties or keywords are skipped and count as ``ok``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+__all__ = [
+    "BENIGN_PHRASES",
+    "META_WORDS",
+    "RULES",
+    "FieldVerdict",
+    "FormVerdict",
+    "Rule",
+    "Verdict",
+    "classify_field",
+    "classify_schema",
+    "tokenize",
+]
+
+Verdict = Literal["ok", "warn", "block"]
+Where = Literal["name", "title", "description", "format", "flag"]
+
+_RANK: Final[dict[str, int]] = {"ok": 0, "warn": 1, "block": 2}
+
+# Characters of any one text (name, title, description, hint, message) that are scanned. Texts
+# this long are already refused by the form size limits (core/limits.py: descriptions ≤ 2,000,
+# messages ≤ 4,000); the cap only bounds the work a hostile schema can cause here.
+MAX_SCAN_CHARS: Final = 20_000
+
+# Words before a match, in the same clause, that are searched for a negation or a "we will send
+# it" word. Eight reaches across a short coordination ("do not paste your password or API key")
+# while clauses end at punctuation anyway ("No account? Enter your API key" stays a match).
+CONTEXT_WINDOW: Final = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One signal: a word sequence, where it counts, how strong it is, a stable reason code, why."""
+
+    phrase: str  # words separated by single spaces, as produced by tokenize()
+    where: frozenset[Where]
+    level: Literal["warn", "block"]
+    reason: str
+    why: str
+    head: bool = False  # in a name or title, match only as the last word
+
+
+_LABEL: Final[frozenset[Where]] = frozenset({"name", "title"})
+_TEXT: Final[frozenset[Where]] = frozenset({"name", "title", "description"})
+_PROSE: Final[frozenset[Where]] = frozenset({"description"})
+_HINT: Final[frozenset[Where]] = frozenset({"format"})
+_FLAG: Final[frozenset[Where]] = frozenset({"flag"})
+
+
+def _rules(
+    phrases: Iterable[str], where: frozenset[Where], level: Literal["warn", "block"], reason: str, why: str
+) -> tuple[Rule, ...]:
+    return tuple(Rule(p, where, level, reason, why) for p in phrases)
+
+
+def _head(phrase: str, level: Literal["warn", "block"], reason: str, why: str) -> Rule:
+    return Rule(phrase, _LABEL, level, reason, why, head=True)
+
+
+# The rule table. Phrases are in tokenize() form: lower case, words split, accents folded.
+RULES: Final[tuple[Rule, ...]] = (
+    # -- passwords -------------------------------------------------------------------------------
+    *_rules(
+        ("password", "passwd", "passphrase", "pass phrase", "passcode", "passwort", "kennwort"),
+        _TEXT,
+        "block",
+        "password",
+        "a password grants access (F5 names it)",
+    ),
+    *_rules(
+        ("contrasena", "mot de passe", "senha", "wachtwoord", "losenord", "haslo"),
+        _TEXT,
+        "block",
+        "password",
+        "'password' in Spanish, French, Portuguese, Dutch, Swedish, Polish",
+    ),
+    *_rules(("pwd", "pswd", "pw"), _LABEL, "block", "password", "usual abbreviations of password in names"),
+    _head("pin", "block", "pin", "a PIN authorizes card payments and unlocks devices"),
+    *_rules(
+        ("pin code", "pin number", "personal identification number", "your pin", "atm pin"),
+        _TEXT,
+        "block",
+        "pin",
+        "a PIN authorizes card payments and unlocks devices",
+    ),
+    # -- keys and secrets ------------------------------------------------------------------------
+    *_rules(
+        ("api key", "api token", "api secret", "access key", "secret key", "subscription key"),
+        _TEXT,
+        "block",
+        "api_key",
+        "an API key grants access to an account (F5 names it)",
+    ),
+    *_rules(
+        ("private key", "signing key", "encryption key", "master key", "decryption key"),
+        _TEXT,
+        "block",
+        "private_key",
+        "whoever holds a private key can sign or decrypt as its owner",
+    ),
+    *_rules(
+        ("client secret", "app secret", "consumer secret", "shared secret", "webhook secret"),
+        _TEXT,
+        "block",
+        "client_secret",
+        "an OAuth client secret or shared secret authenticates its holder",
+    ),
+    *_rules(("signing secret", "secret token"), _TEXT, "block", "client_secret", "a shared secret"),
+    _head("secret", "block", "secret", "a field whose head noun is 'secret' asks for one"),
+    *_rules(("secret",), _PROSE, "warn", "secret", "prose mentioning a secret, context unknown"),
+    # -- tokens ----------------------------------------------------------------------------------
+    *_rules(
+        (
+            "access token",
+            "refresh token",
+            "bearer token",
+            "auth token",
+            "authentication token",
+            "session token",
+            "id token",
+            "oauth token",
+            "bot token",
+            "security token",
+            "github token",
+            "slack token",
+            "npm token",
+            "pypi token",
+            "authorization header",
+            "session cookie",
+        ),
+        _TEXT,
+        "block",
+        "access_token",
+        "an access token is a credential (F5 names it)",
+    ),
+    _head("jwt", "block", "access_token", "a JSON Web Token is a bearer credential"),
+    _head("token", "warn", "token", "a field named just 'token' likely wants a credential"),
+    _head("cookie", "warn", "token", "a cookie often carries a session"),
+    # -- one-time and recovery codes -------------------------------------------------------------
+    *_rules(
+        (
+            "otp",
+            "totp",
+            "hotp",
+            "one time password",
+            "one time code",
+            "one time passcode",
+            "2 fa code",
+            "mfa code",
+            "two factor code",
+            "verification code",
+            "authenticator code",
+            "authentication code",
+            "auth code",
+            "login code",
+            "sms code",
+            "authorization code",
+            "authenticator app",
+        ),
+        _TEXT,
+        "block",
+        "otp",
+        "a one-time or second-factor code completes a login",
+    ),
+    *_rules(
+        ("recovery code", "backup code", "recovery key", "recovery phrase", "seed phrase", "mnemonic phrase"),
+        _TEXT,
+        "block",
+        "recovery_code",
+        "recovery codes and wallet seed phrases give full control of an account",
+    ),
+    *_rules(("secret phrase", "wallet seed", "seed words"), _TEXT, "block", "recovery_code", "a wallet seed"),
+    _head("mnemonic", "block", "recovery_code", "a field named 'mnemonic' is a wallet seed"),
+    *_rules(("2 fa", "two factor", "mfa"), _LABEL, "warn", "otp", "second-factor wording without 'code'"),
+    # -- payment ---------------------------------------------------------------------------------
+    *_rules(
+        ("card number", "cc number", "card details", "primary account number"),
+        _TEXT,
+        "block",
+        "card_number",
+        "a card number authorizes payments (F5: payment credentials)",
+    ),
+    _head("credit card", "block", "card_number", "a field that is the credit card itself"),
+    _head("debit card", "block", "card_number", "a field that is the debit card itself"),
+    _head("payment card", "block", "card_number", "a field that is the payment card itself"),
+    *_rules(
+        ("cvv", "cvc", "cvv 2", "cvc 2", "card verification", "card security code", "security code"),
+        _TEXT,
+        "block",
+        "card_security_code",
+        "the card security code exists only to authorize payments",
+    ),
+    *_rules(("csc", "ccv"), _LABEL, "block", "card_security_code", "card security code abbreviations"),
+    _head("pan", "warn", "card_number", "PAN is card jargon for the card number (also a tax id)"),
+    *_rules(("iban",), _TEXT, "block", "iban", "an IBAN is a payment credential for direct debits"),
+    *_rules(
+        ("account number", "bank account", "routing number", "sort code", "aba number"),
+        _TEXT,
+        "warn",
+        "bank_account",
+        "bank details: personal, sometimes enough to move money",
+    ),
+    *_rules(("card expiry", "card expiration", "card exp"), _TEXT, "warn", "card_expiry", "part of a card"),
+    # -- government ids --------------------------------------------------------------------------
+    *_rules(
+        (
+            "ssn",
+            "social security",
+            "social insurance number",
+            "national id",
+            "national identity number",
+            "national identification number",
+            "national insurance number",
+            "aadhaar",
+            "id card number",
+        ),
+        _TEXT,
+        "block",
+        "national_id",
+        "national id numbers are used as authenticators and enable identity theft",
+    ),
+    *_rules(
+        ("passport number", "driver license number", "drivers license number", "driving licence number"),
+        _TEXT,
+        "warn",
+        "government_id",
+        "identity document numbers: personal data, not credentials",
+    ),
+    *_rules(("tax id", "taxpayer id"), _TEXT, "warn", "government_id", "tax ids are personal data"),
+    _head("sin", "warn", "national_id", "SIN is the Canadian social insurance number"),
+    # -- weak signals ----------------------------------------------------------------------------
+    *_rules(("credential", "credentials"), _TEXT, "warn", "credential", "wording about credentials"),
+    _head("auth", "warn", "auth", "a field named 'auth' likely wants a credential"),
+    _head("authorization", "warn", "auth", "a field named 'authorization' likely wants a header value"),
+    _head("key", "warn", "key", "a field named just 'key' may want an API key"),
+    *_rules(("ssh key", "license key", "product key", "gpg key", "pgp key"), _TEXT, "warn", "key", "a key"),
+    *_rules(
+        ("security question", "security answer", "secret question", "secret answer", "maiden name"),
+        _TEXT,
+        "warn",
+        "security_question",
+        "answers to security questions reset passwords",
+    ),
+    *_rules(
+        ("connection string", "database url", "dsn"),
+        _LABEL,
+        "warn",
+        "connection_string",
+        "connection strings usually embed a password",
+    ),
+    # -- format-like hints (format, autocomplete, x-input-type, …) --------------------------------
+    Rule("password", _HINT, "block", "format:password", "the schema itself marks a password input"),
+    Rule("current password", _HINT, "block", "format:current-password", "HTML autocomplete token"),
+    Rule("new password", _HINT, "block", "format:new-password", "HTML autocomplete token"),
+    Rule("one time code", _HINT, "block", "format:one-time-code", "HTML autocomplete token"),
+    Rule("otp", _HINT, "block", "format:one-time-code", "one-time code hint"),
+    Rule("cc number", _HINT, "block", "format:cc-number", "HTML autocomplete token"),
+    Rule("cc csc", _HINT, "block", "format:cc-csc", "HTML autocomplete token"),
+    Rule("cc exp", _HINT, "warn", "format:cc-exp", "HTML autocomplete token (cc-exp, -month, -year)"),
+    Rule("secret", _HINT, "block", "format:secret", "a secret input hint"),
+    # -- flags: the keyword is present with the value true ---------------------------------------
+    Rule("x-sensitive", _FLAG, "block", "declared_sensitive", "the server declares the field sensitive"),
+    Rule("x-secret", _FLAG, "block", "declared_sensitive", "the server declares the field secret"),
+    Rule("writeOnly", _FLAG, "warn", "write_only", "JSON Schema writeOnly: pydantic SecretStr emits it"),
+)
+
+# Phrases that neutralise any match they overlap: talk about a secret, not a request for one.
+BENIGN_PHRASES: Final[tuple[str, ...]] = (
+    "reset password",
+    "reset your password",
+    "forgot password",
+    "forgot your password",
+    "change your password",
+    "public key",
+    "primary key",
+    "foreign key",
+    "sort key",
+    "partition key",
+    "composite key",
+    "unique key",
+    "shortcut key",
+    "access key id",
+    "key id",
+    "token count",
+    "token limit",
+    "token budget",
+    "token usage",
+    "max token",
+    "pin to",
+    "pin it",
+    "pin this",
+    "pin the",
+    "pin message",
+    "secret santa",
+    "library card",
+    "loyalty card",
+    "membership card",
+    "last 4",
+    "last four",
+    "last 4 digits",
+)
+
+# A word right after a match makes it about the secret, not the secret: "password length",
+# "api key name", "secret path", "pin policy". Applies in names, titles and prose.
+META_WORDS: Final[frozenset[str]] = frozenset(
+    {
+        "age",
+        "changed",
+        "count",
+        "created",
+        "enabled",
+        "expiration",
+        "expiry",
+        "expires",
+        "file",
+        "fingerprint",
+        "id",
+        "label",
+        "last",
+        "length",
+        "location",
+        "manager",
+        "name",
+        "path",
+        "policy",
+        "prefix",
+        "protected",
+        "provider",
+        "requirements",
+        "reset",
+        "rotated",
+        "rotation",
+        "rules",
+        "strength",
+        "type",
+    }
+)
+
+# In prose, one of these before a match in the same clause means "we won't ask for it" or "we
+# will send it to you" rather than "type it here". Not "email" or "mail": as nouns they precede
+# real requests ("your email and password").
+NEGATIONS: Final[frozenset[str]] = frozenset({"not", "never", "no", "without", "don", "doesn", "won", "nor"})
+DELIVERY_WORDS: Final[frozenset[str]] = frozenset(
+    {"send", "sends", "sent", "text", "texts", "texted", "emailed", "emails", "receive", "deliver", "mailed"}
+)
+
+# Words ignored at the end of a name or title when looking for its head noun.
+_TAIL_NOISE: Final[frozenset[str]] = frozenset(
+    {"optional", "required", "value", "input", "field", "str", "string", "text", "here", "please"}
+)
+
+# Glued words that tokenize() splits: exact compounds, then secret-ish endings (dbpassword).
+_COMPOUNDS: Final[dict[str, tuple[str, ...]]] = {
+    "apikey": ("api", "key"),
+    "accesskey": ("access", "key"),
+    "secretkey": ("secret", "key"),
+    "privatekey": ("private", "key"),
+    "creditcard": ("credit", "card"),
+    "debitcard": ("debit", "card"),
+    "cardnumber": ("card", "number"),
+    "ccnumber": ("cc", "number"),
+    "securitycode": ("security", "code"),
+    "pincode": ("pin", "code"),
+    "authcode": ("auth", "code"),
+    "otpcode": ("otp", "code"),
+    "mfacode": ("mfa", "code"),
+    "onetimecode": ("one", "time", "code"),
+    "accountnumber": ("account", "number"),
+    "routingnumber": ("routing", "number"),
+}
+_GLUED_HEADS: Final[tuple[str, ...]] = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "secret",
+    "token",
+    "apikey",
+)
+
+_HINT_KEYWORDS: Final[tuple[str, ...]] = (
+    "format",
+    "autocomplete",
+    "x-autocomplete",
+    "x-format",
+    "x-input-type",
+    "inputType",
+    "x-widget",
+    "x-ui-widget",
+)
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+_DIGIT_EDGE = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+_CLAUSE = re.compile(r"[.!?;:,\n()\[\]]+")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldVerdict:
+    """The verdict for one field and the stable reason codes behind it (empty when nothing matched)."""
+
+    name: str
+    verdict: Verdict
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FormVerdict:
+    """The verdict for a whole form: the strongest field verdict, or ``warn`` from the message."""
+
+    verdict: Verdict
+    fields: tuple[FieldVerdict, ...]
+    message_reasons: tuple[str, ...] = ()
+
+    @property
+    def blocked(self) -> tuple[str, ...]:
+        """Names of the fields judged ``block``."""
+        return tuple(f.name for f in self.fields if f.verdict == "block")
+
+    @property
+    def flagged(self) -> tuple[str, ...]:
+        """Names of the fields judged ``block`` or ``warn`` (their values are never audited)."""
+        return tuple(f.name for f in self.fields if f.verdict != "ok")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case words of `text`, split across case, digits and punctuation, glued compounds split."""
+    text = unicodedata.normalize("NFKD", text[:MAX_SCAN_CHARS])
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = _POSSESSIVE.sub("", text)
+    text = _CAMEL.sub(" ", text)
+    text = _DIGIT_EDGE.sub(" ", text)
+    words: list[str] = []
+    for raw in _WORD.findall(text):
+        word = raw.casefold()
+        words.extend(_split_glued(word))
+    return words
+
+
+def _split_glued(word: str) -> tuple[str, ...]:
+    if word in _COMPOUNDS:
+        return _COMPOUNDS[word]
+    for head in _GLUED_HEADS:
+        if word.endswith(head) and len(word) > len(head):
+            return (*_split_glued(word[: -len(head)]), *_COMPOUNDS.get(head, (head,)))
+    return (word,)
+
+
+def _index(rules: Iterable[Rule]) -> dict[str, list[tuple[tuple[str, ...], Rule]]]:
+    by_first: dict[str, list[tuple[tuple[str, ...], Rule]]] = {}
+    for rule in rules:
+        words = tuple(rule.phrase.split(" ")) if "flag" not in rule.where else (rule.phrase,)
+        by_first.setdefault(words[0], []).append((words, rule))
+    return by_first
+
+
+_TEXT_RULES: Final = _index(r for r in RULES if r.where & _TEXT)
+_HINT_RULES: Final = _index(r for r in RULES if r.where & _HINT)
+_FLAG_RULES: Final = tuple(r for r in RULES if r.where & _FLAG)
+_BENIGN: Final = _index(Rule(p, _TEXT, "warn", "benign", "") for p in BENIGN_PHRASES)
+
+
+def _spans(
+    words: list[str], index: dict[str, list[tuple[tuple[str, ...], Rule]]]
+) -> list[tuple[int, int, Rule]]:
+    found: list[tuple[int, int, Rule]] = []
+    for i, word in enumerate(words):
+        for phrase, rule in index.get(word, ()):
+            end = i + len(phrase)
+            if tuple(words[i:end]) == phrase:
+                found.append((i, end, rule))
+    return found
+
+
+def _head_end(words: list[str]) -> int:
+    end = len(words)
+    while end > 1 and (words[end - 1] in _TAIL_NOISE or words[end - 1].isdigit()):
+        end -= 1
+    return end
+
+
+def _match_text(text: str, where: Where) -> list[Rule]:
+    """Rules that fire on `text` read as `where` (a label or prose), after the context filters."""
+    prose = where == "description"
+    clauses = _CLAUSE.split(text[:MAX_SCAN_CHARS]) if prose else [text]
+    fired: list[Rule] = []
+    for clause in clauses:
+        words = tokenize(clause)
+        if not words:
+            continue
+        benign = [(s, e) for s, e, _ in _spans(words, _BENIGN)]
+        head_end = _head_end(words)
+        for start, end, rule in _spans(words, _TEXT_RULES):
+            if where not in rule.where:
+                continue
+            if rule.head and end != head_end:
+                continue
+            if any(s < end and start < e for s, e in benign):
+                continue
+            if end < len(words) and words[end] in META_WORDS:
+                continue
+            before = words[max(0, start - CONTEXT_WINDOW) : start]
+            if prose and any(w in NEGATIONS or w in DELIVERY_WORDS for w in before):
+                continue
+            fired.append(rule)
+    return fired
+
+
+def _match_hint(value: str) -> list[Rule]:
+    return [rule for _, _, rule in _spans(tokenize(value), _HINT_RULES)]
+
+
+def _choice_cap(schema: Mapping[str, Any]) -> Verdict | None:
+    """The highest verdict a fixed-choice field can get: booleans ok, selects warn, else None."""
+    kind = schema.get("type")
+    if kind == "boolean":
+        return "ok"
+    if kind == "array" or "enum" in schema or "oneOf" in schema:
+        return "warn"
+    return None
+
+
+def classify_field(name: str, schema: Any) -> FieldVerdict:
+    """Classify one field: `name` is its `properties` key, `schema` its (possibly garbage) schema."""
+    fired: list[Rule] = []
+    fired += _match_text(name, "name")
+    if isinstance(schema, Mapping):
+        title, description = schema.get("title"), schema.get("description")
+        if isinstance(title, str):
+            fired += _match_text(title, "title")
+        if isinstance(description, str):
+            fired += _match_text(description, "description")
+        for keyword in _HINT_KEYWORDS:
+            value = schema.get(keyword)
+            if isinstance(value, str):
+                fired += _match_hint(value)
+        fired += [rule for rule in _FLAG_RULES if schema.get(rule.phrase) is True]
+    verdict: Verdict = "ok"
+    reasons: list[str] = []
+    for rule in fired:
+        if _RANK[rule.level] > _RANK[verdict]:
+            verdict = rule.level
+        if rule.reason not in reasons:
+            reasons.append(rule.reason)
+    cap = _choice_cap(schema) if isinstance(schema, Mapping) else None
+    if cap is not None and _RANK[verdict] > _RANK[cap]:
+        verdict = cap
+        reasons.append("fixed_choices")
+    return FieldVerdict(name=name, verdict=verdict, reasons=tuple(reasons))
+
+
+def classify_schema(requested_schema: Any, message: str | None = None) -> FormVerdict:
+    """Classify every field of a wire `requestedSchema`; the message may add ``warn``, never ``block``.
+
+    Reason codes of the message are prefixed ``message:`` (for example ``message:password``).
+    """
+    fields: list[FieldVerdict] = []
+    properties = requested_schema.get("properties") if isinstance(requested_schema, Mapping) else None
+    if isinstance(properties, Mapping):
+        for key, schema in properties.items():
+            fields.append(classify_field(key if isinstance(key, str) else str(key), schema))
+    message_reasons: list[str] = []
+    if isinstance(message, str):
+        for rule in _match_text(message, "description"):
+            code = f"message:{rule.reason}"
+            if code not in message_reasons:
+                message_reasons.append(code)
+    verdict: Verdict = "warn" if message_reasons else "ok"
+    for field in fields:
+        if _RANK[field.verdict] > _RANK[verdict]:
+            verdict = field.verdict
+    return FormVerdict(verdict=verdict, fields=tuple(fields), message_reasons=tuple(message_reasons))
