@@ -57,7 +57,7 @@ SUITE_OVERRIDES='{
 
 # This project's scenario sets. The three elicitation scenarios exist only up to
 # 2025-11-25 (the suite marks them removed in 2026-07-28); the input-required-result ones
-# only from 2026-07-28. basic-sampling and basic-list-roots are left out: no elicitation.
+# only from 2026-07-28; basic-sampling and basic-list-roots run too, as `gather` serves them.
 SERVER_SCENARIOS_2025_11_25=(
   tools-call-elicitation
   elicitation-sep1034-defaults
@@ -65,6 +65,8 @@ SERVER_SCENARIOS_2025_11_25=(
 )
 SERVER_SCENARIOS_2026_07_28=(
   input-required-result-basic-elicitation
+  input-required-result-basic-sampling
+  input-required-result-basic-list-roots
   input-required-result-request-state
   input-required-result-multiple-input-requests
   input-required-result-multi-round

@@ -128,10 +128,31 @@ async def test_unexpected_response_keys_are_ignored() -> None:
     assert text_of(done) == "Hello, Ada"
 
 
-async def test_an_answer_sent_without_any_state_is_not_trusted() -> None:
+async def test_an_answer_to_the_first_question_is_taken_without_state_as_the_suite_expects() -> None:
     async with Client(make_server(ManualClock()), mode="2026-07-28", elicitation_callback=_never) as c:
-        again = await retry(c, None, accept("Mallory"))
+        done = await retry(c, None, accept("Ada"))
+    assert text_of(done) == "Hello, Ada"
+
+
+async def test_without_state_a_client_cannot_answer_questions_it_was_never_shown() -> None:
+    server: MCPServer[Any] = MCPServer("two-steps")
+    install(server)
+
+    @server.tool()
+    async def two(ctx: Context) -> str:
+        first = await ask(ctx, "First?", Name, key="first")
+        second = await ask(ctx, "Second?", Name, key="second")
+        return f"{first.data} {second.data}"
+
+    answers = {
+        "first": t.ElicitResult(action="accept", content={"name": "a"}),
+        "second": t.ElicitResult(action="accept", content={"name": "b"}),
+    }
+    async with Client(server, mode="2026-07-28", elicitation_callback=_never) as c:
+        again = await c.session.call_tool("two", {}, input_responses=answers, allow_input_required=True)
     assert isinstance(again, t.InputRequiredResult)
+    assert again.input_requests is not None
+    assert list(again.input_requests) == ["second"]
 
 
 async def _never(context: Any, params: Any) -> t.ElicitResult:

@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from mcp_elicit.server.ask import Answer, ask, confirm
+from mcp_elicit.server.ask import Answer, Question, RawRequest, ask, client_supports, confirm, gather
 from mcp_elicit.server.replay import MemoryReplayGuard, RedisReplayGuard, ReplayGuard
 from mcp_elicit.server.rounds import (
     DEFAULT_ASK_TIMEOUT_SECONDS,
@@ -26,10 +26,14 @@ __all__ = [
     "ElicitMiddleware",
     "ElicitSettings",
     "MemoryReplayGuard",
+    "Question",
+    "RawRequest",
     "RedisReplayGuard",
     "ReplayGuard",
     "ask",
+    "client_supports",
     "confirm",
+    "gather",
     "install",
 ]
 

@@ -1,14 +1,19 @@
-"""`ask` and `confirm`: one call for the tool author, the same on both protocol eras.
+"""`ask`, `confirm` and `gather`: one call for the tool author, the same on both protocol eras.
 
-On a 2025-11-25 (or older) session `ask` pushes `elicitation/create` and waits, up to a
-timeout. On a 2026-07-28 request it ends the run with an InputRequiredResult and, when the
-client retries, hands back the recorded answer (see `rounds`). Either way the answer is
-validated against the form before the tool sees it (F7, M4): an invalid answer is asked
-again, at most `max_invalid_answers` times, then the tool gets AnswerError.
+On a 2025-11-25 (or older) session each question is pushed as a server-to-client request and
+awaited, up to a timeout. On a 2026-07-28 request the run ends with an InputRequiredResult and,
+when the client retries, each call hands back its recorded answer (see `rounds`). Either way a
+form answer is validated against the form before the tool sees it (F7, M4): an invalid answer
+is asked again, at most `max_invalid_answers` times, then the tool gets AnswerError.
+
+Every question goes out under a key. The key is what a 2026-07-28 client answers under, so it
+is part of the tool's contract: pass `key=` to choose a stable, meaningful one; the default is
+`elicitation-<n>` for the n-th question of the call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -27,11 +32,16 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server import rounds, sdk
 
-__all__ = ["Answer", "ask", "confirm"]
+__all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confirm", "gather"]
 
 T = TypeVar("T")
 Action = Literal["accept", "decline", "cancel"]
 _ACTIONS = ("accept", "decline", "cancel")
+_CAPABILITY_OF = {
+    "elicitation/create": "elicitation.form",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +64,32 @@ class Answer(Generic[T]):
         return self.action == "cancel"
 
 
-def _settle(form: Form, response: dict[str, Any]) -> Answer[Any]:
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A form question for `gather`: the message and the form (a type or a Form)."""
+
+    message: str
+    form: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RawRequest:
+    """Any other input request for `gather` (`sampling/createMessage`, `roots/list`), passed through
+    as wire params; its result comes back as the raw result dict."""
+
+    method: Literal["sampling/createMessage", "roots/list"]
+    params: Mapping[str, Any] | None = None
+
+
+def client_supports(ctx: Context[Any, Any], capability: str) -> bool:
+    """True when the client declared `capability` for this request: "elicitation.form",
+    "elicitation.url", "sampling" or "roots"."""
+    return capability in sdk.declared_capabilities(ctx)
+
+
+def _settle(form: Form, response: Any) -> Answer[Any]:
     """Turn a raw ElicitResult into an Answer, or raise AnswerError when it is not valid."""
-    action = response.get("action")
+    action = response.get("action") if isinstance(response, dict) else None
     if action not in _ACTIONS:
         raise AnswerError((FieldProblem("", "action", f"not one of {_ACTIONS}"),))
     if action != "accept":
@@ -64,94 +97,157 @@ def _settle(form: Form, response: dict[str, Any]) -> Answer[Any]:
     return Answer("accept", form.parse(response.get("content")))
 
 
-def _require_mode(ctx: Context[Any, Any], mode: str) -> None:
-    if mode not in sdk.declared_modes(ctx):
-        if is_modern(sdk.protocol_version(ctx)):
-            raise sdk.missing_capability_error(mode)
-        raise CapabilityError(mode)
+@dataclass(frozen=True)
+class _Step:
+    """One step of a call: keyed wire requests, and the forms that check the elicitation answers."""
+
+    requests: dict[str, dict[str, Any]]
+    forms: dict[str, Form]
+
+    def settle(self, responses: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, response in responses.items():
+            form = self.forms.get(key)
+            if form is not None:
+                out[key] = _settle(form, response)
+            elif isinstance(response, dict):
+                out[key] = response
+            else:
+                raise AnswerError((FieldProblem(key, "type", "not a result object"),))
+        return out
+
+
+def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawRequest]) -> _Step:
+    revision = wire_revision(sdk.protocol_version(ctx))
+    requests: dict[str, dict[str, Any]] = {}
+    forms: dict[str, Form] = {}
+    for key, item in items.items():
+        if isinstance(item, Question):
+            form = form_of(item.form)
+            forms[key] = form
+            requests[key] = sdk.form_request(item.message, form.to_wire(revision))
+        else:
+            requests[key] = {"method": item.method, "params": dict(item.params or {})}
+    declared = sdk.declared_capabilities(ctx)
+    for request in requests.values():
+        needed = _CAPABILITY_OF[request["method"]]
+        if needed not in declared:
+            if is_modern(sdk.protocol_version(ctx)):
+                raise sdk.missing_capability(needed)
+            raise CapabilityError(needed.removeprefix("elicitation."))
+    return _Step(requests, forms)
+
+
+async def gather(
+    ctx: Context[Any, Any], items: Mapping[str, Question | RawRequest], *, timeout: float | None = None
+) -> dict[str, Any]:
+    """Ask several things in one step: on 2026-07-28 they travel in one InputRequiredResult.
+
+    Returns, per key, an `Answer` for a `Question` and the raw result dict for a `RawRequest`.
+    """
+    if not items:
+        raise ValueError("gather() needs at least one question")
+    step = _build_step(ctx, items)
+    if is_modern(sdk.protocol_version(ctx)):
+        return await _step_in_rounds(step)
+    return await _step_by_push(ctx, step, timeout)
 
 
 @overload
 async def ask(
-    ctx: Context[Any, Any], message: str, form: type[T], *, timeout: float | None = None
+    ctx: Context[Any, Any],
+    message: str,
+    form: type[T],
+    *,
+    key: str | None = None,
+    timeout: float | None = None,
 ) -> Answer[T]: ...
 @overload
 async def ask(
-    ctx: Context[Any, Any], message: str, form: Form, *, timeout: float | None = None
+    ctx: Context[Any, Any], message: str, form: Form, *, key: str | None = None, timeout: float | None = None
 ) -> Answer[Any]: ...
 async def ask(
-    ctx: Context[Any, Any], message: str, form: Any, *, timeout: float | None = None
+    ctx: Context[Any, Any], message: str, form: Any, *, key: str | None = None, timeout: float | None = None
 ) -> Answer[Any]:
-    """Ask the person behind the client to fill `form` (a pydantic model, dataclass,
-    TypedDict or Form) and return what they did.
+    """Ask the person behind the client to fill `form` (a pydantic model, dataclass, TypedDict
+    or Form) and return what they did.
 
-    Raises CapabilityError (2025-11-25) or answers -32021 (2026-07-28) when the client did
-    not declare form elicitation; ElicitationTimeout when a pushed question is not answered
-    within `timeout` seconds; AnswerError after repeated invalid answers.
+    Raises CapabilityError (2025-11-25) or answers -32021 (2026-07-28) when the client did not
+    declare form elicitation; ElicitationTimeout when a pushed question is not answered within
+    `timeout` seconds; ClientGone when the client disconnects first; AnswerError after repeated
+    invalid answers.
     """
-    the_form = form_of(form)
-    version = sdk.protocol_version(ctx)
-    request = sdk.form_request(message, the_form.to_wire(wire_revision(version)))
-    _require_mode(ctx, "form")
-    if is_modern(version):
-        return await _ask_in_rounds(the_form, request)
-    return await _ask_by_push(ctx, the_form, request, timeout)
+    name = key or _default_key()
+    answers = await gather(ctx, {name: Question(message, form)}, timeout=timeout)
+    answer: Answer[Any] = answers[name]
+    return answer
 
 
-async def _ask_by_push(
-    ctx: Context[Any, Any], form: Form, request: dict[str, Any], timeout: float | None
-) -> Answer[Any]:
+def _default_key() -> str:
+    rnd = rounds.current_round()
+    return f"elicitation-{rnd.cursor if rnd is not None else 0}"
+
+
+async def _step_by_push(ctx: Context[Any, Any], step: _Step, timeout: float | None) -> dict[str, Any]:
     settings = rounds.current_settings()
     seconds = settings.ask_timeout if timeout is None else timeout
-    params = request["params"]
-    error: AnswerError | None = None
-    for _ in range(settings.max_invalid_answers):
-        try:
-            with anyio.fail_after(seconds):
-                response = await sdk.push_form(ctx, params["message"], params["requestedSchema"])
-        except TimeoutError:
-            raise ElicitationTimeout(seconds) from None
-        except sdk.PeerGone:
-            raise ClientGone("the client disconnected before answering") from None
-        try:
-            return _settle(form, response if response is not None else {})
-        except AnswerError as exc:
-            error = exc
-    assert error is not None
-    raise error
+    out: dict[str, Any] = {}
+    for key, request in step.requests.items():
+        error: AnswerError | None = None
+        for _ in range(settings.max_invalid_answers):
+            try:
+                with anyio.fail_after(seconds):
+                    response = await sdk.push_request(ctx, request)
+            except TimeoutError:
+                raise ElicitationTimeout(seconds) from None
+            except sdk.PeerGone:
+                raise ClientGone("the client disconnected before answering") from None
+            try:
+                out[key] = step.settle({key: response})[key]
+                break
+            except AnswerError as exc:
+                error = exc
+        else:
+            assert error is not None
+            raise error
+    return out
 
 
-async def _ask_in_rounds(form: Form, request: dict[str, Any]) -> Answer[Any]:
+async def _step_in_rounds(step: _Step) -> dict[str, Any]:
     rnd = rounds.current_round()
     if rnd is None:
         raise NotInstalled("ask() on a 2026-07-28 request needs mcp_elicit.server.install(server)")
     if rnd.cursor >= rounds.MAX_ASKS_PER_CALL:
         raise AnswerError((FieldProblem("", "too_many_questions", f"over {rounds.MAX_ASKS_PER_CALL}"),))
-    candidate = rounds.next_answer(rnd, request)
+    candidate = rounds.next_answers(rnd, step.requests)
     if candidate is None:
-        raise rounds.pend(rnd, request, rnd.cursor - 1)
+        raise rounds.pend(rnd, step.requests, rnd.cursor - 1)
     try:
-        answer = _settle(form, candidate.response)
+        settled = step.settle(candidate.responses)
     except AnswerError:
         bad = candidate.bad + 1
         if not candidate.fresh or bad >= rnd.settings.max_invalid_answers:
             raise
-        raise rounds.pend(rnd, request, candidate.index, bad) from None  # M4: ask again
-    content = candidate.response.get("content") if answer.accepted else None
-    rounds.record(rnd, candidate, answer.action, content)
-    return answer
+        raise rounds.pend(rnd, step.requests, candidate.index, bad) from None  # M4: ask again
+    rounds.record(rnd, candidate)
+    return settled
 
 
 _CONFIRM_FIELD = "confirm"
 
 
 async def confirm(
-    ctx: Context[Any, Any], message: str, *, label: str = "Yes, go ahead", timeout: float | None = None
+    ctx: Context[Any, Any],
+    message: str,
+    *,
+    label: str = "Yes, go ahead",
+    key: str | None = None,
+    timeout: float | None = None,
 ) -> bool:
     """Ask a yes/no question for a destructive action; True only when the person accepted and ticked it.
 
     The form always has one boolean field (default False), never an empty schema.
     """
     form = Form((Field(_CONFIRM_FIELD, "boolean", required=True, title=label, default=False),))
-    answer = await ask(ctx, message, form, timeout=timeout)
+    answer = await ask(ctx, message, form, key=key, timeout=timeout)
     return answer.accepted and isinstance(answer.data, dict) and answer.data.get(_CONFIRM_FIELD) is True

@@ -13,10 +13,16 @@ the authenticated principal and an expiry before it leaves; this middleware runs
 that boundary, so it only ever sees state the server minted. On top of that it enforces
 its own expiry (with an injectable clock) and single use (a nonce per state).
 
+Each `ask` (or `gather`) is one step; a step sends one or more keyed input requests.
 State, as JSON after the "mcp-elicit/1:" prefix:
-    {"a": [[question digest, action, content], ...],   answers recorded so far, in order
-     "p": [index, question digest, key, bad answers],   the question now outstanding, or null
+    {"a": [[step digest, {key: response}], ...],      answers recorded so far, in order
+     "p": [index, step digest, bad answers],          the step now outstanding
      "n": nonce, "e": expires-at (seconds since the epoch)}
+
+A fresh answer is taken only for the step the client was last shown: the outstanding step
+named by the state, or, on a request that carries no state at all, the first step (a client
+may answer a question it already knows the key of; the conformance suite does this). Each
+run takes at most one fresh step, so a client cannot answer questions it was never asked.
 """
 
 from __future__ import annotations
@@ -78,15 +84,13 @@ class ElicitSettings:
 @dataclass
 class _Recorded:
     q: str
-    action: str
-    content: dict[str, Any] | None
+    responses: dict[str, Any]
 
 
 @dataclass
 class _Outstanding:
     index: int
     q: str
-    key: str
     bad: int
 
 
@@ -96,6 +100,8 @@ class _Round:
     recorded: list[_Recorded] = field(default_factory=list)
     outstanding: _Outstanding | None = None
     responses: dict[str, Any] = field(default_factory=dict)
+    had_state: bool = False
+    fresh_taken: bool = False
     cursor: int = 0
 
 
@@ -151,8 +157,9 @@ class ElicitMiddleware:
         raw = ctx.params.get("requestState") if ctx.params else None
         if isinstance(raw, str) and raw.startswith(_PREFIX):
             await self._restore(rnd, _decode(raw))
-            responses = ctx.params.get("inputResponses") if ctx.params else None
-            rnd.responses = dict(responses) if isinstance(responses, dict) else {}
+            rnd.had_state = True
+        responses = ctx.params.get("inputResponses") if ctx.params else None
+        rnd.responses = dict(responses) if isinstance(responses, dict) else {}
         token = _current.set(rnd)
         try:
             return await call_next(ctx)
@@ -170,9 +177,9 @@ class ElicitMiddleware:
         if not await self.settings.replay_guard.consume(nonce, float(expires), now):
             raise _reject()
         try:
-            rnd.recorded = [_Recorded(str(q), str(a), c) for q, a, c in state["a"]]
+            rnd.recorded = [_Recorded(str(q), dict(r)) for q, r in state["a"]]
             p = state.get("p")
-            rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), str(p[2]), int(p[3])) if p else None
+            rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), int(p[2])) if p else None
         except (TypeError, ValueError, IndexError):
             raise _reject() from None
 
@@ -189,8 +196,8 @@ def current_settings() -> ElicitSettings:
 def _encode(rnd: _Round, outstanding: _Outstanding) -> str:
     settings = rnd.settings
     state = {
-        "a": [[r.q, r.action, r.content] for r in rnd.recorded],
-        "p": [outstanding.index, outstanding.q, outstanding.key, outstanding.bad],
+        "a": [[r.q, r.responses] for r in rnd.recorded],
+        "p": [outstanding.index, outstanding.q, outstanding.bad],
         "n": secrets.token_urlsafe(16),
         "e": settings.clock() + settings.state_ttl,
     }
@@ -199,49 +206,53 @@ def _encode(rnd: _Round, outstanding: _Outstanding) -> str:
 
 @dataclass(frozen=True)
 class Candidate:
-    """An answer to the question at `index`: replayed from state or fresh from the client."""
+    """The responses to the step at `index`, keyed like its requests: replayed from state or fresh."""
 
     index: int
     q: str
-    response: dict[str, Any]
+    responses: dict[str, Any]
     fresh: bool
     bad: int
 
 
-def next_answer(rnd: _Round, request: dict[str, Any]) -> Candidate | None:
-    """The answer this run has for the next question, or None when it must be asked."""
+def _as_dict(raw: Any) -> Any:
+    return raw if isinstance(raw, dict) or raw is None else sdk.response_as_dict(raw)
+
+
+def next_answers(rnd: _Round, requests: dict[str, dict[str, Any]]) -> Candidate | None:
+    """The answers this run has for its next step, or None when the step must be asked."""
     index = rnd.cursor
     rnd.cursor += 1
-    q = question_digest(request)
+    q = question_digest(requests)
     if index < len(rnd.recorded):
         rec = rnd.recorded[index]
         if rec.q == q:
-            replayed: dict[str, Any] = {"action": rec.action}
-            if rec.content is not None:
-                replayed["content"] = rec.content
-            return Candidate(index, q, replayed, fresh=False, bad=0)
+            return Candidate(index, q, rec.responses, fresh=False, bad=0)
         del rnd.recorded[index:]  # the handler asks something else now: later answers are void
         return None
     out = rnd.outstanding
-    if out is None or out.index != index or out.q != q:
+    if rnd.fresh_taken or index != len(rnd.recorded):
         return None
-    raw = rnd.responses.get(out.key)
-    response: dict[str, Any] | None = raw if isinstance(raw, dict) else sdk.response_as_dict(raw)
-    if response is None:
-        return Candidate(index, q, {"action": "invalid"}, fresh=True, bad=out.bad)
-    return Candidate(index, q, response, fresh=True, bad=out.bad)
+    if out is not None:
+        if out.index != index or out.q != q:
+            return None
+    elif rnd.had_state or index != 0:
+        return None
+    responses = {key: _as_dict(rnd.responses.get(key)) for key in requests}
+    if any(r is None for r in responses.values()):
+        return None  # M4: a missing answer is asked for again, not an error
+    rnd.fresh_taken = True
+    return Candidate(index, q, responses, fresh=True, bad=out.bad if out is not None else 0)
 
 
-def record(rnd: _Round, candidate: Candidate, action: str, content: dict[str, Any] | None) -> None:
+def record(rnd: _Round, candidate: Candidate) -> None:
     if candidate.fresh:
-        rnd.recorded.append(_Recorded(candidate.q, action, content))
+        rnd.recorded.append(_Recorded(candidate.q, candidate.responses))
         rnd.outstanding = None
 
 
-def pend(rnd: _Round, request: dict[str, Any], index: int, bad: int = 0) -> InputPending:
-    """End this run: ask `request` (the question at `index`) and carry the answers so far."""
-    q = question_digest(request)
-    key = f"elicitation-{index}"
+def pend(rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int = 0) -> InputPending:
+    """End this run: send `requests` (the step at `index`) and carry the answers so far."""
     del rnd.recorded[index:]
-    state = _encode(rnd, _Outstanding(index, q, key, bad))
-    return InputPending(sdk.input_required_result(key, request, state))
+    state = _encode(rnd, _Outstanding(index, question_digest(requests), bad))
+    return InputPending(sdk.input_required_result(requests, state))

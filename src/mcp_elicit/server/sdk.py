@@ -13,7 +13,7 @@ import mcp_types as t
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit.core.revisions import is_modern
 
@@ -21,17 +21,18 @@ __all__ = [
     "INVALID_PARAMS",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "URL_ELICITATION_REQUIRED",
+    "declared_capabilities",
     "declared_modes",
     "input_required_result",
-    "missing_capability_error",
+    "missing_capability",
     "protocol_version",
-    "push_form",
-    "push_url",
+    "push_request",
 ]
 
 INVALID_PARAMS = t.INVALID_PARAMS
 MISSING_REQUIRED_CLIENT_CAPABILITY = t.MISSING_REQUIRED_CLIENT_CAPABILITY
 URL_ELICITATION_REQUIRED = t.URL_ELICITATION_REQUIRED
+_INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
 
 
 def protocol_version(ctx: Context[Any, Any]) -> str | None:
@@ -58,15 +59,6 @@ def declared_modes(ctx: Context[Any, Any]) -> frozenset[str]:
     return frozenset(modes)
 
 
-def missing_capability_error(mode: str) -> MCPError:
-    """The 2026-07-28 answer to a request that needs a mode the client lacks (C2)."""
-    return MCPError(
-        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-        message=f"This request needs the client's elicitation.{mode} capability",
-        data={"requiredCapabilities": {"elicitation": {mode: {}}}},
-    )
-
-
 def form_request(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
     """The wire shape of one embedded (2026-07-28) or pushed form request."""
     return {
@@ -82,9 +74,9 @@ def url_request(message: str, url: str, elicitation_id: str | None) -> dict[str,
     return {"method": "elicitation/create", "params": params}
 
 
-def input_required_result(key: str, request: dict[str, Any], request_state: str) -> t.InputRequiredResult:
+def input_required_result(requests: dict[str, dict[str, Any]], request_state: str) -> t.InputRequiredResult:
     return t.InputRequiredResult(
-        input_requests={key: t.ElicitRequest.model_validate(request)},
+        input_requests={key: _INPUT_REQUEST.validate_python(r) for key, r in requests.items()},
         request_state=request_state,
     )
 
@@ -99,8 +91,8 @@ async def _push(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, An
         raise RuntimeError("server-to-client requests are not allowed on 2026-07-28 requests")
     try:
         result = await ctx.session.send_request(
-            t.ElicitRequest.model_validate(request),
-            t.ElicitResult,
+            _INPUT_REQUEST.validate_python(request),
+            _RESULT_TYPES[request["method"]],
             metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
         )
     except ValidationError:
@@ -143,24 +135,50 @@ async def push_watching(ctx: Context[Any, Any], request: dict[str, Any]) -> dict
     return result
 
 
-async def push_form(
-    ctx: Context[Any, Any], message: str, requested_schema: dict[str, Any]
-) -> dict[str, Any] | None:
-    return await push_watching(ctx, form_request(message, requested_schema))
-
-
-async def push_url(
-    ctx: Context[Any, Any], message: str, url: str, elicitation_id: str
-) -> dict[str, Any] | None:
-    return await push_watching(ctx, url_request(message, url, elicitation_id))
-
-
 def response_as_dict(response: Any) -> dict[str, Any] | None:
-    """An `inputResponses` entry as a plain dict, or None when it is not an ElicitResult."""
-    if isinstance(response, t.ElicitResult):
+    """An `inputResponses` entry as a plain dict, or None when it is not a result model."""
+    if isinstance(response, BaseModel):
         dumped: dict[str, Any] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
     return None
+
+
+def declared_capabilities(ctx: Context[Any, Any]) -> frozenset[str]:
+    """What the client declared for this request: "elicitation.form", "elicitation.url",
+    "sampling", "roots" (C1, C2)."""
+    declared = {f"elicitation.{mode}" for mode in declared_modes(ctx)}
+    try:
+        caps = ctx.client_capabilities
+    except ValueError:
+        return frozenset(declared)
+    if caps is not None and caps.sampling is not None:
+        declared.add("sampling")
+    if caps is not None and caps.roots is not None:
+        declared.add("roots")
+    return frozenset(declared)
+
+
+def missing_capability(capability: str) -> MCPError:
+    """-32021 naming `capability` ("elicitation.form", "sampling", ...) as a ClientCapabilities object."""
+    head, _, mode = capability.partition(".")
+    required: dict[str, Any] = {head: {mode: {}} if mode else {}}
+    return MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"This request needs the client's {capability} capability",
+        data={"requiredCapabilities": required},
+    )
+
+
+_RESULT_TYPES: dict[str, Any] = {
+    "elicitation/create": t.ElicitResult,
+    "sampling/createMessage": t.CreateMessageResult,
+    "roots/list": t.ListRootsResult,
+}
+
+
+async def push_request(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
+    """Send any input request (elicitation, sampling, roots) server-to-client, watching for disconnects."""
+    return await push_watching(ctx, request)
 
 
 def input_responses(ctx: Context[Any, Any]) -> dict[str, Any]:
