@@ -156,33 +156,35 @@ def _hints(tp: Any) -> dict[str, Any]:
 
 
 def _pydantic_sources(tp: Any) -> list[_Source]:
-    undefined = _pydantic("pydantic_core", "PydanticUndefined")
     sources = []
     for attr, info in tp.model_fields.items():
         alias = info.alias if isinstance(info.alias, str) else None
         if info.validation_alias is not None and info.validation_alias != alias:
             raise FormDefinitionError(attr, "alias", "validation_alias other than the alias")
-        default: Any = MISSING
-        if not info.is_required():
-            try:
-                default = info.get_default(call_default_factory=True, validated_data={})
-            except Exception as exc:  # a factory that needs other fields' values
-                raise FormDefinitionError(attr, "default", f"default factory failed: {exc}") from exc
-            if default is undefined:
-                default = MISSING
         sources.append(
             _Source(
                 attr=alias or attr,  # model_validate takes the alias
                 wire=alias or attr,
                 annotation=info.annotation,
                 metadata=list(info.metadata),
-                default=default,
+                default=_field_info_default(attr, info),
                 has_own_default=not info.is_required(),
                 title=info.title,
                 description=info.description,
             )
         )
     return sources
+
+
+def _field_info_default(name: str, info: Any) -> Any:
+    """The default of a pydantic FieldInfo (calling its factory), or MISSING."""
+    if info.is_required():
+        return MISSING
+    try:
+        default = info.get_default(call_default_factory=True, validated_data={})
+    except Exception as exc:  # a factory that needs other fields' values
+        raise FormDefinitionError(name, "default", f"default factory failed: {exc}") from exc
+    return MISSING if default is _pydantic("pydantic_core", "PydanticUndefined") else default
 
 
 def _dataclass_sources(tp: Any) -> list[_Source]:
@@ -205,9 +207,9 @@ def _dataclass_sources(tp: Any) -> list[_Source]:
                 raise FormDefinitionError(fld.name, "default", f"default factory failed: {exc}") from exc
         field_info = _pydantic("pydantic.fields", "FieldInfo")
         if field_info is not None and isinstance(default, field_info):
-            # a pydantic dataclass written as `x: int = Field(ge=1)`
+            # a pydantic dataclass written as `x: int = Field(ge=1)`: constraints and the real default
             src.metadata.append(default)
-            default = MISSING
+            default = _field_info_default(fld.name, default)
         src.default = default
         src.has_own_default = default is not MISSING
         sources.append(src)

@@ -28,7 +28,8 @@ Decisions where the spec is silent:
 - `number` takes any finite JSON number, fractional or not (F3: the generated schema's `integer` is
   an artifact). `integer` takes whole numbers; a float with no fractional part (3.0) is accepted
   and returned as the int 3, because JSON does not distinguish them (JSON Schema agrees). Booleans
-  are never numbers, though Python says `bool` is an `int`.
+  are never numbers, though Python says `bool` is an `int`. Integers beyond the range of a double
+  (about 1.8e308) are refused for both kinds.
 - `null` is never a value: an optional field the person left empty is omitted, not null.
 - A multi select takes a JSON array (a Python list or tuple) and returns a list.
 - Formats: `email` is an RFC 5322 addr-spec without quoted local parts or address literals, whose
@@ -45,6 +46,7 @@ import datetime as dt
 import ipaddress
 import math
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -182,11 +184,10 @@ def _check_number(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
             v = int(v)
     else:
         v = int(v)
-        if f.kind == "number":
-            try:
-                float(v)  # an int no float can hold would break every consumer of a `number`
-            except OverflowError:
-                return bad("type", "number too large")
+        # JSON numbers are doubles to most peers; an int beyond a double's range (or one too long to
+        # print, past Python's int-to-str digit limit) would break every consumer downstream.
+        if abs(v) > sys.float_info.max:
+            return bad("type", "number too large")
     if f.minimum is not None and v < f.minimum:
         return bad("below_minimum", f"less than {f.minimum}")
     if f.maximum is not None and v > f.maximum:

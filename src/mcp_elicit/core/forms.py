@@ -62,6 +62,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, get_args
@@ -478,11 +479,11 @@ def valid_name_problem(name: object) -> str | None:
 
 
 def is_finite_number(value: object) -> bool:
-    """A JSON number usable as a bound: int or finite float, never bool."""
+    """A JSON number usable as a bound: int or finite float within a double's range, never bool."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
-        return True
+        return abs(value) <= sys.float_info.max  # beyond a double no peer can read it (nor print it)
     return isinstance(value, float) and math.isfinite(value)
 
 
@@ -551,9 +552,16 @@ def _check_range(f: Field, low: str, high: str, ok: Any) -> None:
     lo, hi = getattr(f, low), getattr(f, high)
     for attr, v in ((low, lo), (high, hi)):
         if v is not None and not ok(v):
-            raise FormDefinitionError(f.name, attr, f"invalid value {v!r}")
+            raise FormDefinitionError(f.name, attr, f"invalid value {_brief(v)}")
     if lo is not None and hi is not None and lo > hi:
-        raise FormDefinitionError(f.name, low, f"{low} {lo!r} is greater than {high} {hi!r}")
+        raise FormDefinitionError(f.name, low, f"{low} {_brief(lo)} is greater than {high} {_brief(hi)}")
+
+
+def _brief(v: object) -> str:
+    # repr() of an int past Python's digit limit raises ValueError; never let a message do that
+    if isinstance(v, int) and v.bit_length() > 1024:
+        return "<a very large integer>"
+    return repr(v)
 
 
 def _check_options(f: Field) -> None:
