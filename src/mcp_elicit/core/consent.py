@@ -1,0 +1,447 @@
+"""The consent record: one per elicitation, redacted by level, hash-chained (spec rules C4, U9).
+
+A `ConsentEvent` holds the facts of one elicitation as the pipeline saw them. `make_record` turns
+it into a plain dict at a redaction level modelled on the Kubernetes audit policy levels:
+
+- ``none``: nothing is recorded (`make_record` returns None).
+- ``metadata`` (default): who asked whom, when, in which mode, the outcome and who decided it; a
+  SHA-256 digest of the message (not its text), field names and types (never values), and for URL
+  mode the host, the registrable domain and the URL verdict (not the path or query, which may
+  carry tokens).
+- ``request``: adds the message text, the requested schema and the full URL.
+- ``request_response``: adds the answer values.
+
+Fields that `sensitive.classify_schema` judges ``block`` or ``warn`` never have their values
+stored at any level: not in ``content`` and not as a ``default`` in the stored schema. Answer keys
+that are not in the schema are treated the same way (their sensitivity is unknown).
+
+Chain: records carry ``seq`` (1, 2, 3, … in append order), ``prev_hash`` (the previous record's
+``hash``, or ``GENESIS_HASH`` for the first) and ``hash`` = SHA-256 over `canonical_json` of the
+record without ``hash``. `verify_chain` walks records in order and reports every break with its
+index, record id and kind (``BREAK_KINDS``). A chain cannot by itself catch a forger who rewrites
+every record after an edit, nor a cut-off tail: compare the head hash `verify_chain` returns with
+one kept elsewhere (``expected_head``).
+
+Pure: time comes in on the event, ids are made by the caller, nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, TypeAlias
+from urllib.parse import urlsplit
+
+from mcp_elicit.core.sensitive import classify_schema
+
+__all__ = [
+    "BREAK_KINDS",
+    "DEFAULT_LEVEL",
+    "GENESIS_HASH",
+    "LEVELS",
+    "RECORD_VERSION",
+    "CallRef",
+    "ChainBreak",
+    "ChainVerifier",
+    "ClientIdentity",
+    "ConsentEvent",
+    "Level",
+    "ServerIdentity",
+    "VerifyReport",
+    "canonical_json",
+    "format_time",
+    "make_record",
+    "record_hash",
+    "time_bound",
+    "verify_chain",
+]
+
+Level: TypeAlias = Literal["none", "metadata", "request", "request_response"]
+Action: TypeAlias = Literal["accept", "decline", "cancel", "error"]
+DecidedBy: TypeAlias = Literal["person", "script", "policy", "rate_limit", "secret_guard", "timeout", "error"]
+
+LEVELS: Final[tuple[str, ...]] = ("none", "metadata", "request", "request_response")
+ACTIONS: Final[tuple[str, ...]] = ("accept", "decline", "cancel", "error")
+DECIDERS: Final[tuple[str, ...]] = (
+    "person",
+    "script",
+    "policy",
+    "rate_limit",
+    "secret_guard",
+    "timeout",
+    "error",
+)
+
+# Metadata by default: enough to answer "who asked me what, and what did I do" without keeping
+# anything a person typed (the Kubernetes audit guidance for most resources).
+DEFAULT_LEVEL: Final[Level] = "metadata"
+
+# prev_hash of the first record: 64 zeros, the width of a SHA-256 hex digest.
+GENESIS_HASH: Final = "0" * 64
+
+# Version of the record layout; bump it when a key changes meaning.
+RECORD_VERSION: Final = 1
+
+# Characters of message text kept at the request levels. The form limits (core/limits.py) already
+# cap messages at 4,000; this guards the store against a peer that ignores them.
+MAX_RECORDED_MESSAGE_CHARS: Final = 16_000
+
+# Nesting kept when a schema or answer value is copied into a record; deeper parts become a
+# placeholder. Spec forms are two levels deep (a multi-select's items), so 16 never cuts honest data.
+MAX_RECORDED_DEPTH: Final = 16
+
+# Kinds of chain break `verify_chain` and the sinks report.
+BREAK_KINDS: Final[dict[str, str]] = {
+    "malformed": "not a record (unparseable, or a required key is missing or of the wrong type)",
+    "hash_mismatch": "the stored hash does not match the record's content: the record was edited",
+    "deleted": "sequence numbers skip and the link is broken: records before this one were deleted",
+    "inserted": "sequence number not after the previous one: a record was inserted or reordered",
+    "broken_link": "prev_hash is not the previous record's hash: a record was replaced or forged",
+    "duplicate_id": "the record id was seen before",
+    "column_mismatch": "an indexed column of the store disagrees with the hashed record",
+    "head_mismatch": "the last hash is not the expected head: the tail was cut off or rewritten",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity:
+    """The server: its declared name and version, and where it runs (command line or URL)."""
+
+    name: str = ""
+    version: str = ""
+    where: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientIdentity:
+    """The client application: its declared name and version."""
+
+    name: str = ""
+    version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """The request the elicitation belongs to: method, JSON-RPC id and the tool/prompt/resource name."""
+
+    method: str = ""
+    request_id: str | int | None = None
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsentEvent:
+    """The facts of one elicitation, as the pipeline saw them. Time is Unix seconds."""
+
+    time: float
+    side: Literal["client", "server"]
+    mode: Literal["form", "url"]
+    action: Action
+    decided_by: DecidedBy
+    server: ServerIdentity = field(default_factory=ServerIdentity)
+    client: ClientIdentity = field(default_factory=ClientIdentity)
+    protocol_revision: str = ""
+    person: str = ""  # who answered, as the deployment knows them (an OAuth `sub`), "" if unknown
+    message: str = ""
+    requested_schema: Mapping[str, Any] | None = None
+    url: str | None = None
+    url_host: str | None = None  # derived from `url` when None
+    url_domain: str | None = None  # registrable domain, from core/urls.py
+    url_verdict: str | None = None
+    reason: str = ""
+    latency_ms: float = 0.0
+    call: CallRef | None = None
+    content: Mapping[str, Any] | None = None
+    record_id: str = ""
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no whitespace, UTF-8, no NaN: the bytes the hash is computed over."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the canonical JSON of `record` without its ``hash`` key."""
+    body = {k: v for k, v in record.items() if k != "hash"}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def format_time(ts: float) -> str:
+    """Unix seconds as fixed-width UTC ISO 8601 with microseconds; such strings sort by time."""
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def time_bound(value: float | datetime | str) -> str:
+    """A filter bound (Unix seconds, a datetime, naive = UTC, or an ISO 8601 string) in record form."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_time(value)
+
+
+def _text(value: str) -> str:
+    """`value` with lone surrogates replaced, so it always encodes to UTF-8."""
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy of untrusted data: strings cleaned, odd types and deep nesting stringified."""
+    if depth > MAX_RECORDED_DEPTH:
+        return "<too deep>"
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, Mapping):
+        return {_text(str(k)): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, depth + 1) for v in value]
+    return _text(repr(value))
+
+
+def _field_type(schema: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    return _text(kind) if isinstance(kind, str) else "unknown"
+
+
+def make_record(event: ConsentEvent, level: Level, prev_hash: str, *, seq: int = 1) -> dict[str, Any] | None:
+    """The record for `event` at `level`, chained onto `prev_hash`; None at level ``none``.
+
+    `event.record_id` must be set (sinks fill it in). Raises ValueError for an unknown level or a
+    missing id: those are the caller's bugs, not data problems.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"unknown audit level {level!r}; expected one of {', '.join(LEVELS)}")
+    if level == "none":
+        return None
+    if not event.record_id:
+        raise ValueError("ConsentEvent.record_id must be set before making a record")
+    schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
+    verdict = classify_schema(schema, None) if event.mode == "form" and schema is not None else None
+    sensitivity = {f.name: f.verdict for f in verdict.fields} if verdict else {}
+    properties = schema.get("properties") if schema is not None else None
+    if not isinstance(properties, Mapping):
+        properties = {}
+    record: dict[str, Any] = {
+        "v": RECORD_VERSION,
+        "seq": seq,
+        "id": _text(event.record_id),
+        "time": format_time(event.time),
+        "level": level,
+        "side": event.side,
+        "mode": event.mode,
+        "protocol": _text(event.protocol_revision),
+        "server": {
+            "name": _text(event.server.name),
+            "version": _text(event.server.version),
+            "where": _text(event.server.where),
+        },
+        "client": {"name": _text(event.client.name), "version": _text(event.client.version)},
+        "person": _text(event.person),
+        "call": None
+        if event.call is None
+        else {
+            "method": _text(event.call.method),
+            "request_id": _jsonable(event.call.request_id),
+            "name": _text(event.call.name),
+        },
+        "message_sha256": hashlib.sha256(_text(event.message).encode("utf-8")).hexdigest(),
+        "fields": [
+            {
+                "name": _text(str(name)),
+                "type": _field_type(spec),
+                "sensitive": sensitivity.get(str(name), "ok"),
+            }
+            for name, spec in properties.items()
+        ],
+        "url": None,
+        "action": event.action,
+        "decided_by": event.decided_by,
+        "reason": _text(event.reason),
+        "latency_ms": round(event.latency_ms) if math.isfinite(event.latency_ms) else -1,
+        "prev_hash": prev_hash,
+    }
+    if event.mode == "url" or event.url is not None:
+        record["url"] = _url_part(event, level)
+    if level in ("request", "request_response"):
+        message = _text(event.message)
+        record["message"] = message[:MAX_RECORDED_MESSAGE_CHARS]
+        if len(message) > MAX_RECORDED_MESSAGE_CHARS:
+            record["message_truncated"] = True
+        record["schema"] = None if schema is None else _redacted_schema(schema, sensitivity)
+    if level == "request_response" and event.content is not None:
+        kept, redacted = {}, []
+        for key, value in event.content.items():
+            name = _text(str(key))
+            if name in sensitivity and sensitivity[name] == "ok":
+                kept[name] = _jsonable(value)
+            else:
+                redacted.append(name)
+        record["content"] = kept
+        record["redacted"] = sorted(redacted)
+    record["hash"] = record_hash(record)
+    return record
+
+
+def _url_part(event: ConsentEvent, level: Level) -> dict[str, Any]:
+    host = event.url_host
+    if host is None and event.url:
+        try:
+            host = urlsplit(event.url).hostname or ""
+        except ValueError:
+            host = ""
+    part: dict[str, Any] = {
+        "host": _text(host or ""),
+        "domain": _text(event.url_domain or ""),
+        "verdict": _text(event.url_verdict or ""),
+    }
+    if level != "metadata":
+        part["full"] = _text(event.url or "")
+    return part
+
+
+def _redacted_schema(schema: Mapping[str, Any], sensitivity: Mapping[str, str]) -> Any:
+    """A JSON-safe copy of the schema without the defaults of sensitive fields."""
+    copy = _jsonable(schema)
+    properties = copy.get("properties") if isinstance(copy, dict) else None
+    if isinstance(properties, dict):
+        for name, spec in properties.items():
+            if sensitivity.get(name, "ok") != "ok" and isinstance(spec, dict) and "default" in spec:
+                spec["default"] = "<redacted>"
+    return copy
+
+
+# -- verification -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChainBreak:
+    """One break: where (position in the walk, record id and seq when known), which kind, detail."""
+
+    index: int
+    record_id: str
+    seq: int | None
+    kind: str  # a key of BREAK_KINDS
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """The outcome of a walk: how many records, the last hash (the head) and every break found."""
+
+    count: int
+    head_hash: str
+    breaks: tuple[ChainBreak, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaks
+
+    @property
+    def first_break(self) -> ChainBreak | None:
+        return self.breaks[0] if self.breaks else None
+
+
+class ChainVerifier:
+    """Walks records one at a time (so sinks can stream) and collects breaks; `finish` reports.
+
+    After a break the walk continues from the record as stored, so one edit is one break, not a
+    cascade through every later record.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._prev_hash = GENESIS_HASH
+        self._prev_seq: int | None = None
+        self._ids: set[str] = set()
+        self._breaks: list[ChainBreak] = []
+
+    def note(self, index: int, record_id: str, seq: int | None, kind: str, detail: str) -> None:
+        """Add a break found outside the chain walk (for example a store's column mismatch)."""
+        self._breaks.append(ChainBreak(index, record_id, seq, kind, detail))
+
+    def feed(self, record: Any) -> None:
+        index = self._count
+        self._count += 1
+        if not _well_formed(record):
+            self.note(
+                index, _id_of(record), None, "malformed", "not a record with seq, id, prev_hash and hash"
+            )
+            return
+        rid, seq, prev, stored = record["id"], record["seq"], record["prev_hash"], record["hash"]
+        try:
+            computed = record_hash(record)
+        except (TypeError, ValueError, UnicodeError) as exc:
+            self.note(index, rid, seq, "malformed", f"cannot be encoded canonically: {exc}")
+            return
+        if computed != stored:
+            self.note(
+                index, rid, seq, "hash_mismatch", f"stored {stored[:12]}…, content hashes to {computed[:12]}…"
+            )
+        expected_seq = 1 if self._prev_seq is None else self._prev_seq + 1
+        if prev != self._prev_hash:
+            if seq > expected_seq:
+                kind, detail = "deleted", f"seq {expected_seq}..{seq - 1} missing before seq {seq}"
+            elif seq < expected_seq:
+                kind, detail = "inserted", f"seq {seq} follows seq {self._prev_seq}"
+            else:
+                kind, detail = "broken_link", f"prev_hash {prev[:12]}… is not {self._prev_hash[:12]}…"
+            self.note(index, rid, seq, kind, detail)
+        elif seq != expected_seq:
+            kind = "deleted" if seq > expected_seq else "inserted"
+            self.note(index, rid, seq, kind, f"seq {seq} where {expected_seq} was expected")
+        if rid in self._ids:
+            self.note(index, rid, seq, "duplicate_id", f"id {rid} appears more than once")
+        self._ids.add(rid)
+        self._prev_hash, self._prev_seq = stored, seq
+
+    def finish(self, expected_head: str | None = None) -> VerifyReport:
+        breaks = sorted(self._breaks, key=lambda b: b.index)
+        if expected_head is not None and expected_head != self._prev_hash:
+            breaks.append(
+                ChainBreak(
+                    self._count,
+                    "",
+                    self._prev_seq,
+                    "head_mismatch",
+                    f"head is {self._prev_hash}, not {expected_head}",
+                )
+            )
+        return VerifyReport(count=self._count, head_hash=self._prev_hash, breaks=tuple(breaks))
+
+
+def _well_formed(record: Any) -> bool:
+    if not isinstance(record, Mapping):
+        return False
+    seq = record.get("seq")
+    return (
+        isinstance(seq, int)
+        and not isinstance(seq, bool)
+        and isinstance(record.get("id"), str)
+        and isinstance(record.get("prev_hash"), str)
+        and isinstance(record.get("hash"), str)
+    )
+
+
+def _id_of(record: Any) -> str:
+    rid = record.get("id") if isinstance(record, Mapping) else None
+    return rid if isinstance(rid, str) else ""
+
+
+def verify_chain(records: Iterable[Any], expected_head: str | None = None) -> VerifyReport:
+    """Walk `records` in stored order and report every break (see `BREAK_KINDS`)."""
+    verifier = ChainVerifier()
+    for record in records:
+        verifier.feed(record)
+    return verifier.finish(expected_head)
