@@ -24,9 +24,11 @@ Stricter than the spec, on purpose:
 - the sizes in `mcp_elicit.core.limits` apply to every form, built or parsed.
 
 An empty form (no fields) is legal in the spec and here. `confirm` does not use one: it asks a
-single boolean field, because clients render an empty form inconsistently (some show nothing to
-accept). Revision 2025-06-18 can express neither multi selects nor non-boolean defaults: `to_wire`
-drops those defaults (the server still applies them when it validates) and raises
+single boolean field, so the person's answer is an explicit value in the content (and in the
+audit record) rather than an accept of nothing.
+
+Revision 2025-06-18 can express neither multi selects nor non-boolean defaults: `to_wire` drops
+those defaults (the server still applies them when it validates) and raises
 `UnsupportedInRevision` for a multi select.
 
 Constructs named by `FormDefinitionError.construct` (stable strings):
@@ -35,6 +37,7 @@ Constructs named by `FormDefinitionError.construct` (stable strings):
 |---|---|
 | `name` | empty field name, too long, or with control/format characters |
 | `kind` | not one of the six field kinds |
+| `required` | not a bool |
 | `title`, `description` | not a string, or longer than the limit |
 | `format`, `min_length`, `max_length` | on a non-string field, or an invalid value / min > max |
 | `minimum`, `maximum` | on a non-number field, not a finite number, or min > max |
@@ -48,7 +51,7 @@ Constructs named by `FormDefinitionError.construct` (stable strings):
 | `pattern` | a regular expression constraint (not in the spec's schema) |
 | `exclusive bound` | `gt`/`lt` (the spec has only inclusive `minimum`/`maximum`) |
 | `multiple_of`, `decimal places` | numeric constraints the spec lacks |
-| `union` | a union other than `X | None` |
+| `union` | a union other than `Optional[X]` |
 | `nested model` | a pydantic model, dataclass or TypedDict as a field type |
 | `non-string enum`, `non-string literal` | options that are not strings |
 | `list item type` | a list/set of anything but an Enum or Literal of strings |
