@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from mcp_elicit.core.forms import FORMATS, MISSING, Field, Form, Option
 
-# Field names: anything printable (control and format characters are refused by design).
-names = st.text(st.characters(exclude_categories=("C",)), min_size=1, max_size=24)
+# Field names: anything printable (control, format and line-break characters are refused by design).
+names = st.text(st.characters(exclude_categories=("C", "Zl", "Zp")), min_size=1, max_size=24)
 texts = st.text(max_size=40)
 optional_texts = st.none() | texts
 option_values = st.text(max_size=16)

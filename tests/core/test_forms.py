@@ -618,6 +618,7 @@ FIELD_REFUSALS = [
     ("empty name", lambda: Field("", "string"), "", "name"),
     ("control character in name", lambda: Field("a\x00", "string"), "a\x00", "name"),
     ("bidi override in name", lambda: Field("a\u202eb", "string"), "a\u202eb", "name"),
+    ("line separator in name", lambda: Field("a\u2028b", "string"), "a\u2028b", "name"),
     ("unknown kind", lambda: Field("a", "date"), "a", "kind"),  # type: ignore[arg-type]
     ("bounds on a string", lambda: Field("a", "string", minimum=1), "a", "minimum"),
     ("format on a number", lambda: Field("a", "number", format="email"), "a", "format"),

@@ -35,7 +35,7 @@ Constructs named by `FormDefinitionError.construct` (stable strings):
 
 | construct | meaning |
 |---|---|
-| `name` | empty field name, too long, or with control/format characters |
+| `name` | empty field name, too long, or with control/format/line-break characters |
 | `kind` | not one of the six field kinds |
 | `required` | not a bool |
 | `title`, `description` | not a string, or longer than the limit |
@@ -474,10 +474,10 @@ def valid_name_problem(name: object) -> str | None:
         return "empty"
     if len(name) > limits.MAX_FIELD_NAME_CHARS:
         return f"longer than {limits.MAX_FIELD_NAME_CHARS} characters"
-    # Control and format characters (bidi overrides, zero-width joiners) have no place in an
-    # identifier and are the raw material of spoofing when a name is shown to a person.
-    if any(unicodedata.category(ch).startswith("C") for ch in name):
-        return "contains control or format characters"
+    # Control and format characters (bidi overrides, zero-width joiners) and line breaks have no
+    # place in an identifier and are the raw material of spoofing when a name is shown to a person.
+    if any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in name):
+        return "contains control, format or line-break characters"
     return None
 
 
