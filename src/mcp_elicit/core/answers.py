@@ -50,8 +50,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from email_validator import EmailNotValidError, validate_email
-
 from mcp_elicit.core import limits
 from mcp_elicit.core.forms import MISSING, Field, Form
 from mcp_elicit.errors import AnswerError, FieldProblem
@@ -217,9 +215,12 @@ def _kind(v: Any) -> str:
 
 def is_email(value: str) -> bool:
     """An addr-spec (no quoted local part, no address literal) whose domain has a dot; syntax only."""
+    # Imported on first use: it compiles large regular expressions (~20 ms) that most forms never need.
+    from email_validator import validate_email
+
     try:
         result = validate_email(value, check_deliverability=False, globally_deliverable=False)
-    except (EmailNotValidError, ValueError):
+    except ValueError:  # EmailNotValidError, and UnicodeError for lone surrogates
         return False
     labels = result.ascii_domain.split(".")
     return len(labels) >= 2 and not labels[-1].isdigit()
