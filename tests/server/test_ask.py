@@ -212,3 +212,27 @@ def test_answer_error_names_every_bad_field() -> None:
     with pytest.raises(AnswerError) as info:
         form_of(Target).parse({"environment": "moon", "replicas": "x"})
     assert set(info.value.fields) == {"environment", "replicas"}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_message_over_the_limit_is_refused_before_anything_is_sent(era: str) -> None:
+    from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
+    from mcp_elicit.errors import FormDefinitionError
+
+    server: MCPServer[Any] = MCPServer("long")
+    install(server)
+    caught: list[FormDefinitionError] = []
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        try:
+            await ask(ctx, "x" * (MAX_MESSAGE_CHARS + 1), Name)
+        except FormDefinitionError as exc:
+            caught.append(exc)
+        return "done"
+
+    cb = ScriptedCallback([])
+    async with client(server, era, cb) as c:
+        await c.call_tool("chatty", {})
+    assert caught[0].construct == "message"
+    assert cb.seen == []

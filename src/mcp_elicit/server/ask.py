@@ -21,6 +21,7 @@ import anyio
 from mcp.server.mcpserver import Context
 
 from mcp_elicit.core.forms import Field, Form, form_of
+from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
 from mcp_elicit.core.revisions import is_modern, wire_revision
 from mcp_elicit.errors import (
     AnswerError,
@@ -28,6 +29,7 @@ from mcp_elicit.errors import (
     ClientGone,
     ElicitationTimeout,
     FieldProblem,
+    FormDefinitionError,
     NotInstalled,
 )
 from mcp_elicit.server import rounds, sdk
@@ -123,6 +125,8 @@ def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawReques
     forms: dict[str, Form] = {}
     for key, item in items.items():
         if isinstance(item, Question):
+            if len(item.message) > MAX_MESSAGE_CHARS:
+                raise FormDefinitionError("", "message", f"longer than {MAX_MESSAGE_CHARS} characters")
             form = form_of(item.form)
             forms[key] = form
             requests[key] = sdk.form_request(item.message, form.to_wire(revision))
