@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-__all__ = ["MemoryReplayGuard", "RedisReplayGuard", "ReplayGuard"]
+__all__ = ["PRUNE_AFTER_NONCES", "MemoryReplayGuard", "RedisReplayGuard", "ReplayGuard"]
+
+# The in-memory guard sweeps out expired nonces once it holds this many; a sweep is O(n), so
+# doing it every 1,024 insertions keeps the amortised cost per request constant.
+PRUNE_AFTER_NONCES = 1024
 
 
 class ReplayGuard(Protocol):
@@ -25,7 +29,7 @@ class MemoryReplayGuard:
         self._seen: dict[str, float] = {}
 
     async def consume(self, nonce: str, expires_at: float, now: float) -> bool:
-        if len(self._seen) > 1024:
+        if len(self._seen) > PRUNE_AFTER_NONCES:
             self._seen = {n: exp for n, exp in self._seen.items() if exp > now}
         if nonce in self._seen and self._seen[nonce] > now:
             return False

@@ -1,0 +1,80 @@
+"""The public surface is a decision: adding or removing a top-level name must change this test too."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import mcp_elicit
+
+PUBLIC = {
+    "MISSING",
+    "Answer",
+    "AnswerError",
+    "CapabilityError",
+    "ClientGone",
+    "ElicitError",
+    "ElicitSettings",
+    "ElicitationTimeout",
+    "Field",
+    "FieldProblem",
+    "Form",
+    "FormDefinitionError",
+    "Meta",
+    "NotInstalled",
+    "Option",
+    "Question",
+    "RawRequest",
+    "SchemaError",
+    "SchemaProblem",
+    "TitledEnum",
+    "Titles",
+    "UnsupportedInRevision",
+    "UrlVerdict",
+    "ask",
+    "check_url",
+    "client_supports",
+    "confirm",
+    "form_of",
+    "gather",
+    "install",
+    "parse_schema",
+}
+
+MODULES_WITH_ALL = [
+    "mcp_elicit.errors",
+    "mcp_elicit.core.forms",
+    "mcp_elicit.core.urls",
+    "mcp_elicit.core.limits",
+    "mcp_elicit.server",
+    "mcp_elicit.ui.base",
+]
+
+
+def test_the_top_level_exports_exactly_the_agreed_names() -> None:
+    assert set(mcp_elicit.__all__) == PUBLIC
+
+
+def test_every_public_name_is_documented() -> None:
+    for name in mcp_elicit.__all__:
+        obj = getattr(mcp_elicit, name)
+        if callable(obj):
+            assert obj.__doc__, name
+
+
+@pytest.mark.parametrize("module", MODULES_WITH_ALL)
+def test_every_name_in_a_modules_all_exists(module: str) -> None:
+    mod = importlib.import_module(module)
+    missing = [name for name in mod.__all__ if not hasattr(mod, name)]
+    assert missing == []
+
+
+def test_every_error_subclasses_the_project_base_and_a_builtin() -> None:
+    from mcp_elicit import errors
+
+    for name in errors.__all__:
+        obj = getattr(errors, name)
+        if isinstance(obj, type) and issubclass(obj, BaseException) and obj is not errors.ElicitError:
+            assert issubclass(obj, errors.ElicitError), name
+            assert any(base.__module__ == "builtins" and base is not Exception for base in obj.__mro__), name
