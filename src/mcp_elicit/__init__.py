@@ -2,47 +2,86 @@
 
 The names below are the public surface; tests/test_public_api.py guards them. Deeper modules
 (`mcp_elicit.server`, `mcp_elicit.client`, `mcp_elicit.core.*`, `mcp_elicit.audit`) have their
-own `__all__` for the less common names.
+own `__all__` for the less common names. Names load on first use (PEP 562), so importing
+the pure `mcp_elicit.core` modules never pulls in the SDK.
 """
 
 from __future__ import annotations
 
-from mcp_elicit.core.forms import (
-    MISSING,
-    Field,
-    Form,
-    Meta,
-    Option,
-    TitledEnum,
-    Titles,
-    form_of,
-    parse_schema,
-)
-from mcp_elicit.core.urls import UrlVerdict, check_url
-from mcp_elicit.errors import (
-    AnswerError,
-    CapabilityError,
-    ClientGone,
-    ElicitationTimeout,
-    ElicitError,
-    FieldProblem,
-    FormDefinitionError,
-    NotInstalled,
-    SchemaError,
-    SchemaProblem,
-    UnsupportedInRevision,
-)
-from mcp_elicit.server import (
-    Answer,
-    ElicitSettings,
-    Question,
-    RawRequest,
-    ask,
-    client_supports,
-    confirm,
-    gather,
-    install,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_elicit.core.forms import (
+        MISSING,
+        Field,
+        Form,
+        Meta,
+        Option,
+        TitledEnum,
+        Titles,
+        form_of,
+        parse_schema,
+    )
+    from mcp_elicit.core.urls import UrlVerdict, check_url
+    from mcp_elicit.errors import (
+        AnswerError,
+        CapabilityError,
+        ClientGone,
+        ElicitationTimeout,
+        ElicitError,
+        FieldProblem,
+        FormDefinitionError,
+        NotInstalled,
+        SchemaError,
+        SchemaProblem,
+        UnsupportedInRevision,
+    )
+    from mcp_elicit.server import (
+        Answer,
+        ElicitSettings,
+        Question,
+        RawRequest,
+        ask,
+        client_supports,
+        confirm,
+        gather,
+        install,
+    )
+
+_SOURCES: dict[str, str] = {
+    "MISSING": "mcp_elicit.core.forms",
+    "Field": "mcp_elicit.core.forms",
+    "Form": "mcp_elicit.core.forms",
+    "Meta": "mcp_elicit.core.forms",
+    "Option": "mcp_elicit.core.forms",
+    "TitledEnum": "mcp_elicit.core.forms",
+    "Titles": "mcp_elicit.core.forms",
+    "form_of": "mcp_elicit.core.forms",
+    "parse_schema": "mcp_elicit.core.forms",
+    "UrlVerdict": "mcp_elicit.core.urls",
+    "check_url": "mcp_elicit.core.urls",
+    "AnswerError": "mcp_elicit.errors",
+    "CapabilityError": "mcp_elicit.errors",
+    "ClientGone": "mcp_elicit.errors",
+    "ElicitationTimeout": "mcp_elicit.errors",
+    "ElicitError": "mcp_elicit.errors",
+    "FieldProblem": "mcp_elicit.errors",
+    "FormDefinitionError": "mcp_elicit.errors",
+    "NotInstalled": "mcp_elicit.errors",
+    "SchemaError": "mcp_elicit.errors",
+    "SchemaProblem": "mcp_elicit.errors",
+    "UnsupportedInRevision": "mcp_elicit.errors",
+    "Answer": "mcp_elicit.server",
+    "ElicitSettings": "mcp_elicit.server",
+    "Question": "mcp_elicit.server",
+    "RawRequest": "mcp_elicit.server",
+    "ask": "mcp_elicit.server",
+    "client_supports": "mcp_elicit.server",
+    "confirm": "mcp_elicit.server",
+    "gather": "mcp_elicit.server",
+    "install": "mcp_elicit.server",
+}
 
 __all__ = [
     "MISSING",
@@ -77,3 +116,16 @@ __all__ = [
     "install",
     "parse_schema",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module 'mcp_elicit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(source), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
