@@ -15,7 +15,8 @@ subclasses the builtin a caller would already catch.
     ├── ClientGone (ConnectionError)             the client disconnected while a question was open
     ├── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
     ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
-    └── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
+    ├── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
+    └── AuditReadError (OSError)                 an audit store could not be opened or read
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "AnswerError",
+    "AuditReadError",
     "AuditWriteError",
     "CapabilityError",
     "ClientGone",
@@ -160,3 +162,16 @@ class AuditWriteError(ElicitError, OSError):
         self.target = target
         self.detail = detail
         super().__init__(f"audit sink {sink} ({target}) could not write: {detail}")
+
+
+class AuditReadError(ElicitError, OSError):
+    """An audit store could not be opened or read (missing file, unknown table, server down).
+
+    Same fields as AuditWriteError: `sink`, `target` and `detail`.
+    """
+
+    def __init__(self, sink: str, target: str, detail: str) -> None:
+        self.sink = sink
+        self.target = target
+        self.detail = detail
+        super().__init__(f"audit sink {sink} ({target}) could not read: {detail}")

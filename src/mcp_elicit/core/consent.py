@@ -357,7 +357,8 @@ class ChainVerifier:
     """Walks records one at a time (so sinks can stream) and collects breaks; `finish` reports.
 
     After a break the walk continues from the record as stored, so one edit is one break, not a
-    cascade through every later record.
+    cascade through every later record; after a malformed record the next good one is taken as
+    the new baseline without a link check.
     """
 
     def __init__(self) -> None:
@@ -366,6 +367,7 @@ class ChainVerifier:
         self._prev_seq: int | None = None
         self._ids: set[str] = set()
         self._breaks: list[ChainBreak] = []
+        self._resync = False  # after a malformed record, take the next good one as the new baseline
 
     def note(self, index: int, record_id: str, seq: int | None, kind: str, detail: str) -> None:
         """Add a break found outside the chain walk (for example a store's column mismatch)."""
@@ -378,19 +380,23 @@ class ChainVerifier:
             self.note(
                 index, _id_of(record), None, "malformed", "not a record with seq, id, prev_hash and hash"
             )
+            self._resync = True
             return
         rid, seq, prev, stored = record["id"], record["seq"], record["prev_hash"], record["hash"]
         try:
             computed = record_hash(record)
         except (TypeError, ValueError, UnicodeError) as exc:
             self.note(index, rid, seq, "malformed", f"cannot be encoded canonically: {exc}")
+            self._resync = True
             return
         if computed != stored:
             self.note(
                 index, rid, seq, "hash_mismatch", f"stored {stored[:12]}…, content hashes to {computed[:12]}…"
             )
         expected_seq = 1 if self._prev_seq is None else self._prev_seq + 1
-        if prev != self._prev_hash:
+        if self._resync:
+            self._resync = False  # the malformed record already marks this spot
+        elif prev != self._prev_hash:
             if seq > expected_seq:
                 kind, detail = "deleted", f"seq {expected_seq}..{seq - 1} missing before seq {seq}"
             elif seq < expected_seq:

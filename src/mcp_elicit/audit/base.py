@@ -1,0 +1,202 @@
+"""What every audit sink offers, and the pieces they share.
+
+A sink stores consent records (core/consent.py) in append order and chains each one onto the
+last record it holds, so two writers never fork the chain: the SQLite sink reads the tail inside
+``BEGIN IMMEDIATE``, the PostgreSQL sink under a transaction-scoped advisory lock, the JSON Lines
+sink under an exclusive file lock, and every sink holds a thread lock in-process.
+
+Fail closed: a sink that cannot store a record raises `AuditWriteError`; the caller then declines
+the elicitation (unless configured to proceed, see config.py). Nothing is buffered past `append`:
+when it returns, the record is committed.
+
+Sinks are synchronous. Async callers run them in a worker thread (`anyio.to_thread.run_sync`);
+elicitations arrive at human speed, so one commit per record is cheap enough, and `append_many`
+writes a batch in one transaction when throughput matters.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Final, Protocol, runtime_checkable
+
+from mcp_elicit.core.consent import (
+    GENESIS_HASH,
+    ChainVerifier,
+    ConsentEvent,
+    Level,
+    VerifyReport,
+    canonical_json,
+    make_record,
+    time_bound,
+)
+
+__all__ = [
+    "COLUMNS",
+    "PAGE_SIZE",
+    "AuditSink",
+    "Filters",
+    "Row",
+    "chain_records",
+    "new_record_id",
+    "parse_body",
+    "row_of",
+    "verify_rows",
+]
+
+# Rows fetched per query when a sink walks its store (listing, verifying): large enough that the
+# per-query cost vanishes, small enough that a huge trail never sits in memory at once.
+PAGE_SIZE: Final = 1_000
+
+TimeBound = float | datetime | str
+
+
+@runtime_checkable
+class AuditSink(Protocol):
+    """A store of chained consent records."""
+
+    level: Level
+
+    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
+        """Record `event` (None at level "none"); raises AuditWriteError when it cannot."""
+        ...
+
+    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
+        """Record several events in one transaction: all or none."""
+        ...
+
+    def iter_records(
+        self,
+        *,
+        server: str | None = None,
+        action: str | None = None,
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Stored records in append order, filtered (``since`` inclusive, ``until`` exclusive)."""
+        ...
+
+    def get(self, record_id: str) -> dict[str, Any] | None: ...
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport: ...
+
+    def close(self) -> None: ...
+
+
+def new_record_id() -> str:
+    """A random record id (UUID4, hex)."""
+    return uuid.uuid4().hex
+
+
+def chain_records(
+    events: Iterable[ConsentEvent], level: Level, tail_seq: int, tail_hash: str
+) -> list[dict[str, Any]]:
+    """Records for `events`, chained after the tail (seq 0 and GENESIS_HASH for an empty store)."""
+    records = []
+    seq, prev = tail_seq, tail_hash or GENESIS_HASH
+    for event in events:
+        if not event.record_id:
+            event = replace(event, record_id=new_record_id())
+        record = make_record(event, level, prev, seq=seq + 1)
+        if record is None:
+            continue
+        records.append(record)
+        seq, prev = record["seq"], record["hash"]
+    return records
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Record filters in stored form: server name, action, time bounds as record time strings."""
+
+    server: str | None = None
+    action: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        server: str | None = None,
+        action: str | None = None,
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+    ) -> Filters:
+        return cls(
+            server=server,
+            action=action,
+            since=None if since is None else time_bound(since),
+            until=None if until is None else time_bound(until),
+        )
+
+    def matches(self, record: Mapping[str, Any]) -> bool:
+        server = record.get("server")
+        name = server.get("name") if isinstance(server, Mapping) else None
+        time = record.get("time")
+        return (
+            (self.server is None or name == self.server)
+            and (self.action is None or record.get("action") == self.action)
+            and (self.since is None or (isinstance(time, str) and time >= self.since))
+            and (self.until is None or (isinstance(time, str) and time < self.until))
+        )
+
+
+# A stored row of the SQL sinks: the indexed columns, then the canonical JSON body.
+Row = tuple[int, str, str, str, str, str, str, str]  # seq, id, time, server, action, prev_hash, hash, body
+
+COLUMNS: Final = ("seq", "id", "time", "server", "action", "prev_hash", "hash", "body")
+
+
+def row_of(record: Mapping[str, Any]) -> Row:
+    """The SQL row for a record; the body is its canonical JSON text."""
+    return (
+        record["seq"],
+        record["id"],
+        record["time"],
+        record["server"]["name"],
+        record["action"],
+        record["prev_hash"],
+        record["hash"],
+        canonical_json(record).decode("utf-8"),
+    )
+
+
+def parse_body(body: str) -> Any:
+    """The record in a stored body, or the raw text when it is not JSON (verify calls it malformed)."""
+    try:
+        return json.loads(body)
+    except (TypeError, ValueError):
+        return body
+
+
+def verify_rows(rows: Iterable[Row], expected_head: str | None = None) -> VerifyReport:
+    """Verify SQL rows: the chain in their bodies, and that each indexed column agrees with its body."""
+    verifier = ChainVerifier()
+    for index, row in enumerate(rows):
+        record = parse_body(row[7])
+        verifier.feed(record)
+        if not isinstance(record, dict):
+            continue
+        server = record.get("server")
+        body_values = (
+            record.get("seq"),
+            record.get("id"),
+            record.get("time"),
+            server.get("name") if isinstance(server, dict) else None,
+            record.get("action"),
+            record.get("prev_hash"),
+            record.get("hash"),
+        )
+        for column, stored, hashed in zip(COLUMNS[:7], row[:7], body_values, strict=True):
+            if stored != hashed:
+                verifier.note(
+                    index,
+                    str(row[1]),
+                    row[0],
+                    "column_mismatch",
+                    f"column {column} is {stored!r}, the record says {hashed!r}",
+                )
+    return verifier.finish(expected_head)

@@ -1,0 +1,161 @@
+"""An audit sink that appends one canonical JSON record per line to a file.
+
+Good for shipping to a log pipeline and for reading with standard tools. Each append takes an
+exclusive ``flock`` on the file (POSIX; a thread lock only elsewhere), re-reads the last record
+(another process may have appended), writes and flushes, so concurrent writers never fork the
+chain. A torn last line (a crash mid-write) is left in place, reported by `verify` as
+``malformed``, and the next record chains onto the last good one.
+
+Filtering reads the whole file: use the SQLite or PostgreSQL sink for large trails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, Final
+
+from mcp_elicit.audit.base import Filters, TimeBound, chain_records, parse_body
+from mcp_elicit.core.consent import (
+    DEFAULT_LEVEL,
+    GENESIS_HASH,
+    ChainVerifier,
+    ConsentEvent,
+    Level,
+    VerifyReport,
+    canonical_json,
+)
+from mcp_elicit.errors import AuditWriteError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["MAX_TAIL_SCAN_BYTES", "JsonlAuditSink"]
+
+# How far back from the end of the file to look for the last intact record. Records are a few
+# hundred bytes (request levels: up to ~100 KiB with a large schema); 4 MiB of torn or foreign
+# lines at the end means the file is not ours to extend, so appends fail closed.
+MAX_TAIL_SCAN_BYTES: Final = 4 * 1024 * 1024
+
+_BLOCK: Final = 64 * 1024
+
+
+class JsonlAuditSink:
+    """Consent records as JSON Lines in `path` (created with its folder when missing)."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, level: Level = DEFAULT_LEVEL, fsync: bool = False
+    ) -> None:
+        self.path = Path(path)
+        self.level: Level = level
+        self.fsync = fsync
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: IO[bytes] = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
+
+    def __enter__(self) -> JsonlAuditSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
+        records = self.append_many((event,))
+        return records[0] if records else None
+
+    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
+        events = list(events)
+        if self.level == "none" or not events:
+            return []
+        with self._lock:
+            try:
+                with self._flocked():
+                    seq, prev, ends_with_newline = self._tail()
+                    records = chain_records(events, self.level, seq, prev)
+                    data = b"".join(canonical_json(r) + b"\n" for r in records)
+                    if not ends_with_newline:
+                        data = b"\n" + data
+                    self._file.write(data)
+                    self._file.flush()
+                    if self.fsync:
+                        os.fsync(self._file.fileno())
+            except (OSError, ValueError) as exc:
+                raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
+        return records
+
+    @contextlib.contextmanager
+    def _flocked(self) -> Iterator[None]:
+        if fcntl is None:  # pragma: no cover - Windows
+            yield
+            return
+        fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+
+    def _tail(self) -> tuple[int, str, bool]:
+        """(seq, hash) of the last intact record, and whether the file ends with a newline."""
+        size = self._file.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0, GENESIS_HASH, True
+        start = max(0, size - MAX_TAIL_SCAN_BYTES)
+        pos, chunk = size, b""
+        while pos > start:
+            step = min(_BLOCK, pos - start)
+            pos -= step
+            self._file.seek(pos)
+            chunk = self._file.read(step) + chunk
+            lines = chunk.split(b"\n")
+            # the first piece may be a partial line unless we reached the start of the file
+            complete = lines if pos == 0 else lines[1:]
+            for line in reversed(complete):
+                record = parse_body(line.decode("utf-8", "replace")) if line.strip() else None
+                if isinstance(record, dict) and isinstance(record.get("seq"), int) and "hash" in record:
+                    self._file.seek(0, os.SEEK_END)
+                    return record["seq"], str(record["hash"]), chunk.endswith(b"\n")
+        self._file.seek(0, os.SEEK_END)
+        raise ValueError(f"no intact record in the last {MAX_TAIL_SCAN_BYTES} bytes")
+
+    def _lines(self) -> Iterator[str]:
+        with open(self.path, encoding="utf-8", errors="replace", newline="\n") as reader:
+            for line in reader:
+                yield line.rstrip("\n")
+
+    def iter_records(
+        self,
+        *,
+        server: str | None = None,
+        action: str | None = None,
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        f = Filters.of(server, action, since, until)
+        for line in self._lines():
+            record = parse_body(line)
+            if isinstance(record, dict) and f.matches(record):
+                yield record
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        for record in self.iter_records():
+            if record.get("id") == record_id:
+                return record
+        return None
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        verifier = ChainVerifier()
+        for line in self._lines():
+            verifier.feed(parse_body(line))
+        return verifier.finish(expected_head)
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()

@@ -1,0 +1,220 @@
+"""An audit sink on PostgreSQL (psycopg 3), for many clients or gateway replicas sharing one trail.
+
+Each append runs in one transaction that first takes a transaction-scoped advisory lock derived
+from the table name (``pg_advisory_xact_lock``), then reads the tail's seq and hash, inserts and
+commits. A row lock on the tail would not do: under READ COMMITTED a second writer that waited on
+it still sees the old tail and forks the chain. The body is stored as TEXT (the exact canonical
+JSON that was hashed), not JSONB, which would normalise numbers and key order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import psycopg
+from psycopg import sql
+
+from mcp_elicit.audit.base import (
+    PAGE_SIZE,
+    Filters,
+    Row,
+    TimeBound,
+    chain_records,
+    parse_body,
+    row_of,
+    verify_rows,
+)
+from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
+from mcp_elicit.errors import AuditReadError, AuditWriteError
+
+__all__ = ["CONNECT_TIMEOUT_S", "DEFAULT_TABLE", "PostgresAuditSink"]
+
+DEFAULT_TABLE: Final = "mcp_elicit_audit"
+
+# Seconds to wait for the server when connecting. A local or same-datacenter server answers in
+# milliseconds; past 5 s the elicitation is better declined (fail closed) than left hanging.
+CONNECT_TIMEOUT_S: Final = 5
+
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+class PostgresAuditSink:
+    """Consent records in table `table` (created when missing) of the database `conninfo` names."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        table: str = DEFAULT_TABLE,
+        level: Level = DEFAULT_LEVEL,
+        create: bool = True,
+    ) -> None:
+        if not _IDENTIFIER.fullmatch(table):
+            raise ValueError(f"table name {table!r} is not a plain SQL identifier")
+        self.conninfo = conninfo
+        self.table = table
+        self.level: Level = level
+        self._ident = sql.Identifier(table)
+        # a stable signed 64-bit key per table for pg_advisory_xact_lock
+        self._lock_key = int.from_bytes(
+            hashlib.sha256(f"mcp-elicit:{table}".encode()).digest()[:8], "big", signed=True
+        )
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._closed = False
+        with self._lock:
+            self._connect(create)
+
+    def _fail(self, exc: BaseException) -> AuditWriteError:
+        return AuditWriteError("postgres", self.table, str(exc))
+
+    def _connect(self, create: bool = False) -> psycopg.Connection[Any]:
+        """The open connection, reconnecting once if the last one broke; errors fail closed."""
+        if self._closed:
+            raise AuditWriteError("postgres", self.table, "the sink is closed")
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        try:
+            self._conn = psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S)
+            if create:
+                with self._conn.transaction():
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                    self._conn.execute(
+                        sql.SQL(
+                            "CREATE TABLE IF NOT EXISTS {t} ("
+                            " seq BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, time TEXT NOT NULL,"
+                            " server TEXT NOT NULL, action TEXT NOT NULL, prev_hash TEXT NOT NULL,"
+                            " hash TEXT NOT NULL, body TEXT NOT NULL)"
+                        ).format(t=self._ident)
+                    )
+                    self._conn.execute(
+                        sql.SQL("CREATE INDEX IF NOT EXISTS {i} ON {t} (time)").format(
+                            i=sql.Identifier(f"{self.table}_time"), t=self._ident
+                        )
+                    )
+                    self._conn.execute(
+                        sql.SQL("CREATE INDEX IF NOT EXISTS {i} ON {t} (server, time)").format(
+                            i=sql.Identifier(f"{self.table}_server_time"), t=self._ident
+                        )
+                    )
+        except psycopg.Error as exc:
+            raise self._fail(exc) from exc
+        return self._conn
+
+    def __enter__(self) -> PostgresAuditSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
+        records = self.append_many((event,))
+        return records[0] if records else None
+
+    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
+        events = list(events)
+        if self.level == "none" or not events:
+            return []
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                    cur.execute(
+                        sql.SQL("SELECT seq, hash FROM {t} ORDER BY seq DESC LIMIT 1").format(t=self._ident)
+                    )
+                    tail = cur.fetchone()
+                    seq, prev = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
+                    records = chain_records(events, self.level, seq, prev)
+                    cur.executemany(
+                        sql.SQL(
+                            "INSERT INTO {t} (seq, id, time, server, action, prev_hash, hash, body)"
+                            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                        ).format(t=self._ident),
+                        [row_of(r) for r in records],
+                    )
+            except psycopg.Error as exc:
+                raise self._fail(exc) from exc
+        return records
+
+    def _pages(self, where: sql.Composable, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
+        after = 0
+        while True:
+            with self._lock:
+                conn = self._connect()
+                try:
+                    with conn.transaction():
+                        rows = conn.execute(
+                            sql.SQL(
+                                "SELECT seq, {c} FROM {t} WHERE seq > %s{w} ORDER BY seq LIMIT %s"
+                            ).format(c=sql.SQL(columns), t=self._ident, w=where),
+                            [after, *params, PAGE_SIZE],
+                        ).fetchall()
+                except psycopg.Error as exc:
+                    raise AuditReadError("postgres", self.table, str(exc)) from exc
+            yield from rows
+            if len(rows) < PAGE_SIZE:
+                return
+            after = rows[-1][0]
+
+    def iter_records(
+        self,
+        *,
+        server: str | None = None,
+        action: str | None = None,
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        f = Filters.of(server, action, since, until)
+        parts: list[sql.Composable] = []
+        params: list[Any] = []
+        for column, op, value in (
+            ("server", "=", f.server),
+            ("action", "=", f.action),
+            ("time", ">=", f.since),
+            ("time", "<", f.until),
+        ):
+            if value is not None:
+                parts.append(sql.SQL(f" AND {column} {op} %s"))
+                params.append(value)
+        for _, body in self._pages(sql.Composed(parts), params, "body"):
+            record = parse_body(body)
+            if isinstance(record, dict):
+                yield record
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn.transaction():
+                    row = conn.execute(
+                        sql.SQL("SELECT body FROM {t} WHERE id = %s").format(t=self._ident), (record_id,)
+                    ).fetchone()
+            except psycopg.Error as exc:
+                raise AuditReadError("postgres", self.table, str(exc)) from exc
+        record = parse_body(row[0]) if row else None
+        return record if isinstance(record, dict) else None
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        rows: Iterator[Row] = (
+            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+            for r in self._pages(sql.SQL(""), [], "id, time, server, action, prev_hash, hash, body")
+        )
+        return verify_rows(rows, expected_head)
+
+    def drop(self) -> None:
+        """Drop the table (tests and benchmarks clean up with it)."""
+        with self._lock:
+            conn = self._connect()
+            with conn.transaction():
+                conn.execute(sql.SQL("DROP TABLE IF EXISTS {t}").format(t=self._ident))
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()

@@ -1,0 +1,201 @@
+"""The default audit sink: one SQLite file in WAL mode.
+
+Each append is one transaction that starts with ``BEGIN IMMEDIATE`` (taking the write lock before
+reading), reads the tail's seq and hash, inserts the chained record and commits, so writers in
+other threads and other processes never fork the chain. `append_many` does the same for a batch.
+
+Durability: ``synchronous=NORMAL`` by default. In WAL mode that survives a crash of the process
+but a power cut can lose the last transactions; pass ``synchronous="FULL"`` to fsync every commit.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final, Literal
+from urllib.parse import quote
+
+from mcp_elicit.audit.base import (
+    PAGE_SIZE,
+    Filters,
+    Row,
+    TimeBound,
+    chain_records,
+    parse_body,
+    row_of,
+    verify_rows,
+)
+from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
+from mcp_elicit.errors import AuditReadError, AuditWriteError
+
+__all__ = ["BUSY_TIMEOUT_S", "TABLE", "SqliteAuditSink"]
+
+TABLE: Final = "consent_records"
+
+# How long a writer waits for another process's write lock before giving up (and failing closed).
+# Each write transaction takes well under a millisecond; 5 s only runs out when something is stuck.
+BUSY_TIMEOUT_S: Final = 5.0
+
+_SCHEMA: Final = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    time TEXT NOT NULL,
+    server TEXT NOT NULL,
+    action TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {TABLE}_time ON {TABLE} (time);
+CREATE INDEX IF NOT EXISTS {TABLE}_server_time ON {TABLE} (server, time);
+"""
+
+
+class SqliteAuditSink:
+    """Consent records in a SQLite file (created with its folder when missing, unless read-only)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        level: Level = DEFAULT_LEVEL,
+        synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
+        readonly: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.level: Level = level
+        self._lock = threading.Lock()
+        if readonly:
+            self._open_readonly()
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA synchronous={synchronous}")
+            self._conn.executescript(_SCHEMA)
+            self._has_table = True
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+
+    def _open_readonly(self) -> None:
+        """Open for reading only: never creates the file; a missing or broken file is an OSError."""
+        if not self.path.is_file():
+            raise AuditReadError("sqlite", str(self.path), "no such file")
+        try:
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            self._conn = sqlite3.connect(
+                uri, uri=True, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+            )
+            found = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,)).fetchone()
+        except sqlite3.Error as exc:
+            raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
+        self._has_table = found is not None
+
+    def __enter__(self) -> SqliteAuditSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
+        records = self.append_many((event,))
+        return records[0] if records else None
+
+    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
+        events = list(events)
+        if self.level == "none" or not events:
+            return []
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    tail = self._conn.execute(
+                        f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
+                    ).fetchone()
+                    seq, prev = tail if tail else (0, GENESIS_HASH)
+                    records = chain_records(events, self.level, seq, prev)
+                    self._conn.executemany(
+                        f"INSERT INTO {TABLE} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [row_of(r) for r in records],
+                    )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        return records
+
+    def _pages(self, where: str, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
+        """Rows in seq order, fetched PAGE_SIZE at a time so writers are never blocked for long."""
+        if not self._has_table:
+            return
+        after = 0
+        while True:
+            with self._lock:
+                try:
+                    rows = self._conn.execute(
+                        f"SELECT seq, {columns} FROM {TABLE} WHERE seq > ?{where} ORDER BY seq LIMIT ?",  # noqa: S608
+                        [after, *params, PAGE_SIZE],
+                    ).fetchall()
+                except sqlite3.Error as exc:
+                    raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
+            yield from rows
+            if len(rows) < PAGE_SIZE:
+                return
+            after = rows[-1][0]
+
+    def iter_records(
+        self,
+        *,
+        server: str | None = None,
+        action: str | None = None,
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        f = Filters.of(server, action, since, until)
+        where, params = "", []
+        for column, op, value in (
+            ("server", "=", f.server),
+            ("action", "=", f.action),
+            ("time", ">=", f.since),
+            ("time", "<", f.until),
+        ):
+            if value is not None:
+                where += f" AND {column} {op} ?"
+                params.append(value)
+        for _, body in self._pages(where, params, "body"):
+            record = parse_body(body)
+            if isinstance(record, dict):
+                yield record
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        if not self._has_table:
+            return None
+        with self._lock:
+            try:
+                row = self._conn.execute(f"SELECT body FROM {TABLE} WHERE id = ?", (record_id,)).fetchone()  # noqa: S608
+            except sqlite3.Error as exc:
+                raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
+        record = parse_body(row[0]) if row else None
+        return record if isinstance(record, dict) else None
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        rows: Iterator[Row] = (
+            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+            for r in self._pages("", [], "id, time, server, action, prev_hash, hash, body")
+        )
+        return verify_rows(rows, expected_head)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
