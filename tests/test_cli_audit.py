@@ -1,0 +1,201 @@
+"""`mcp-elicit audit list|show|verify|export` over a real store."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
+from mcp_elicit.cli import main
+from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
+from tests.audit.conftest import POSTGRES_DEFAULT, POSTGRES_ENV, postgres_url
+
+
+def event(i: int, **changes: object) -> ConsentEvent:
+    fields: dict[str, object] = {
+        "time": 1_800_000_000.0 + 3600 * i,
+        "side": "client",
+        "mode": "form",
+        "action": "accept",
+        "decided_by": "person",
+        "server": ServerIdentity("deployer", "1.0", "uvx deployer"),
+        "requested_schema": {"type": "object", "properties": {"target": {"type": "string"}}},
+    }
+    fields.update(changes)
+    return ConsentEvent(**fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "audit.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append_many(
+            [
+                event(0, record_id="r1"),
+                event(1, record_id="r2", action="decline"),
+                event(2, record_id="r3", server=ServerIdentity("weather")),
+                event(3, record_id="r4", action="cancel", decided_by="rate_limit", reason="rate_limited"),
+            ]
+        )
+    return path
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["audit", *args])
+    return result.exit_code, result.output
+
+
+def test_list_shows_every_record_oldest_first(db: Path) -> None:
+    code, out = run("list", "--db", str(db))
+    assert code == 0
+    rows = out.splitlines()
+    assert [row.split()[-1] for row in rows] == ["r1", "r2", "r3", "r4"]
+    assert "rate_limit" in rows[3]
+    assert "rate_limited" in rows[3]
+
+
+def test_list_filters_by_server_action_and_time(db: Path) -> None:
+    assert run("list", "--db", str(db), "--server", "weather")[1].split()[-1] == "r3"
+    assert run("list", "--db", str(db), "--action", "decline")[1].split()[-1] == "r2"
+    code, out = run(
+        "list", "--db", str(db), "--since", "2027-01-15T09:00:00", "--until", "2027-01-15T11:00:00Z"
+    )
+    assert code == 0
+    assert [row.split()[-1] for row in out.splitlines()] == ["r2", "r3"]
+
+
+def test_list_limit_keeps_the_last_matches_and_json_prints_records(db: Path) -> None:
+    code, out = run("list", "--db", str(db), "--limit", "2", "--json")
+    assert code == 0
+    assert [json.loads(line)["id"] for line in out.splitlines()] == ["r3", "r4"]
+
+
+def test_since_accepts_an_age(tmp_path: Path) -> None:
+    path = tmp_path / "recent.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append(event(0, time=time.time() - 7200, record_id="old"))
+        sink.append(event(0, time=time.time() - 60, record_id="new"))
+    code, out = run("list", "--db", str(path), "--since", "1h")
+    assert code == 0
+    assert [row.split()[-1] for row in out.splitlines()] == ["new"]
+
+
+def test_a_bad_time_is_a_usage_error(db: Path) -> None:
+    code, out = run("list", "--db", str(db), "--since", "last tuesday")
+    assert code == 2
+    assert "--since" in out
+
+
+def test_show_prints_one_record_and_fails_for_an_unknown_id(db: Path) -> None:
+    code, out = run("show", "--db", str(db), "r2")
+    assert code == 0
+    assert json.loads(out)["action"] == "decline"
+    assert run("show", "--db", str(db), "nope")[0] == 1
+
+
+def test_verify_says_ok_with_the_head_for_an_intact_trail(db: Path) -> None:
+    code, out = run("verify", "--db", str(db))
+    assert code == 0
+    assert out.startswith("ok: 4 records")
+    head = out.split()[-1]
+    assert run("verify", "--db", str(db), "--expect-head", head)[0] == 0
+    assert run("verify", "--db", str(db), "--expect-head", "0" * 64)[0] == 1
+
+
+def test_verify_exits_1_and_says_where_the_chain_broke(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute(f"DELETE FROM {TABLE} WHERE id = 'r2'")
+    conn.commit()
+    conn.close()
+    code, out = run("verify", "--db", str(db))
+    assert code == 1
+    assert "BROKEN" in out
+    assert "seq 3" in out
+    assert "id r3" in out
+    assert "deleted" in out
+
+
+def test_export_jsonl_round_trips_and_verifies_as_a_file(db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "export.jsonl"
+    code, _ = run("export", "--db", str(db), "--format", "jsonl", "--output", str(target))
+    assert code == 0
+    assert len(target.read_text(encoding="utf-8").splitlines()) == 4
+    code, out = run("verify", "--jsonl", str(target))
+    assert code == 0
+    assert out.startswith("ok: 4 records")
+
+
+def test_export_csv_has_a_header_and_one_row_per_record(db: Path) -> None:
+    code, out = run("export", "--db", str(db), "--format", "csv", "--action", "accept")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["id"], r["server"], r["fields"]) for r in rows] == [
+        ("r1", "deployer", "target:string"),
+        ("r3", "weather", "target:string"),
+    ]
+
+
+def test_a_missing_database_is_reported_without_creating_it(tmp_path: Path) -> None:
+    path = tmp_path / "missing.sqlite3"
+    code, out = run("list", "--db", str(path))
+    assert code == 2
+    assert "no such file" in out
+    assert not path.exists()
+
+
+def test_the_default_database_comes_from_the_environment(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_ELICIT_AUDIT_DB", str(db))
+    code, out = run("list")
+    assert code == 0
+    assert len(out.splitlines()) == 4
+
+
+def test_two_sources_at_once_are_a_usage_error(db: Path) -> None:
+    assert run("list", "--db", str(db), "--jsonl", str(db))[0] == 2
+
+
+@pytest.fixture
+def pg_url() -> str:
+    url = postgres_url()
+    if url is None:
+        pytest.skip(f"no PostgreSQL: {POSTGRES_ENV} is unset and nothing answers at {POSTGRES_DEFAULT}")
+    return url
+
+
+@pytest.fixture
+def pg_table(pg_url: str) -> Iterator[str]:
+    from mcp_elicit.audit.postgres import PostgresAuditSink
+
+    table = f"audit_cli_{uuid.uuid4().hex[:12]}"
+    yield table
+    sink = PostgresAuditSink(pg_url, table=table, create=False)
+    sink.drop()
+    sink.close()
+
+
+@pytest.mark.postgres
+def test_the_commands_read_postgres_too(pg_url: str, pg_table: str) -> None:
+    from mcp_elicit.audit.postgres import PostgresAuditSink
+
+    with PostgresAuditSink(pg_url, table=pg_table) as sink:
+        sink.append_many([event(0, record_id="p1"), event(1, record_id="p2")])
+    code, out = run("list", "--postgres", pg_url, "--table", pg_table)
+    assert code == 0
+    assert [row.split()[-1] for row in out.splitlines()] == ["p1", "p2"]
+    assert run("verify", "--postgres", pg_url, "--table", pg_table)[0] == 0
+
+
+@pytest.mark.postgres
+def test_a_missing_postgres_table_is_reported(pg_url: str) -> None:
+    code, out = run("list", "--postgres", pg_url, "--table", "surely_no_such_table_here")
+    assert code == 2
+    assert "surely_no_such_table_here" in out
