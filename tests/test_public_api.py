@@ -28,6 +28,7 @@ PUBLIC = {
     "RawRequest",
     "SchemaError",
     "SchemaProblem",
+    "SecretInForm",
     "TitledEnum",
     "Titles",
     "UnsupportedInRevision",

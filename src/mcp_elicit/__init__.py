@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         NotInstalled,
         SchemaError,
         SchemaProblem,
+        SecretInForm,
         UnsupportedInRevision,
     )
     from mcp_elicit.server import (
@@ -71,6 +72,7 @@ _SOURCES: dict[str, str] = {
     "NotInstalled": "mcp_elicit.errors",
     "SchemaError": "mcp_elicit.errors",
     "SchemaProblem": "mcp_elicit.errors",
+    "SecretInForm": "mcp_elicit.errors",
     "UnsupportedInRevision": "mcp_elicit.errors",
     "Answer": "mcp_elicit.server",
     "ElicitSettings": "mcp_elicit.server",
@@ -103,6 +105,7 @@ __all__ = [
     "RawRequest",
     "SchemaError",
     "SchemaProblem",
+    "SecretInForm",
     "TitledEnum",
     "Titles",
     "UnsupportedInRevision",

@@ -14,6 +14,7 @@ subclasses the builtin a caller would already catch.
     ├── ElicitationTimeout (TimeoutError)        nobody answered within the per-call timeout
     ├── ClientGone (ConnectionError)             the client disconnected while a question was open
     ├── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
+    ├── SecretInForm (ValueError)                a form asks for a secret: use URL mode (F5)
     ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
     ├── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
     └── AuditReadError (OSError)                 an audit store could not be opened or read
@@ -37,6 +38,7 @@ __all__ = [
     "NotInstalled",
     "SchemaError",
     "SchemaProblem",
+    "SecretInForm",
     "UnsupportedInRevision",
 ]
 
@@ -134,6 +136,17 @@ class ClientGone(ElicitError, ConnectionError):
 
 class NotInstalled(ElicitError, RuntimeError):
     """ask() ran on a 2026-07-28 request of a server that does not have the mcp-elicit middleware."""
+
+
+class SecretInForm(ElicitError, ValueError):
+    """A form would ask for a secret (spec F5): `fields` maps each offending field to its reason codes.
+
+    Secrets belong in URL mode; `ask(..., allow_secret_fields=True)` is the audited override.
+    """
+
+    def __init__(self, fields: dict[str, tuple[str, ...]]) -> None:
+        self.fields = fields
+        super().__init__("form fields that ask for secrets (use URL mode): " + ", ".join(sorted(fields)))
 
 
 class ConfigError(ElicitError, ValueError):

@@ -13,6 +13,8 @@ is part of the tool's contract: pass `key=` to choose a stable, meaningful one; 
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
@@ -23,6 +25,7 @@ from mcp.server.mcpserver import Context
 from mcp_elicit.core.forms import Field, Form, form_of
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
 from mcp_elicit.core.revisions import is_modern, wire_revision
+from mcp_elicit.core.sensitive import classify_schema
 from mcp_elicit.errors import (
     AnswerError,
     CapabilityError,
@@ -31,11 +34,13 @@ from mcp_elicit.errors import (
     FieldProblem,
     FormDefinitionError,
     NotInstalled,
+    SecretInForm,
 )
 from mcp_elicit.server import rounds, sdk
 
 __all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confirm", "gather"]
 
+logger = logging.getLogger("mcp_elicit.server")
 T = TypeVar("T")
 Action = Literal["accept", "decline", "cancel"]
 _ACTIONS = ("accept", "decline", "cancel")
@@ -68,10 +73,15 @@ class Answer(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A form question for `gather`: the message and the form (a type or a Form)."""
+    """A form question for `gather`: the message and the form (a type or a Form).
+
+    `allow_secret_fields` overrides the secret guard (F5) for this question; the override is
+    logged with the field names and reasons. Prefer URL mode for anything secret.
+    """
 
     message: str
     form: Any
+    allow_secret_fields: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +139,9 @@ def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawReques
                 raise FormDefinitionError("", "message", f"longer than {MAX_MESSAGE_CHARS} characters")
             form = form_of(item.form)
             forms[key] = form
-            requests[key] = sdk.form_request(item.message, form.to_wire(revision))
+            wire = form.to_wire(revision)
+            _guard_secrets(form, revision, wire, item.allow_secret_fields)
+            requests[key] = sdk.form_request(item.message, wire)
         else:
             requests[key] = {"method": item.method, "params": dict(item.params or {})}
     declared = sdk.declared_capabilities(ctx)
@@ -140,6 +152,26 @@ def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawReques
                 raise sdk.missing_capability(needed)
             raise CapabilityError(needed.removeprefix("elicitation."))
     return _Step(requests, forms)
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_fields(form: Form, revision: str) -> dict[str, tuple[str, ...]]:
+    """Fields the secret guard blocks, per form and revision (a form's wire shape is fixed)."""
+    verdict = classify_schema(form.to_wire(revision))
+    return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
+
+
+def _guard_secrets(form: Form, revision: str, wire: dict[str, Any], allowed: bool) -> None:
+    try:
+        blocked = _secret_fields(form, revision)
+    except TypeError:  # an unhashable form (a default that is a list): classify without the cache
+        verdict = classify_schema(wire)
+        blocked = {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
+    if not blocked:
+        return
+    if not allowed:
+        raise SecretInForm(blocked)
+    logger.warning("secret guard overridden for form fields %s", sorted(blocked))
 
 
 async def gather(
@@ -168,10 +200,22 @@ async def ask(
 ) -> Answer[T]: ...
 @overload
 async def ask(
-    ctx: Context[Any, Any], message: str, form: Form, *, key: str | None = None, timeout: float | None = None
+    ctx: Context[Any, Any],
+    message: str,
+    form: Form,
+    *,
+    key: str | None = None,
+    timeout: float | None = None,
+    allow_secret_fields: bool = False,
 ) -> Answer[Any]: ...
 async def ask(
-    ctx: Context[Any, Any], message: str, form: Any, *, key: str | None = None, timeout: float | None = None
+    ctx: Context[Any, Any],
+    message: str,
+    form: Any,
+    *,
+    key: str | None = None,
+    timeout: float | None = None,
+    allow_secret_fields: bool = False,
 ) -> Answer[Any]:
     """Ask the person behind the client to fill `form` (a pydantic model, dataclass, TypedDict
     or Form) and return what they did.
@@ -179,10 +223,10 @@ async def ask(
     Raises CapabilityError (2025-11-25) or answers -32021 (2026-07-28) when the client did not
     declare form elicitation; ElicitationTimeout when a pushed question is not answered within
     `timeout` seconds; ClientGone when the client disconnects first; AnswerError after repeated
-    invalid answers.
+    invalid answers; SecretInForm, before anything is sent, when a field asks for a secret (F5).
     """
     name = key or _default_key()
-    answers = await gather(ctx, {name: Question(message, form)}, timeout=timeout)
+    answers = await gather(ctx, {name: Question(message, form, allow_secret_fields)}, timeout=timeout)
     answer: Answer[Any] = answers[name]
     return answer
 
