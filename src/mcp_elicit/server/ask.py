@@ -13,6 +13,7 @@ is part of the tool's contract: pass `key=` to choose a stable, meaningful one; 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Mapping
@@ -36,7 +37,7 @@ from mcp_elicit.errors import (
     NotInstalled,
     SecretInForm,
 )
-from mcp_elicit.server import rounds, sdk
+from mcp_elicit.server import audit, rounds, sdk
 
 __all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confirm", "gather"]
 
@@ -111,10 +112,13 @@ def _settle(form: Form, response: Any) -> Answer[Any]:
 
 @dataclass(frozen=True)
 class _Step:
-    """One step of a call: keyed wire requests, and the forms that check the elicitation answers."""
+    """One step of a call: keyed wire requests, the forms that check the elicitation answers,
+    and the form fields the secret guard blocks (only when the override was used)."""
 
     requests: dict[str, dict[str, Any]]
     forms: dict[str, Form]
+    secret_refused: dict[str, dict[str, tuple[str, ...]]]
+    secret_overridden: frozenset[str]
 
     def settle(self, responses: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -128,11 +132,20 @@ class _Step:
                 raise AnswerError((FieldProblem(key, "type", "not a result object"),))
         return out
 
+    def message(self, key: str) -> str:
+        return str(self.requests[key]["params"].get("message", ""))
+
+    def schema(self, key: str) -> dict[str, Any] | None:
+        schema = self.requests[key]["params"].get("requestedSchema")
+        return schema if isinstance(schema, dict) else None
+
 
 def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawRequest]) -> _Step:
     revision = wire_revision(sdk.protocol_version(ctx))
     requests: dict[str, dict[str, Any]] = {}
     forms: dict[str, Form] = {}
+    refused: dict[str, dict[str, tuple[str, ...]]] = {}
+    overridden: set[str] = set()
     for key, item in items.items():
         if isinstance(item, Question):
             if len(item.message) > MAX_MESSAGE_CHARS:
@@ -140,8 +153,13 @@ def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawReques
             form = form_of(item.form)
             forms[key] = form
             wire = form.to_wire(revision)
-            _guard_secrets(form, revision, wire, item.allow_secret_fields)
             requests[key] = sdk.form_request(item.message, wire)
+            blocked = _secret_fields(form, revision, wire)
+            if blocked and item.allow_secret_fields:
+                overridden.add(key)
+                logger.warning("secret guard overridden for form fields %s", sorted(blocked))
+            elif blocked:
+                refused[key] = blocked
         else:
             requests[key] = {"method": item.method, "params": dict(item.params or {})}
     declared = sdk.declared_capabilities(ctx)
@@ -151,27 +169,22 @@ def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawReques
             if is_modern(sdk.protocol_version(ctx)):
                 raise sdk.missing_capability(needed)
             raise CapabilityError(needed.removeprefix("elicitation."))
-    return _Step(requests, forms)
+    return _Step(requests, forms, refused, frozenset(overridden))
 
 
 @functools.lru_cache(maxsize=256)
-def _secret_fields(form: Form, revision: str) -> dict[str, tuple[str, ...]]:
-    """Fields the secret guard blocks, per form and revision (a form's wire shape is fixed)."""
+def _cached_secret_fields(form: Form, revision: str) -> dict[str, tuple[str, ...]]:
     verdict = classify_schema(form.to_wire(revision))
     return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
 
 
-def _guard_secrets(form: Form, revision: str, wire: dict[str, Any], allowed: bool) -> None:
+def _secret_fields(form: Form, revision: str, wire: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Fields the secret guard blocks (F5), cached per form and revision: a form's wire shape is fixed."""
     try:
-        blocked = _secret_fields(form, revision)
+        return _cached_secret_fields(form, revision)
     except TypeError:  # an unhashable form (a default that is a list): classify without the cache
         verdict = classify_schema(wire)
-        blocked = {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
-    if not blocked:
-        return
-    if not allowed:
-        raise SecretInForm(blocked)
-    logger.warning("secret guard overridden for form fields %s", sorted(blocked))
+        return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
 
 
 async def gather(
@@ -184,9 +197,57 @@ async def gather(
     if not items:
         raise ValueError("gather() needs at least one question")
     step = _build_step(ctx, items)
+    settings = rounds.current_settings()
+    if step.secret_refused:
+        for key in step.secret_refused:
+            await audit.record(
+                ctx,
+                settings,
+                action="cancel",
+                decided_by="secret_guard",
+                reason="secret_in_form",
+                message=step.message(key),
+                requested_schema=step.schema(key),
+            )
+        raise SecretInForm({f: r for fields in step.secret_refused.values() for f, r in fields.items()})
     if is_modern(sdk.protocol_version(ctx)):
-        return await _step_in_rounds(step)
+        return await _step_in_rounds(ctx, step)
     return await _step_by_push(ctx, step, timeout)
+
+
+async def _record_answer(
+    ctx: Context[Any, Any], step: _Step, key: str, answer: Any, latency_ms: float, reason: str = ""
+) -> None:
+    if key not in step.forms:
+        return  # sampling and roots requests are not elicitations
+    if key in step.secret_overridden:
+        reason = reason or "secret_guard_overridden"
+    content = answer.data if isinstance(answer, Answer) and answer.accepted else None
+    await audit.record(
+        ctx,
+        rounds.current_settings(),
+        action=answer.action,
+        decided_by="person",
+        reason=reason,
+        message=step.message(key),
+        requested_schema=step.schema(key),
+        content=_plain(content),
+        latency_ms=latency_ms,
+    )
+
+
+def _plain(data: Any) -> dict[str, Any] | None:
+    """The answer as JSON-like values for the audit record (the user's own type may be a model)."""
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        return data
+    dump = getattr(data, "model_dump", None)
+    if callable(dump):
+        return dict(dump(mode="json"))
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        return {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
+    return None
 
 
 @overload
@@ -242,13 +303,16 @@ async def _step_by_push(ctx: Context[Any, Any], step: _Step, timeout: float | No
     out: dict[str, Any] = {}
     for key, request in step.requests.items():
         error: AnswerError | None = None
+        started = settings.clock()
         for _ in range(settings.max_invalid_answers):
             try:
                 with anyio.fail_after(seconds):
                     response = await sdk.push_request(ctx, request)
             except TimeoutError:
+                await _record_failure(ctx, step, key, "timeout", "timeout", started)
                 raise ElicitationTimeout(seconds) from None
             except sdk.PeerGone:
+                await _record_failure(ctx, step, key, "error", "client_gone", started)
                 raise ClientGone("the client disconnected before answering") from None
             try:
                 out[key] = step.settle({key: response})[key]
@@ -257,11 +321,31 @@ async def _step_by_push(ctx: Context[Any, Any], step: _Step, timeout: float | No
                 error = exc
         else:
             assert error is not None
+            await _record_failure(ctx, step, key, "error", "invalid_answers", started)
             raise error
+        await _record_answer(ctx, step, key, out[key], (settings.clock() - started) * 1000)
     return out
 
 
-async def _step_in_rounds(step: _Step) -> dict[str, Any]:
+async def _record_failure(
+    ctx: Context[Any, Any], step: _Step, key: str, decided_by: str, reason: str, started: float
+) -> None:
+    if key not in step.forms:
+        return
+    settings = rounds.current_settings()
+    await audit.record(
+        ctx,
+        settings,
+        action="cancel" if decided_by == "timeout" else "error",
+        decided_by=decided_by,
+        reason=reason,
+        message=step.message(key),
+        requested_schema=step.schema(key),
+        latency_ms=(settings.clock() - started) * 1000,
+    )
+
+
+async def _step_in_rounds(ctx: Context[Any, Any], step: _Step) -> dict[str, Any]:
     rnd = rounds.current_round()
     if rnd is None:
         raise NotInstalled("ask() on a 2026-07-28 request needs mcp_elicit.server.install(server)")
@@ -275,9 +359,15 @@ async def _step_in_rounds(step: _Step) -> dict[str, Any]:
     except AnswerError:
         bad = candidate.bad + 1
         if not candidate.fresh or bad >= rnd.settings.max_invalid_answers:
+            for key in step.forms:
+                await _record_failure(ctx, step, key, "error", "invalid_answers", candidate.issued)
             raise
         raise rounds.pend(rnd, step.requests, candidate.index, bad) from None  # M4: ask again
     rounds.record(rnd, candidate)
+    if candidate.fresh:  # a replayed answer was recorded when it first arrived
+        latency_ms = max(0.0, rnd.settings.clock() - candidate.issued) * 1000
+        for key, answer in settled.items():
+            await _record_answer(ctx, step, key, answer, latency_ms)
     return settled
 
 

@@ -16,7 +16,7 @@ its own expiry (with an injectable clock) and single use (a nonce per state).
 Each `ask` (or `gather`) is one step; a step sends one or more keyed input requests.
 State, as JSON after the "mcp-elicit/1:" prefix:
     {"a": [[step digest, {key: response}], ...],      answers recorded so far, in order
-     "p": [index, step digest, bad answers],          the step now outstanding
+     "p": [index, step digest, bad answers, issued at],  the step now outstanding
      "n": nonce, "e": expires-at (seconds since the epoch)}
 
 A fresh answer is taken only for the step the client was last shown: the outstanding step
@@ -72,13 +72,20 @@ _CARRIERS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 @dataclass
 class ElicitSettings:
-    """Server-wide knobs; `install()` puts one on a server."""
+    """Server-wide knobs; `install()` puts one on a server.
+
+    `audit` is any `mcp_elicit.audit` sink; with one, every question the kit asks (or refuses to
+    send) leaves one consent record at `audit_level`, and a sink that cannot write stops the
+    tool with AuditWriteError unless `audit_fail_closed` is False.
+    """
 
     ask_timeout: float = DEFAULT_ASK_TIMEOUT_SECONDS
     state_ttl: float = DEFAULT_STATE_TTL_SECONDS
     max_invalid_answers: int = MAX_INVALID_ANSWERS
     clock: Callable[[], float] = time.time
     replay_guard: ReplayGuard = field(default_factory=MemoryReplayGuard)
+    audit: Any = None
+    audit_fail_closed: bool = True
 
 
 @dataclass
@@ -92,6 +99,7 @@ class _Outstanding:
     index: int
     q: str
     bad: int
+    issued: float
 
 
 @dataclass
@@ -179,7 +187,7 @@ class ElicitMiddleware:
         try:
             rnd.recorded = [_Recorded(str(q), dict(r)) for q, r in state["a"]]
             p = state.get("p")
-            rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), int(p[2])) if p else None
+            rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), int(p[2]), float(p[3])) if p else None
         except (TypeError, ValueError, IndexError):
             raise _reject() from None
 
@@ -197,7 +205,7 @@ def _encode(rnd: _Round, outstanding: _Outstanding) -> str:
     settings = rnd.settings
     state = {
         "a": [[r.q, r.responses] for r in rnd.recorded],
-        "p": [outstanding.index, outstanding.q, outstanding.bad],
+        "p": [outstanding.index, outstanding.q, outstanding.bad, outstanding.issued],
         "n": secrets.token_urlsafe(16),
         "e": settings.clock() + settings.state_ttl,
     }
@@ -213,6 +221,7 @@ class Candidate:
     responses: dict[str, Any]
     fresh: bool
     bad: int
+    issued: float = 0.0
 
 
 def _as_dict(raw: Any) -> Any:
@@ -242,7 +251,9 @@ def next_answers(rnd: _Round, requests: dict[str, dict[str, Any]]) -> Candidate 
     if any(r is None for r in responses.values()):
         return None  # M4: a missing answer is asked for again, not an error
     rnd.fresh_taken = True
-    return Candidate(index, q, responses, fresh=True, bad=out.bad if out is not None else 0)
+    if out is None:  # answered without ever being asked (no state): no latency to speak of
+        return Candidate(index, q, responses, fresh=True, bad=0, issued=rnd.settings.clock())
+    return Candidate(index, q, responses, fresh=True, bad=out.bad, issued=out.issued)
 
 
 def record(rnd: _Round, candidate: Candidate) -> None:
@@ -254,5 +265,5 @@ def record(rnd: _Round, candidate: Candidate) -> None:
 def pend(rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int = 0) -> InputPending:
     """End this run: send `requests` (the step at `index`) and carry the answers so far."""
     del rnd.recorded[index:]
-    state = _encode(rnd, _Outstanding(index, question_digest(requests), bad))
+    state = _encode(rnd, _Outstanding(index, question_digest(requests), bad, rnd.settings.clock()))
     return InputPending(sdk.input_required_result(requests, state))

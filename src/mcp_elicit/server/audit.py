@@ -1,0 +1,89 @@
+"""One consent record per question the server kit asked, refused or gave up on (server side).
+
+The record is built by the pure `core.consent.make_record` and stored by any `AuditSink`
+(SQLite, JSON lines, PostgreSQL, memory). Sinks are synchronous, so they run on a worker thread.
+When a sink cannot write, the tool gets `AuditWriteError` instead of the answer (fail closed),
+unless `ElicitSettings.audit_fail_closed` is False, in which case the failure is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver import Context
+
+from mcp_elicit.core.consent import CallRef, ClientIdentity, ConsentEvent, ServerIdentity
+from mcp_elicit.errors import AuditWriteError
+from mcp_elicit.server.rounds import ElicitSettings
+
+__all__ = ["record"]
+
+logger = logging.getLogger("mcp_elicit.server")
+
+
+def _identities(ctx: Context[Any, Any]) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str]:
+    server = ServerIdentity()
+    client = ClientIdentity()
+    call: CallRef | None = None
+    person = ""
+    try:
+        mcp_server = ctx.mcp_server
+        server = ServerIdentity(name=mcp_server.name, version=getattr(mcp_server, "version", "") or "")
+        rc = ctx.request_context
+        params = rc.session.client_params
+        if params is not None:
+            client = ClientIdentity(name=params.client_info.name, version=params.client_info.version)
+        target = (rc.params or {}).get("name") or (rc.params or {}).get("uri") or ""
+        call = CallRef(method=rc.method, request_id=rc.request_id, name=str(target))
+    except (ValueError, AttributeError):  # outside a request (a direct call in tests)
+        pass
+    token = get_access_token()
+    if token is not None:
+        person = str(getattr(token, "subject", None) or getattr(token, "client_id", "") or "")
+    return server, client, call, person
+
+
+async def record(
+    ctx: Context[Any, Any],
+    settings: ElicitSettings,
+    *,
+    action: str,
+    decided_by: str,
+    message: str,
+    requested_schema: Mapping[str, Any] | None,
+    content: Mapping[str, Any] | None = None,
+    reason: str = "",
+    latency_ms: float = 0.0,
+    mode: str = "form",
+) -> None:
+    sink = settings.audit
+    if sink is None:
+        return
+    server, client, call, person = _identities(ctx)
+    event = ConsentEvent(
+        time=settings.clock(),
+        side="server",
+        mode=mode,  # type: ignore[arg-type]
+        action=action,  # type: ignore[arg-type]
+        decided_by=decided_by,  # type: ignore[arg-type]
+        server=server,
+        client=client,
+        protocol_revision=ctx.protocol_version or "",
+        person=person,
+        message=message,
+        requested_schema=requested_schema,
+        reason=reason,
+        latency_ms=latency_ms,
+        call=call,
+        content=content,
+    )
+    try:
+        await anyio.to_thread.run_sync(sink.append, event)
+    except AuditWriteError:
+        if settings.audit_fail_closed:
+            raise
+        logger.exception("audit sink could not store a consent record; continuing (audit_fail_closed=False)")

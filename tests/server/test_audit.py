@@ -1,0 +1,125 @@
+"""Server side of the consent trail: one record per question, chained, failing closed (issue: guardrails)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.server.mcpserver import Context, MCPServer
+
+from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.errors import SecretInForm
+from mcp_elicit.server import ElicitSettings, ask, install
+from mcp_elicit.testing import MemoryAuditSink
+from tests.support import ScriptedCallback, text_of
+
+pytestmark = pytest.mark.anyio
+ERAS = ["legacy", "2026-07-28"]
+
+
+@dataclasses.dataclass
+class Name:
+    name: str
+
+
+@dataclasses.dataclass
+class Login:
+    password: str
+
+
+def make_server(sink: Any, fail_closed: bool = True) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("audited", version="1.2.3")
+    install(server, ElicitSettings(audit=sink, audit_fail_closed=fail_closed))
+
+    @server.tool()
+    async def two(ctx: Context) -> str:
+        first = await ask(ctx, "First name?", Name, key="first")
+        second = await ask(ctx, "Second name?", Name, key="second")
+        return f"{first.action} {second.action}"
+
+    @server.tool()
+    async def login(ctx: Context) -> str:
+        try:
+            await ask(ctx, "Password?", Login)
+        except SecretInForm:
+            return "refused"
+        return "asked"
+
+    return server
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_question_leaves_exactly_one_record_and_the_chain_verifies(era: str) -> None:
+    sink = MemoryAuditSink()
+    cb = ScriptedCallback([{"action": "accept", "content": {"name": "Ada"}}, {"action": "decline"}])
+    async with Client(make_server(sink), mode=era, elicitation_callback=cb) as c:
+        result = await c.call_tool("two", {})
+    assert text_of(result) == "accept decline"
+    assert [(r["side"], r["action"], r["decided_by"]) for r in sink.records] == [
+        ("server", "accept", "person"),
+        ("server", "decline", "person"),
+    ]
+    assert sink.verify().ok
+    first = sink.records[0]
+    assert first["server"]["name"] == "audited"
+    assert first["call"]["name"] == "two"
+    assert "content" not in first  # metadata level: no answer values
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_form_stopped_by_the_secret_guard_is_recorded_as_such(era: str) -> None:
+    sink = MemoryAuditSink()
+    async with Client(make_server(sink), mode=era, elicitation_callback=ScriptedCallback([])) as c:
+        result = await c.call_tool("login", {})
+    assert text_of(result) == "refused"
+    assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
+        ("cancel", "secret_guard", "secret_in_form")
+    ]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_sink_that_cannot_write_stops_the_tool_instead_of_handing_it_the_answer(era: str) -> None:
+    sink = MemoryAuditSink()
+    sink.fail_writes = True
+    cb = ScriptedCallback([{"action": "accept", "content": {"name": "Ada"}}])
+    async with Client(make_server(sink), mode=era, elicitation_callback=cb) as c:
+        result = await c.call_tool("two", {})
+    assert result.is_error
+    assert sink.records == []
+
+
+async def test_with_fail_closed_off_the_call_goes_on_without_a_record() -> None:
+    sink = MemoryAuditSink()
+    sink.fail_writes = True
+    cb = ScriptedCallback(
+        [{"action": "accept", "content": {"name": "Ada"}}, {"action": "accept", "content": {"name": "B"}}]
+    )
+    async with Client(make_server(sink, fail_closed=False), mode="legacy", elicitation_callback=cb) as c:
+        result = await c.call_tool("two", {})
+    assert text_of(result) == "accept accept"
+
+
+async def test_the_sqlite_trail_of_a_session_verifies_and_a_tampered_row_is_found(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "audit.sqlite3"
+    sink = SqliteAuditSink(path)
+    cb = ScriptedCallback([{"action": "accept", "content": {"name": "Ada"}}, {"action": "cancel"}] * 2)
+    async with Client(make_server(sink), mode="2026-07-28", elicitation_callback=cb) as c:
+        await c.call_tool("two", {})
+        await c.call_tool("two", {})
+    assert sink.verify().ok
+    assert len(list(sink.iter_records())) == 4
+    sink.close()
+    with sqlite3.connect(path) as db:
+        edit = "UPDATE consent_records SET body = replace(body, '\"accept\"', '\"decline\"') WHERE seq = 1"
+        db.execute(edit)
+    reopened = SqliteAuditSink(path)
+    report = reopened.verify()
+    assert not report.ok
+    assert report.first_break is not None
+    assert report.first_break.index == 0
+    reopened.close()
