@@ -21,6 +21,7 @@ from mcp_elicit.core.consent import (
     canonical_json,
     format_time,
     make_record,
+    make_sealed_record,
     record_hash,
     time_bound,
     verify_chain,
@@ -173,6 +174,16 @@ def test_canonical_json_sorts_keys_drops_whitespace_and_keeps_utf8() -> None:
     assert canonical_json({"b": 1, "a": ["é", None]}) == '{"a":["é",null],"b":1}'.encode()
 
 
+def test_a_precomputed_form_verdict_is_used_as_given() -> None:
+    from mcp_elicit.core.sensitive import FieldVerdict, FormVerdict
+
+    verdict = FormVerdict("block", (FieldVerdict("target", "block", ("password",)),))
+    record = make_record(event(form_verdict=verdict), "request_response", GENESIS_HASH)
+    assert record is not None
+    assert record["fields"][0] == {"name": "target", "type": "string", "sensitive": "block"}
+    assert "target" not in record["content"]
+
+
 def test_the_hash_covers_everything_but_itself() -> None:
     record = make_record(event(), "metadata", GENESIS_HASH)
     assert record is not None
@@ -308,9 +319,12 @@ def test_any_event_makes_a_record_that_verifies(
     message: str, schema: dict[str, Any] | None, content: dict[str, Any] | None, name: str, level: Any
 ) -> None:
     e = event(message=message, requested_schema=schema, content=content, server=ServerIdentity(name, "", ""))
-    record = make_record(e, level, GENESIS_HASH)
-    assert record is not None
-    assert verify_chain([json.loads(canonical_json(record))]).ok
+    sealed = make_sealed_record(e, level, GENESIS_HASH)
+    assert sealed is not None
+    record, body = sealed
+    assert body == canonical_json(record).decode("utf-8")  # the one-pass encoding is the canonical one
+    assert record["hash"] == record_hash(record)
+    assert verify_chain([json.loads(body)]).ok
 
 
 @settings(max_examples=100, deadline=None)

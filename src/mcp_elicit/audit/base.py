@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -30,7 +30,7 @@ from mcp_elicit.core.consent import (
     Level,
     VerifyReport,
     canonical_json,
-    make_record,
+    make_sealed_record,
     time_bound,
 )
 
@@ -41,6 +41,7 @@ __all__ = [
     "Filters",
     "Row",
     "chain_records",
+    "chain_sealed",
     "new_record_id",
     "parse_body",
     "row_of",
@@ -95,17 +96,24 @@ def chain_records(
     events: Iterable[ConsentEvent], level: Level, tail_seq: int, tail_hash: str
 ) -> list[dict[str, Any]]:
     """Records for `events`, chained after the tail (seq 0 and GENESIS_HASH for an empty store)."""
-    records = []
+    return [record for record, _ in chain_sealed(events, level, tail_seq, tail_hash)]
+
+
+def chain_sealed(
+    events: Iterable[ConsentEvent], level: Level, tail_seq: int, tail_hash: str
+) -> list[tuple[dict[str, Any], str]]:
+    """Like `chain_records`, each record with its canonical JSON text (what the sinks store)."""
+    sealed = []
     seq, prev = tail_seq, tail_hash or GENESIS_HASH
     for event in events:
-        if not event.record_id:
-            event = replace(event, record_id=new_record_id())
-        record = make_record(event, level, prev, seq=seq + 1)
-        if record is None:
+        pair = make_sealed_record(
+            event, level, prev, seq=seq + 1, record_id=event.record_id or new_record_id()
+        )
+        if pair is None:
             continue
-        records.append(record)
-        seq, prev = record["seq"], record["hash"]
-    return records
+        sealed.append(pair)
+        seq, prev = pair[0]["seq"], pair[0]["hash"]
+    return sealed
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +158,8 @@ Row = tuple[int, str, str, str, str, str, str, str]  # seq, id, time, server, ac
 COLUMNS: Final = ("seq", "id", "time", "server", "action", "prev_hash", "hash", "body")
 
 
-def row_of(record: Mapping[str, Any]) -> Row:
-    """The SQL row for a record; the body is its canonical JSON text."""
+def row_of(record: Mapping[str, Any], body: str | None = None) -> Row:
+    """The SQL row for a record; the body is its canonical JSON text (computed when not given)."""
     return (
         record["seq"],
         record["id"],
@@ -160,7 +168,7 @@ def row_of(record: Mapping[str, Any]) -> Row:
         record["action"],
         record["prev_hash"],
         record["hash"],
-        canonical_json(record).decode("utf-8"),
+        canonical_json(record).decode("utf-8") if body is None else body,
     )
 
 

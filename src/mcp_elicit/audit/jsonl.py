@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from mcp_elicit.audit.base import Filters, TimeBound, chain_records, parse_body
+from mcp_elicit.audit.base import Filters, TimeBound, chain_sealed, parse_body
 from mcp_elicit.core.consent import (
     DEFAULT_LEVEL,
     GENESIS_HASH,
@@ -26,7 +26,6 @@ from mcp_elicit.core.consent import (
     ConsentEvent,
     Level,
     VerifyReport,
-    canonical_json,
 )
 from mcp_elicit.errors import AuditWriteError
 
@@ -79,8 +78,8 @@ class JsonlAuditSink:
             try:
                 with self._flocked():
                     seq, prev, ends_with_newline = self._tail()
-                    records = chain_records(events, self.level, seq, prev)
-                    data = b"".join(canonical_json(r) + b"\n" for r in records)
+                    sealed = chain_sealed(events, self.level, seq, prev)
+                    data = "".join(body + "\n" for _, body in sealed).encode("utf-8")
                     if not ends_with_newline:
                         data = b"\n" + data
                     self._file.write(data)
@@ -89,7 +88,7 @@ class JsonlAuditSink:
                         os.fsync(self._file.fileno())
             except (OSError, ValueError) as exc:
                 raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
-        return records
+        return [r for r, _ in sealed]
 
     @contextlib.contextmanager
     def _flocked(self) -> Iterator[None]:

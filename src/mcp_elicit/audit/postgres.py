@@ -23,7 +23,7 @@ from mcp_elicit.audit.base import (
     Filters,
     Row,
     TimeBound,
-    chain_records,
+    chain_sealed,
     parse_body,
     row_of,
     verify_rows,
@@ -129,17 +129,17 @@ class PostgresAuditSink:
                     )
                     tail = cur.fetchone()
                     seq, prev = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
-                    records = chain_records(events, self.level, seq, prev)
+                    sealed = chain_sealed(events, self.level, seq, prev)
                     cur.executemany(
                         sql.SQL(
                             "INSERT INTO {t} (seq, id, time, server, action, prev_hash, hash, body)"
                             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                         ).format(t=self._ident),
-                        [row_of(r) for r in records],
+                        [row_of(r, body) for r, body in sealed],
                     )
             except psycopg.Error as exc:
                 raise self._fail(exc) from exc
-        return records
+        return [r for r, _ in sealed]
 
     def _pages(self, where: sql.Composable, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
         after = 0

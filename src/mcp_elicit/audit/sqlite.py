@@ -23,7 +23,7 @@ from mcp_elicit.audit.base import (
     Filters,
     Row,
     TimeBound,
-    chain_records,
+    chain_sealed,
     parse_body,
     row_of,
     verify_rows,
@@ -120,11 +120,11 @@ class SqliteAuditSink:
                         f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
                     ).fetchone()
                     seq, prev = tail if tail else (0, GENESIS_HASH)
-                    records = chain_records(events, self.level, seq, prev)
+                    sealed = chain_sealed(events, self.level, seq, prev)
                     self._conn.executemany(
                         f"INSERT INTO {TABLE} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [row_of(r) for r in records],
+                        [row_of(r, body) for r, body in sealed],
                     )
                     self._conn.execute("COMMIT")
                 except BaseException:
@@ -133,7 +133,7 @@ class SqliteAuditSink:
                     raise
             except sqlite3.Error as exc:
                 raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
-        return records
+        return [r for r, _ in sealed]
 
     def _pages(self, where: str, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
         """Rows in seq order, fetched PAGE_SIZE at a time so writers are never blocked for long."""

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from mcp_elicit.core.sensitive import classify_schema
+from mcp_elicit.core.sensitive import FormVerdict, classify_schema
 
 __all__ = [
     "BREAK_KINDS",
@@ -55,6 +55,7 @@ __all__ = [
     "canonical_json",
     "format_time",
     "make_record",
+    "make_sealed_record",
     "record_hash",
     "time_bound",
     "verify_chain",
@@ -157,6 +158,9 @@ class ConsentEvent:
     call: CallRef | None = None
     content: Mapping[str, Any] | None = None
     record_id: str = ""
+    # The secret guard's verdict on `requested_schema`, if the pipeline already has it (it runs the
+    # guard before showing the form); computed here when None.
+    form_verdict: FormVerdict | None = None
 
 
 def canonical_json(value: Any) -> bytes:
@@ -190,6 +194,8 @@ def time_bound(value: float | datetime | str) -> str:
 
 def _text(value: str) -> str:
     """`value` with lone surrogates replaced, so it always encodes to UTF-8."""
+    if value.isascii():
+        return value
     return value.encode("utf-8", "replace").decode("utf-8")
 
 
@@ -215,20 +221,33 @@ def _field_type(schema: Any) -> str:
     return _text(kind) if isinstance(kind, str) else "unknown"
 
 
-def make_record(event: ConsentEvent, level: Level, prev_hash: str, *, seq: int = 1) -> dict[str, Any] | None:
+def make_record(
+    event: ConsentEvent, level: Level, prev_hash: str, *, seq: int = 1, record_id: str | None = None
+) -> dict[str, Any] | None:
     """The record for `event` at `level`, chained onto `prev_hash`; None at level ``none``.
 
-    `event.record_id` must be set (sinks fill it in). Raises ValueError for an unknown level or a
-    missing id: those are the caller's bugs, not data problems.
+    The id is `record_id` if given, else `event.record_id` (sinks make one when both are empty).
+    Raises ValueError for an unknown level or a missing id: those are the caller's bugs.
     """
+    sealed = make_sealed_record(event, level, prev_hash, seq=seq, record_id=record_id)
+    return None if sealed is None else sealed[0]
+
+
+def make_sealed_record(
+    event: ConsentEvent, level: Level, prev_hash: str, *, seq: int = 1, record_id: str | None = None
+) -> tuple[dict[str, Any], str] | None:
+    """`make_record`, plus the record's canonical JSON text (what sinks store), encoded only once."""
     if level not in LEVELS:
         raise ValueError(f"unknown audit level {level!r}; expected one of {', '.join(LEVELS)}")
     if level == "none":
         return None
-    if not event.record_id:
+    record_id = record_id or event.record_id
+    if not record_id:
         raise ValueError("ConsentEvent.record_id must be set before making a record")
     schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
-    verdict = classify_schema(schema, None) if event.mode == "form" and schema is not None else None
+    verdict = None
+    if event.mode == "form" and schema is not None:
+        verdict = event.form_verdict or classify_schema(schema, None)
     sensitivity = {f.name: f.verdict for f in verdict.fields} if verdict else {}
     properties = schema.get("properties") if schema is not None else None
     if not isinstance(properties, Mapping):
@@ -236,7 +255,7 @@ def make_record(event: ConsentEvent, level: Level, prev_hash: str, *, seq: int =
     record: dict[str, Any] = {
         "v": RECORD_VERSION,
         "seq": seq,
-        "id": _text(event.record_id),
+        "id": _text(record_id),
         "time": format_time(event.time),
         "level": level,
         "side": event.side,
@@ -290,8 +309,24 @@ def make_record(event: ConsentEvent, level: Level, prev_hash: str, *, seq: int =
                 redacted.append(name)
         record["content"] = kept
         record["redacted"] = sorted(redacted)
-    record["hash"] = record_hash(record)
-    return record
+    return _seal(record)
+
+
+def _seal(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Add ``hash`` to `record` and return it with its canonical text, encoding it only once.
+
+    A sorted-key JSON object is the concatenation of its members, so the text of the keys before
+    "hash" and of those after it, joined, is the hashed text, and with the hash member between
+    them it is the stored text.
+    """
+    before = canonical_json({k: v for k, v in record.items() if k < "hash"})[1:-1]
+    after = canonical_json({k: v for k, v in record.items() if k > "hash"})[1:-1]
+    hashed = b"{" + b",".join(p for p in (before, after) if p) + b"}"
+    digest = hashlib.sha256(hashed).hexdigest()
+    record["hash"] = digest
+    member = b'"hash":"' + digest.encode("ascii") + b'"'
+    stored = b"{" + b",".join(p for p in (before, member, after) if p) + b"}"
+    return record, stored.decode("utf-8")
 
 
 def _url_part(event: ConsentEvent, level: Level) -> dict[str, Any]:

@@ -43,6 +43,7 @@ Never raises: non-dict schemas, properties or keywords are skipped and count as 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -76,6 +77,11 @@ MAX_SCAN_CHARS: Final = 20_000
 # it" word. Eight reaches across a short coordination ("do not paste your password or API key")
 # while clauses end at punctuation anyway ("No account? Enter your API key" stays a match).
 CONTEXT_WINDOW: Final = 8
+
+# Distinct (text, place) pairs whose matches are remembered. Field names and titles repeat across
+# the forms of a session and across audit records; 4,096 holds far more than any client sees while
+# keeping the cache to a few hundred KiB when a hostile server sends endless new names.
+MATCH_CACHE_SIZE: Final = 4_096
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,7 +536,8 @@ def _head_end(words: list[str]) -> int:
     return end
 
 
-def _match_text(text: str, where: Where) -> list[Rule]:
+@functools.lru_cache(maxsize=MATCH_CACHE_SIZE)
+def _match_text(text: str, where: Where) -> tuple[Rule, ...]:
     """Rules that fire on `text` read as `where` (a label or prose), after the context filters."""
     prose = where == "description"
     clauses = _CLAUSE.split(text[:MAX_SCAN_CHARS]) if prose else [text]
@@ -554,7 +561,7 @@ def _match_text(text: str, where: Where) -> list[Rule]:
             if prose and any(w in NEGATIONS or w in DELIVERY_WORDS for w in before):
                 continue
             fired.append(rule)
-    return fired
+    return tuple(fired)
 
 
 def _match_hint(value: str) -> list[Rule]:
