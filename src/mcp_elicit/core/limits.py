@@ -13,14 +13,19 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "ELICITATION_IDLE_TIMEOUT_SECONDS",
+    "MAX_COMBINING_MARKS",
     "MAX_DESCRIPTION_CHARS",
     "MAX_FIELDS",
     "MAX_FIELD_NAME_CHARS",
     "MAX_MESSAGE_CHARS",
     "MAX_OPTIONS",
     "MAX_OPTION_CHARS",
+    "MAX_REASKS",
+    "MAX_SERVER_NAME_CHARS",
     "MAX_STRING_LENGTH",
     "MAX_TITLE_CHARS",
+    "MAX_WAITING_ELICITATIONS",
 ]
 
 # Fields per form. Forms longer than a screen or two are abandoned by people; 64 leaves room for
@@ -54,3 +59,31 @@ MAX_MESSAGE_CHARS: Final = 4_000
 # 64 Ki characters is more than any free-text answer typed into a form; a larger `maxLength` is
 # absurd (no input widget honours it) and an unbounded answer could exhaust memory downstream.
 MAX_STRING_LENGTH: Final = 65_536
+
+
+# -- client side (the elicitation pipeline, mcp_elicit.client) ------------------------------------
+
+# Combining marks kept on one character when text from a server is cleaned for display. Real
+# scripts stack at most three or four (Vietnamese two, Tibetan and some Indic clusters up to four);
+# more is "Zalgo" text that spills over the lines above and below, e.g. over the server's name.
+MAX_COMBINING_MARKS: Final = 4
+
+# Characters of a server's name, title or version (and of where it runs) shown with a prompt, after
+# cleaning. An identity is a label on one line, like a title.
+MAX_SERVER_NAME_CHARS: Final = 256
+
+# Times an answer that fails validation goes back to the person before the question is cancelled.
+# A UI should check each field as it is typed; a script that keeps producing invalid answers will
+# not get better on the sixth try.
+MAX_REASKS: Final = 5
+
+# A question nobody answers for this long ends as `cancel` (C3: "timeout of the prompt"). Ten
+# minutes is long enough to look something up and short enough that a forgotten prompt does not
+# hold a server's tool call open for an afternoon. Per question shown; `ElicitationHandler` and
+# `Pipeline` take an `idle_timeout` to change it.
+ELICITATION_IDLE_TIMEOUT_SECONDS: Final = 600.0
+
+# Questions that may wait for the UI while one is shown (one person answers one form at a time).
+# Beyond this, new questions are cancelled at once instead of queueing without bound: a server that
+# floods a client gets `cancel`, and the person is not buried under prompts (C4 rate-limit SHOULD).
+MAX_WAITING_ELICITATIONS: Final = 16
