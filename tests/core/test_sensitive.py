@@ -577,6 +577,17 @@ def test_tokenize_splits_every_naming_style_into_words(text: str, words: list[st
     assert tokenize(text) == words
 
 
+def test_every_rule_and_benign_phrase_is_documented_in_the_guardrails_doc() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "guardrails.md").read_text(encoding="utf-8")
+    for rule in RULES:
+        assert f"`{rule.phrase}`" in doc, rule
+        assert f"`{rule.reason}`" in doc, rule
+    for phrase in BENIGN_PHRASES:
+        assert f"`{phrase}`" in doc, phrase
+
+
 def test_every_rule_phrase_is_already_in_tokenized_form() -> None:
     for rule in RULES:
         if "flag" in rule.where:

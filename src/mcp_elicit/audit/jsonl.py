@@ -39,7 +39,7 @@ __all__ = ["MAX_TAIL_SCAN_BYTES", "JsonlAuditSink"]
 # How far back from the end of the file to look for the last intact record. Records are a few
 # hundred bytes (request levels: up to ~100 KiB with a large schema); 4 MiB of torn or foreign
 # lines at the end means the file is not ours to extend, so appends fail closed.
-MAX_TAIL_SCAN_BYTES: Final = 4 * 1024 * 1024
+MAX_TAIL_SCAN_BYTES: Final = 4_194_304  # 4 MiB
 
 _BLOCK: Final = 64 * 1024
 

@@ -104,7 +104,7 @@ MAX_TRACKED_PAIRS: Final = 10_000
 MAX_RATE_LIMIT: Final = 10_000  # requests per window
 MAX_WINDOW_S: Final = 86_400.0  # one day
 MAX_EMBARGO_COUNT: Final = 100
-MAX_EMBARGO_DURATION_S: Final = 30 * 86_400.0  # thirty days
+MAX_EMBARGO_DURATION_S: Final = 2_592_000.0  # thirty days
 
 
 @dataclass(frozen=True, slots=True)
