@@ -548,6 +548,12 @@ def test_non_dict_property_schemas_are_judged_by_name_only() -> None:
     assert [(f.name, f.verdict) for f in form.fields] == [("password", "block"), ("note", "ok")]
 
 
+def test_long_descriptions_are_read_like_short_ones() -> None:
+    long = "Some context about the deployment. " * 20 + "Then type your password here."
+    assert len(long) > 256  # past the cached length
+    assert classify_field("value", {"type": "string", "description": long}).verdict == "block"
+
+
 def test_non_string_titles_and_hints_are_skipped() -> None:
     verdict = classify_field("x", {"title": ["password"], "format": 3, "description": {"a": "b"}})
     assert verdict.verdict == "ok"

@@ -79,9 +79,11 @@ MAX_SCAN_CHARS: Final = 20_000
 CONTEXT_WINDOW: Final = 8
 
 # Distinct (text, place) pairs whose matches are remembered. Field names and titles repeat across
-# the forms of a session and across audit records; 4,096 holds far more than any client sees while
-# keeping the cache to a few hundred KiB when a hostile server sends endless new names.
+# the forms of a session and across audit records; 4,096 holds far more than any client sees.
 MATCH_CACHE_SIZE: Final = 4_096
+# Only texts up to this many characters are cached (names, titles, short help), so a hostile server
+# sending endless new long descriptions cannot make the cache hold more than about 4 MiB.
+MAX_CACHED_TEXT_CHARS: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -536,9 +538,14 @@ def _head_end(words: list[str]) -> int:
     return end
 
 
-@functools.lru_cache(maxsize=MATCH_CACHE_SIZE)
 def _match_text(text: str, where: Where) -> tuple[Rule, ...]:
     """Rules that fire on `text` read as `where` (a label or prose), after the context filters."""
+    if len(text) <= MAX_CACHED_TEXT_CHARS:
+        return _match_text_cached(text, where)
+    return _match_text_uncached(text, where)
+
+
+def _match_text_uncached(text: str, where: Where) -> tuple[Rule, ...]:
     prose = where == "description"
     clauses = _CLAUSE.split(text[:MAX_SCAN_CHARS]) if prose else [text]
     fired: list[Rule] = []
@@ -628,3 +635,6 @@ def classify_schema(requested_schema: Any, message: str | None = None) -> FormVe
         if _RANK[field.verdict] > _RANK[verdict]:
             verdict = field.verdict
     return FormVerdict(verdict=verdict, fields=tuple(fields), message_reasons=tuple(message_reasons))
+
+
+_match_text_cached = functools.lru_cache(maxsize=MATCH_CACHE_SIZE)(_match_text_uncached)
