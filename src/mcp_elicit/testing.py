@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["ManualClock"]
+import threading
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from mcp_elicit.audit.base import Filters, chain_records
+from mcp_elicit.core.consent import GENESIS_HASH, ConsentEvent, Level, VerifyReport, verify_chain
+from mcp_elicit.errors import AuditWriteError
+
+__all__ = ["ManualClock", "MemoryAuditSink"]
 
 
 class ManualClock:
@@ -20,48 +29,29 @@ class ManualClock:
         self._now += seconds
 
 
-# -- MemoryAuditSink (audit trail) ---------------------------------------------------------------
-import threading  # noqa: E402
-from collections.abc import Iterable as _Iterable  # noqa: E402
-from collections.abc import Iterator as _Iterator  # noqa: E402
-from datetime import datetime as _datetime  # noqa: E402
-from typing import Any as _Any  # noqa: E402
-
-from mcp_elicit.audit.base import Filters as _Filters  # noqa: E402
-from mcp_elicit.audit.base import chain_records as _chain_records  # noqa: E402
-from mcp_elicit.core.consent import GENESIS_HASH as _GENESIS_HASH  # noqa: E402
-from mcp_elicit.core.consent import ConsentEvent as _ConsentEvent  # noqa: E402
-from mcp_elicit.core.consent import Level as _Level  # noqa: E402
-from mcp_elicit.core.consent import VerifyReport as _VerifyReport  # noqa: E402
-from mcp_elicit.core.consent import verify_chain as _verify_chain  # noqa: E402
-from mcp_elicit.errors import AuditWriteError as _AuditWriteError  # noqa: E402
-
-__all__ += ["MemoryAuditSink"]
-
-
 class MemoryAuditSink:
     """An audit sink in a list, for tests: `records` is the stored list (edit it to simulate tampering).
 
     Set `fail_writes` to make every append raise AuditWriteError, to test fail-closed handling.
     """
 
-    def __init__(self, *, level: _Level = "metadata") -> None:
-        self.level: _Level = level
-        self.records: list[dict[str, _Any]] = []
+    def __init__(self, *, level: Level = "metadata") -> None:
+        self.level: Level = level
+        self.records: list[dict[str, Any]] = []
         self.fail_writes = False
         self._lock = threading.Lock()
 
-    def append(self, event: _ConsentEvent) -> dict[str, _Any] | None:
+    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
         records = self.append_many((event,))
         return records[0] if records else None
 
-    def append_many(self, events: _Iterable[_ConsentEvent]) -> list[dict[str, _Any]]:
+    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         with self._lock:
             if self.fail_writes:
-                raise _AuditWriteError("memory", "records", "fail_writes is set")
+                raise AuditWriteError("memory", "records", "fail_writes is set")
             last = self.records[-1] if self.records else None
-            seq, prev = (last["seq"], last["hash"]) if last else (0, _GENESIS_HASH)
-            new = _chain_records(events, self.level, seq, prev)
+            seq, prev = (last["seq"], last["hash"]) if last else (0, GENESIS_HASH)
+            new = chain_records(events, self.level, seq, prev)
             self.records.extend(new)
         return new
 
@@ -70,17 +60,17 @@ class MemoryAuditSink:
         *,
         server: str | None = None,
         action: str | None = None,
-        since: float | _datetime | str | None = None,
-        until: float | _datetime | str | None = None,
-    ) -> _Iterator[dict[str, _Any]]:
-        f = _Filters.of(server, action, since, until)
+        since: float | datetime | str | None = None,
+        until: float | datetime | str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        f = Filters.of(server, action, since, until)
         return iter([r for r in list(self.records) if f.matches(r)])
 
-    def get(self, record_id: str) -> dict[str, _Any] | None:
+    def get(self, record_id: str) -> dict[str, Any] | None:
         return next((r for r in self.records if r.get("id") == record_id), None)
 
-    def verify(self, expected_head: str | None = None) -> _VerifyReport:
-        return _verify_chain(list(self.records), expected_head)
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        return verify_chain(list(self.records), expected_head)
 
     def close(self) -> None:
         pass
