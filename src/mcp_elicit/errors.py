@@ -17,7 +17,11 @@ subclasses the builtin a caller would already catch.
     ├── SecretInForm (ValueError)                a form asks for a secret: use URL mode (F5)
     ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
     ├── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
-    └── AuditReadError (OSError)                 an audit store could not be opened or read
+    ├── AuditReadError (OSError)                 an audit store could not be opened or read
+    ├── IdentityRequired (PermissionError)       a URL hand-off needs a user and the request names none
+    ├── HandoffNotCompleted (PermissionError)    the person did not finish a required out-of-band step
+    ├── TooManyHandoffs (RuntimeError)           a user has too many hand-offs open at once
+    └── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
 """
 
 from __future__ import annotations
@@ -35,11 +39,15 @@ __all__ = [
     "ElicitationTimeout",
     "FieldProblem",
     "FormDefinitionError",
+    "HandoffNotCompleted",
+    "IdentityRequired",
     "NotInstalled",
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
+    "TooManyHandoffs",
     "UnsupportedInRevision",
+    "VaultError",
 ]
 
 
@@ -188,3 +196,41 @@ class AuditReadError(ElicitError, OSError):
         self.target = target
         self.detail = detail
         super().__init__(f"audit sink {sink} ({target}) could not read: {detail}")
+
+
+class IdentityRequired(ElicitError, PermissionError):
+    """A URL hand-off must be bound to a person (U9), and this request names none: no MCP
+    authorization and no development identity configured. `where` is "mcp" or "page"."""
+
+    def __init__(self, where: str = "mcp") -> None:
+        self.where = where
+        super().__init__(f"no identity to bind the hand-off to ({where} side)")
+
+
+class HandoffNotCompleted(ElicitError, PermissionError):
+    """`require()` could not go on: the out-of-band step ended with `action` ("decline" or
+    "cancel") instead of being completed. `handoff_id` names the hand-off (never a secret)."""
+
+    def __init__(self, action: str, handoff_id: str) -> None:
+        self.action = action
+        self.handoff_id = handoff_id
+        super().__init__(f"the out-of-band step was not completed ({action})")
+
+
+class TooManyHandoffs(ElicitError, RuntimeError):
+    """The user already has `limit` hand-offs open; finish or let one expire first."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"too many open hand-offs for this user (limit {limit})")
+
+
+class VaultError(ElicitError, ValueError):
+    """A vault row for `provider` did not decrypt: `reason` is "unknown_key" (its key left the
+    key ring), "tampered" (wrong user or provider, edited, or copied from another row) or
+    "malformed". The value itself never appears in the error."""
+
+    def __init__(self, provider: str, reason: str) -> None:
+        self.provider = provider
+        self.reason = reason
+        super().__init__(f"vault row for provider {provider!r} does not decrypt ({reason})")

@@ -3,21 +3,50 @@
 `mcp-elicit serve-reference` runs it over stdio or streamable HTTP. It serves both
 protocol eras at once: a 2025-11-25 client gets pushed `elicitation/create` requests, a
 2026-07-28 client gets InputRequiredResult rounds, from the same tool code.
+
+URL hand-offs (HTTP only: the pages live on the server's own HTTP app) are configured from the
+environment by `reference_handoffs()`: MCP_ELICIT_VAULT_KEYS (else a throwaway key),
+MCP_ELICIT_PUBLIC_BASE_URL (else the loopback origin of each request), MCP_ELICIT_DEV_USER (the
+development identity, default "local-dev", used when no MCP authorization is configured; it only
+serves browsers on loopback) and, to enable the OAuth tool, MCP_ELICIT_REFERENCE_OAUTH_AUTHORIZE_URL,
+_TOKEN_URL, _CLIENT_ID, optional _CLIENT_SECRET and _SCOPE.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
+import logging
+import os
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, EmailStr, Field
 
 from mcp_elicit.core.forms import Titles
-from mcp_elicit.server import ElicitSettings, ask, confirm, install
+from mcp_elicit.server import (
+    ApiKeyHandoff,
+    ElicitSettings,
+    Handoffs,
+    IdentityPolicy,
+    KeyRing,
+    OAuthClient,
+    OAuthHandoff,
+    TokenVault,
+    ask,
+    confirm,
+    credential,
+    handoff,
+    install,
+    require,
+)
+from mcp_elicit.server.vault import VAULT_KEYS_ENV
 
-__all__ = ["build_reference_server"]
+__all__ = ["EXAMPLE_API", "build_reference_server", "reference_handoffs"]
+
+logger = logging.getLogger("mcp_elicit.reference")
 
 REFERENCE_SERVER_NAME = "mcp-elicit-reference"
 
@@ -68,8 +97,12 @@ def build_reference_server(settings: ElicitSettings | None = None) -> MCPServer[
         version="0.1.0",
         instructions="Reference server for mcp-elicit: tools that ask the person for input.",
     )
+    settings = settings or ElicitSettings()
+    if settings.handoffs is None:
+        settings = dataclasses.replace(settings, handoffs=reference_handoffs())
     install(server, settings)
     _add_realistic_tools(server)
+    _add_handoff_tools(server, settings.handoffs)
     from mcp_elicit.conformance_tools import add_conformance_tools
 
     add_conformance_tools(server)
@@ -116,3 +149,80 @@ def _add_realistic_tools(server: MCPServer[Any]) -> None:
         reader = await ask(ctx, f"Who is the note on {topic} for?", Reader)
         name = reader.data.name if reader.accepted and reader.data else "someone"
         return f"A note on {topic}, for {name}."
+
+
+# The service the hand-off tools connect to: any key works, the server never calls out.
+EXAMPLE_API = ApiKeyHandoff(
+    provider="example-api",
+    title="Example API",
+    help="Any value works on the reference server; it is kept encrypted on the server.",
+)
+_OAUTH_ENV = "MCP_ELICIT_REFERENCE_OAUTH_"
+
+
+def _oauth_flow(environ: Mapping[str, str]) -> OAuthHandoff | None:
+    """The OAuth flow, when its endpoints and client are configured (nothing works offline otherwise)."""
+
+    def get(name: str) -> str | None:
+        return environ.get(_OAUTH_ENV + name) or None
+
+    authorize_url, token_url, client_id = get("AUTHORIZE_URL"), get("TOKEN_URL"), get("CLIENT_ID")
+    if not (authorize_url and token_url and client_id):
+        return None
+    client = OAuthClient(
+        authorize_url=authorize_url,
+        token_url=token_url,
+        client_id=client_id,
+        client_secret=get("CLIENT_SECRET"),
+        scope=get("SCOPE"),
+    )
+    return OAuthHandoff(provider=get("PROVIDER") or "example-oauth", client=client, title="Example account")
+
+
+def reference_handoffs(environ: Mapping[str, str] | None = None) -> Handoffs:
+    """The reference server's hand-off settings, from the environment (see the module docstring)."""
+    env = os.environ if environ is None else environ
+    if env.get(VAULT_KEYS_ENV):
+        keys = KeyRing.from_env(environ=env)
+    else:
+        keys = KeyRing.generate()
+        logger.info(
+            "no %s: the vault uses a throwaway key (connections end with the process)", VAULT_KEYS_ENV
+        )
+    oauth = _oauth_flow(env)
+    return Handoffs(
+        vault=TokenVault(keys),
+        identity=IdentityPolicy(dev_user=env.get("MCP_ELICIT_DEV_USER", "local-dev")),
+        public_base_url=env.get("MCP_ELICIT_PUBLIC_BASE_URL") or None,
+        flows=[EXAMPLE_API] + ([oauth] if oauth is not None else []),
+    )
+
+
+def _add_handoff_tools(server: MCPServer[Any], handoffs: Handoffs) -> None:
+    @server.tool(
+        description="Connect the Example API: opens a page on this server where you paste your API key. "
+        "The key stays on the server; the tool only says whether it is connected."
+    )
+    async def connect_service(ctx: Context) -> str:
+        result = await handoff(ctx, "Paste your Example API key on this server's page.", EXAMPLE_API)
+        if not result.completed:
+            return f"Example API not connected ({result.action})."
+        return "Connected to Example API."
+
+    @server.tool(
+        description="Example API account status. Refuses until the Example API is connected: -32042 on "
+        "2025-11-25 (retry after the page), an input request on 2026-07-28."
+    )
+    async def service_status(ctx: Context) -> str:
+        await require(ctx, EXAMPLE_API, fail_fast=True)
+        key = await credential(ctx, EXAMPLE_API.provider)
+        return "Example API: connected, 3 projects." if key is not None else "Example API: not connected."
+
+    oauth = next((f for f in handoffs.flows if isinstance(f, OAuthHandoff)), None)
+    if oauth is None:
+        return
+
+    @server.tool(description=f"Connect your {oauth.display_name} with OAuth (the tokens stay on the server).")
+    async def connect_account(ctx: Context) -> str:
+        result = await handoff(ctx, f"Sign in to connect your {oauth.display_name}.", oauth)
+        return f"{oauth.display_name} connected." if result.completed else f"Not connected ({result.action})."

@@ -17,7 +17,8 @@ Each `ask` (or `gather`) is one step; a step sends one or more keyed input reque
 State, as JSON after the "mcp-elicit/1:" prefix:
     {"a": [[step digest, {key: response}], ...],      answers recorded so far, in order
      "p": [index, step digest, bad answers, issued at],  the step now outstanding
-     "n": nonce, "e": expires-at (seconds since the epoch)}
+     "n": nonce, "e": expires-at (seconds since the epoch),
+     "h": {key: [hand-off id, url]}}                  URL hand-offs minted so far (see `handoff`)
 
 A fresh answer is taken only for the step the client was last shown: the outstanding step
 named by the state, or, on a request that carries no state at all, the first step (a client
@@ -76,7 +77,9 @@ class ElicitSettings:
 
     `audit` is any `mcp_elicit.audit` sink; with one, every question the kit asks (or refuses to
     send) leaves one consent record at `audit_level`, and a sink that cannot write stops the
-    tool with AuditWriteError unless `audit_fail_closed` is False.
+    tool with AuditWriteError unless `audit_fail_closed` is False. `handoffs` is a
+    `mcp_elicit.server.handoff.Handoffs`: with one, `handoff`/`require` work and `install()`
+    mounts their pages.
     """
 
     ask_timeout: float = DEFAULT_ASK_TIMEOUT_SECONDS
@@ -86,6 +89,7 @@ class ElicitSettings:
     replay_guard: ReplayGuard = field(default_factory=MemoryReplayGuard)
     audit: Any = None
     audit_fail_closed: bool = True
+    handoffs: Any = None
 
 
 @dataclass
@@ -111,6 +115,7 @@ class _Round:
     had_state: bool = False
     fresh_taken: bool = False
     cursor: int = 0
+    handoffs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 _current: contextvars.ContextVar[_Round | None] = contextvars.ContextVar("mcp_elicit_round", default=None)
@@ -188,7 +193,8 @@ class ElicitMiddleware:
             rnd.recorded = [_Recorded(str(q), dict(r)) for q, r in state["a"]]
             p = state.get("p")
             rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), int(p[2]), float(p[3])) if p else None
-        except (TypeError, ValueError, IndexError):
+            rnd.handoffs = {str(k): (str(v[0]), str(v[1])) for k, v in dict(state.get("h") or {}).items()}
+        except (TypeError, ValueError, IndexError, KeyError):
             raise _reject() from None
 
 
@@ -203,12 +209,14 @@ def current_settings() -> ElicitSettings:
 
 def _encode(rnd: _Round, outstanding: _Outstanding) -> str:
     settings = rnd.settings
-    state = {
+    state: dict[str, Any] = {
         "a": [[r.q, r.responses] for r in rnd.recorded],
         "p": [outstanding.index, outstanding.q, outstanding.bad, outstanding.issued],
         "n": secrets.token_urlsafe(16),
         "e": settings.clock() + settings.state_ttl,
     }
+    if rnd.handoffs:
+        state["h"] = {k: list(v) for k, v in rnd.handoffs.items()}
     return _PREFIX + json.dumps(state, separators=(",", ":"), ensure_ascii=True)
 
 
@@ -267,3 +275,13 @@ def pend(rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int 
     del rnd.recorded[index:]
     state = _encode(rnd, _Outstanding(index, question_digest(requests), bad, rnd.settings.clock()))
     return InputPending(sdk.input_required_result(requests, state))
+
+
+def handoff_slot(rnd: _Round, key: str) -> tuple[str, str] | None:
+    """The (hand-off id, url) minted under `key` in an earlier round of this call, if any."""
+    return rnd.handoffs.get(key)
+
+
+def keep_handoff(rnd: _Round, key: str, handoff_id: str, url: str) -> None:
+    """Carry a minted hand-off in the state, so the retry asks about the very same URL."""
+    rnd.handoffs[key] = (handoff_id, url)

@@ -187,3 +187,94 @@ def input_responses(ctx: Context[Any, Any]) -> dict[str, Any]:
 
 def request_state(ctx: Context[Any, Any]) -> str | None:
     return ctx.request_state
+
+
+# --- URL mode (hand-offs) ---------------------------------------------------------------------
+
+
+def access_token() -> Any | None:
+    """The verified MCP access token of the request being handled (None without MCP authorization)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    return get_access_token()
+
+
+def token_principal(token: Any) -> tuple[str, str | None, str | None]:
+    """(client_id, issuer, subject) of a verified access token, the SDK's own notion of a principal."""
+    from mcp.server.auth.provider import principal_components
+
+    return principal_components(token)
+
+
+def browser_access_token(request: Any) -> Any | None:
+    """The access token the SDK's bearer middleware verified on a plain HTTP request (a page), if any."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    user = request.scope.get("user")
+    return user.access_token if isinstance(user, AuthenticatedUser) else None
+
+
+def http_request(ctx: Context[Any, Any]) -> Any | None:
+    """The Starlette request that carried this MCP request (None over stdio and in memory)."""
+    try:
+        return getattr(ctx.request_context, "request", None)
+    except ValueError:
+        return None
+
+
+def session_of(ctx: Context[Any, Any]) -> Any:
+    return ctx.request_context.session
+
+
+def request_id(ctx: Context[Any, Any]) -> Any:
+    return ctx.request_context.request_id
+
+
+async def send_elicit_complete(session: Any, elicitation_id: str, related_request_id: Any = None) -> None:
+    """`notifications/elicitation/complete` to one session (2025-11-25 only; U6)."""
+    await session.send_elicit_complete(elicitation_id, related_request_id=related_request_id)
+
+
+def url_elicitation_required(elicitations: list[dict[str, Any]]) -> MCPError:
+    """Error -32042 listing URL elicitations (each with `elicitationId`); 2025-11-25 only (U7)."""
+    from mcp.shared.exceptions import UrlElicitationRequiredError
+
+    params = [t.ElicitRequestURLParams.model_validate(e) for e in elicitations]
+    return UrlElicitationRequiredError(params)
+
+
+async def run_watching(ctx: Context[Any, Any], fn: Any) -> Any:
+    """Await `fn()`, released with PeerGone as soon as the HTTP client behind `ctx` disconnects."""
+    gone: list[bool] = []
+    result: Any = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_disconnect, ctx, tg.cancel_scope, gone)
+        result = await fn()
+        tg.cancel_scope.cancel()
+    if gone:
+        raise PeerGone
+    return result
+
+
+def add_route(server: Any, path: str, methods: list[str], endpoint: Any) -> None:
+    """Add a plain Starlette route to the server's HTTP app (outside MCP authorization)."""
+    server.custom_route(path, methods=methods, include_in_schema=False)(endpoint)
+
+
+def wrap_lifespan(server: Any, context: Any) -> None:
+    """Run the async context manager factory `context()` around the server's own lifespan.
+
+    The SDK enters the lifespan once per HTTP app (and once per in-memory connection); there
+    is no public hook for a library to add to it, so this wraps the low-level server's.
+    """
+    from contextlib import asynccontextmanager
+
+    low = server._lowlevel_server
+    inner = low.lifespan
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with context(), inner(app) as state:
+            yield state
+
+    low.lifespan = lifespan

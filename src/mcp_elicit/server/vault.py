@@ -1,0 +1,352 @@
+"""The token vault: what hand-offs obtain (API keys, third-party OAuth tokens), encrypted at rest.
+
+Rules it enforces (spec U10):
+
+- Values are sealed with AES-256-GCM (`cryptography`). The associated data is the user's key
+  and the provider, so a row copied to another user, or to another provider of the same user,
+  fails to decrypt (`VaultError(reason="tampered")`) instead of handing one person's token to
+  another.
+- Values never go back to the MCP client: nothing in the hand-off path returns them, and
+  `get()` wraps them in `Secret`, whose repr and str are masked, so a stray log line or
+  f-string prints `Secret('***')`. Call `.reveal()` only where the server uses the value.
+- The key comes from configuration, never from code: a key ring in the environment variable
+  MCP_ELICIT_VAULT_KEYS, "id:base64key,id:base64key" (32-byte keys, base64 or base64url).
+
+Rotation: put a new key first in the ring and keep the old ones after it. The first key
+encrypts; every key decrypts (rows say which key sealed them). Then run `rewrap()` (or let
+reads re-seal rows lazily) until no row uses the old key, and drop it from the ring. A row
+whose key has left the ring raises `VaultError(reason="unknown_key")`.
+
+Storage is pluggable: memory (tests, one process), Redis (replicas), SQLite (one host).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import logging
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import anyio.to_thread
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from mcp_elicit.errors import ConfigError, VaultError
+
+__all__ = [
+    "MAX_VAULT_VALUE_BYTES",
+    "VAULT_KEYS_ENV",
+    "VAULT_KEY_BYTES",
+    "KeyRing",
+    "MemoryVaultStorage",
+    "RedisVaultStorage",
+    "SQLiteVaultStorage",
+    "Secret",
+    "TokenVault",
+    "VaultStorage",
+]
+
+logger = logging.getLogger("mcp_elicit.server.vault")
+
+# The environment variable that holds the key ring.
+VAULT_KEYS_ENV = "MCP_ELICIT_VAULT_KEYS"
+# AES-256: 32-byte keys. A shorter key is refused rather than padded.
+VAULT_KEY_BYTES = 32
+# The largest value (JSON-encoded) the vault seals. An API key is under 200 bytes and an OAuth
+# token response a few KB; 64 KiB refuses anything that is clearly not a credential.
+MAX_VAULT_VALUE_BYTES = 65_536
+# AES-GCM nonce: 96 random bits per row, the size GCM is specified for.
+_NONCE_BYTES = 12
+_AAD_PREFIX = b"mcp-elicit/vault/1\x00"
+_ROW_VERSION = 1
+
+
+class Secret:
+    """A value from the vault that does not print itself."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def reveal(self) -> Any:
+        """The value itself, for the server's own call to the third party; never return it to a client."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a vault Secret cannot be pickled")
+
+
+def _decode_key(text: str) -> bytes:
+    padded = text.strip() + "=" * (-len(text.strip()) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+    except (binascii.Error, ValueError):
+        return b""
+
+
+class KeyRing:
+    """Named AES-256 keys; the first one encrypts, all of them decrypt."""
+
+    def __init__(self, keys: Sequence[tuple[str, bytes]]) -> None:
+        if not keys:
+            raise ConfigError(VAULT_KEYS_ENV, "the vault key ring is empty")
+        self._keys: dict[str, AESGCM] = {}
+        for kid, key in keys:
+            if not kid or not kid.isascii() or ":" in kid or "," in kid:
+                raise ConfigError(VAULT_KEYS_ENV, f"bad key id {kid!r}")
+            if len(key) != VAULT_KEY_BYTES:
+                raise ConfigError(VAULT_KEYS_ENV, f"key {kid!r} is not {VAULT_KEY_BYTES} bytes")
+            if kid in self._keys:
+                raise ConfigError(VAULT_KEYS_ENV, f"key id {kid!r} appears twice")
+            self._keys[kid] = AESGCM(key)
+        self.primary = keys[0][0]
+
+    @classmethod
+    def from_string(cls, text: str) -> KeyRing:
+        """Parse "id:base64key,id:base64key" (first is primary)."""
+        pairs = []
+        for item in text.split(","):
+            kid, sep, encoded = item.strip().partition(":")
+            if not sep:
+                raise ConfigError(VAULT_KEYS_ENV, "each entry must be id:base64key")
+            pairs.append((kid, _decode_key(encoded)))
+        return cls(pairs)
+
+    @classmethod
+    def from_env(cls, name: str = VAULT_KEYS_ENV, environ: Mapping[str, str] | None = None) -> KeyRing:
+        text = (os.environ if environ is None else environ).get(name, "")
+        if not text:
+            raise ConfigError(name, "not set: the vault needs a key ring (id:base64key,...)")
+        return cls.from_string(text)
+
+    @classmethod
+    def generate(cls, kid: str = "k1") -> KeyRing:
+        """A fresh random one-key ring: for tests and throwaway development servers."""
+        return cls([(kid, secrets.token_bytes(VAULT_KEY_BYTES))])
+
+    @staticmethod
+    def new_key_text(kid: str) -> str:
+        """A new "id:base64key" entry to paste into MCP_ELICIT_VAULT_KEYS."""
+        return f"{kid}:{base64.urlsafe_b64encode(secrets.token_bytes(VAULT_KEY_BYTES)).decode().rstrip('=')}"
+
+    def cipher(self, kid: str) -> AESGCM | None:
+        return self._keys.get(kid)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._keys)
+
+
+class VaultStorage(Protocol):
+    async def put(self, row_key: str, row: str) -> None: ...
+    async def get(self, row_key: str) -> str | None: ...
+    async def delete(self, row_key: str) -> None: ...
+    def rows(self) -> AsyncIterator[tuple[str, str]]: ...
+
+
+class MemoryVaultStorage:
+    def __init__(self) -> None:
+        self.data: dict[str, str] = {}
+
+    async def put(self, row_key: str, row: str) -> None:
+        self.data[row_key] = row
+
+    async def get(self, row_key: str) -> str | None:
+        return self.data.get(row_key)
+
+    async def delete(self, row_key: str) -> None:
+        self.data.pop(row_key, None)
+
+    async def rows(self) -> AsyncIterator[tuple[str, str]]:
+        for item in list(self.data.items()):
+            yield item
+
+
+class RedisVaultStorage:
+    """Rows in one Redis hash, `<prefix>rows`."""
+
+    def __init__(self, redis: Any, prefix: str = "mcp-elicit:vault:") -> None:
+        self._redis = redis
+        self._hash = f"{prefix}rows"
+
+    async def put(self, row_key: str, row: str) -> None:
+        await self._redis.hset(self._hash, row_key, row)
+
+    async def get(self, row_key: str) -> str | None:
+        raw = await self._redis.hget(self._hash, row_key)
+        return raw.decode() if isinstance(raw, bytes) else raw
+
+    async def delete(self, row_key: str) -> None:
+        await self._redis.hdel(self._hash, row_key)
+
+    async def rows(self) -> AsyncIterator[tuple[str, str]]:
+        async for key, raw in self._redis.hscan_iter(self._hash):
+            k = key.decode() if isinstance(key, bytes) else key
+            yield k, raw.decode() if isinstance(raw, bytes) else raw
+
+
+class SQLiteVaultStorage:
+    """Rows in a SQLite table (WAL), for a single-host server that should survive restarts."""
+
+    def __init__(self, path: str) -> None:
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS vault (k TEXT PRIMARY KEY, row TEXT NOT NULL)")
+
+    def _run(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    async def put(self, row_key: str, row: str) -> None:
+        sql = "INSERT INTO vault (k, row) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET row = excluded.row"
+        await anyio.to_thread.run_sync(self._run, sql, (row_key, row))
+
+    async def get(self, row_key: str) -> str | None:
+        found = await anyio.to_thread.run_sync(self._run, "SELECT row FROM vault WHERE k = ?", (row_key,))
+        return str(found[0][0]) if found else None
+
+    async def delete(self, row_key: str) -> None:
+        await anyio.to_thread.run_sync(self._run, "DELETE FROM vault WHERE k = ?", (row_key,))
+
+    async def rows(self) -> AsyncIterator[tuple[str, str]]:
+        found = await anyio.to_thread.run_sync(self._run, "SELECT k, row FROM vault", ())
+        for k, row in found:
+            yield str(k), str(row)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _aad(user: str, provider: str) -> bytes:
+    return _AAD_PREFIX + json.dumps([user, provider], separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def row_key(user: str, provider: str) -> str:
+    """Where a (user, provider) row is stored: a hash, so storage keys name no one."""
+    return hashlib.sha256(_aad(user, provider)).hexdigest()
+
+
+class TokenVault:
+    """Encrypted (user, provider) → value. Values are JSON-serialisable (a string, a token dict)."""
+
+    def __init__(
+        self,
+        keys: KeyRing,
+        storage: VaultStorage | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.keys = keys
+        self.storage: VaultStorage = storage if storage is not None else MemoryVaultStorage()
+        self._clock = clock
+
+    def _seal(self, user: str, provider: str, value: Any) -> str:
+        plain = json.dumps(value, separators=(",", ":")).encode()
+        if len(plain) > MAX_VAULT_VALUE_BYTES:
+            raise ValueError(f"vault values are limited to {MAX_VAULT_VALUE_BYTES} bytes")
+        kid = self.keys.primary
+        cipher = self.keys.cipher(kid)
+        if cipher is None:  # cannot happen: the primary is always in the ring
+            raise VaultError(provider, "unknown_key")
+        nonce = secrets.token_bytes(_NONCE_BYTES)
+        sealed = cipher.encrypt(nonce, plain, _aad(user, provider))
+        row = {
+            "v": _ROW_VERSION,
+            "kid": kid,
+            "u": user,
+            "p": provider,
+            "n": base64.b64encode(nonce).decode(),
+            "c": base64.b64encode(sealed).decode(),
+            "t": self._clock(),
+        }
+        return json.dumps(row, separators=(",", ":"))
+
+    def _open(self, user: str, provider: str, raw: str) -> tuple[Any, str]:
+        """Decrypt a row with (user, provider) as associated data: the ones asked for, never the
+        ones the row claims, so a copied row cannot be read as someone else's."""
+        try:
+            row = json.loads(raw)
+            kid = str(row["kid"])
+            nonce = base64.b64decode(row["n"], validate=True)
+            sealed = base64.b64decode(row["c"], validate=True)
+        except (ValueError, KeyError, TypeError):
+            raise VaultError(provider, "malformed") from None
+        cipher = self.keys.cipher(kid)
+        if cipher is None:
+            raise VaultError(provider, "unknown_key")
+        try:
+            plain = cipher.decrypt(nonce, sealed, _aad(user, provider))
+        except (InvalidTag, ValueError):
+            raise VaultError(provider, "tampered") from None
+        return json.loads(plain), kid
+
+    async def put(self, user: str, provider: str, value: Any) -> None:
+        """Seal `value` for `user` (a Principal key) and `provider`, replacing any earlier one."""
+        await self.storage.put(row_key(user, provider), self._seal(user, provider, value))
+        logger.info("vault: stored a value for provider %s", provider)
+
+    async def get(self, user: str, provider: str) -> Secret | None:
+        """The value for (user, provider), or None; VaultError when the row does not decrypt.
+
+        A row sealed with an older key of the ring is re-sealed with the primary key on the way.
+        """
+        key = row_key(user, provider)
+        raw = await self.storage.get(key)
+        if raw is None:
+            return None
+        value, kid = self._open(user, provider, raw)
+        if kid != self.keys.primary:
+            await self.storage.put(key, self._seal(user, provider, value))
+        return Secret(value)
+
+    async def has(self, user: str, provider: str) -> bool:
+        """True when a readable value exists; an unreadable row counts as absent (and is logged)."""
+        try:
+            return await self.get(user, provider) is not None
+        except VaultError as exc:
+            logger.warning("vault: row for provider %s does not decrypt (%s)", provider, exc.reason)
+            return False
+
+    async def delete(self, user: str, provider: str) -> None:
+        await self.storage.delete(row_key(user, provider))
+
+    async def rewrap(self) -> int:
+        """Re-seal every row not under the primary key; returns how many were re-sealed.
+
+        Rows are opened with the user and provider they name and must sit where those belong,
+        so rewrapping cannot launder a row copied under another user.
+        """
+        done = 0
+        async for key, raw in self.storage.rows():
+            try:
+                row = json.loads(raw)
+                user, provider, kid = str(row["u"]), str(row["p"]), str(row["kid"])
+            except (ValueError, KeyError, TypeError):
+                logger.warning("vault: skipped a malformed row during rewrap")
+                continue
+            if kid == self.keys.primary:
+                continue
+            if key != row_key(user, provider):
+                logger.warning("vault: skipped a row stored under the wrong key during rewrap")
+                continue
+            value, _ = self._open(user, provider, raw)
+            await self.storage.put(key, self._seal(user, provider, value))
+            done += 1
+        return done
