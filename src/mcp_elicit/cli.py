@@ -374,3 +374,37 @@ def check_url_command(
     for row in rows:
         padded = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         click.echo("  ".join([*padded, row[3]]))
+
+
+# --- connect ---------------------------------------------------------------------------------------------
+@main.command("connect")
+@click.option(
+    "--server",
+    "server_spec",
+    required=True,
+    metavar="SPEC",
+    help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(["legacy", "modern", "auto"]),
+    default="auto",
+    show_default=True,
+    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
+)
+def connect_command(server_spec: str, protocol: str) -> None:
+    """Talk to a server: list and call its tools; its questions appear as forms in this terminal.
+
+    In a form: Enter keeps the [value], :decline or Ctrl-D declines, :cancel, Ctrl-C or Esc cancels;
+    a review screen lets you change any answer before it is sent. Exits 1 when the connection fails.
+    """
+    import anyio
+
+    from mcp_elicit.ui.connect import ConnectSession
+
+    session = ConnectSession(server_spec, protocol=_typing.cast(_typing.Any, protocol))
+    try:
+        code = anyio.run(session.run)
+    except KeyboardInterrupt:
+        code = 130
+    raise SystemExit(code)

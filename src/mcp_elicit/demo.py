@@ -1,11 +1,15 @@
-"""`make demo`: the reference server over stdio, driven by a scripted client in both protocol eras.
+"""`make demo`: the reference server over stdio, and you (or a script) answering its questions.
 
-It prints each elicitation the server sent and the answer that went back, step by step.
+In a terminal it starts `mcp-elicit connect` against the reference server, with a short intro on
+what to try: a newcomer answers a real form within a minute. Without a terminal (CI, a pipe) it
+runs the scripted client in both protocol eras instead, printing each elicitation the server sent
+and the answer that went back, step by step.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -71,7 +75,38 @@ async def run_demo(out: Any = None) -> None:
         say()
 
 
+INTRO = """\
+mcp-elicit demo: you are talking to the reference server, which asks you questions.
+Try:
+  call deploy     asks for a service name (say checkout), then a form: environment,
+                  region, replicas; production adds a confirmation
+  call signup     three steps: account, preferences (a multi select, a date), confirm
+  tools           everything the server offers
+In a form: Enter keeps the [value] · :decline or Ctrl-D declines · :cancel, Ctrl-C or Esc
+cancels. A review screen lets you change any answer before it is sent. quit leaves.
+"""
+
+
+def reference_server_spec() -> str:
+    """The reference server's stdio command line, as `mcp-elicit connect --server` takes it."""
+    return shlex.join([sys.executable, "-m", "mcp_elicit", "serve-reference", "--transport", "stdio"])
+
+
+async def run_interactive() -> int:
+    """`connect` against the reference server, after the intro; the exit code of the session."""
+    from mcp_elicit.ui.connect import ConnectSession
+
+    print(INTRO, flush=True)
+    return await ConnectSession(reference_server_spec()).run()
+
+
 def main() -> None:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        try:
+            code = anyio.run(run_interactive)
+        except KeyboardInterrupt:
+            code = 130
+        raise SystemExit(code)
     anyio.run(run_demo)
 
 

@@ -1,0 +1,432 @@
+"""`mcp-elicit connect`: an interactive session with one server; its elicitations go through the terminal UI.
+
+Commands at the ``mcp>`` prompt: ``tools`` lists the tools with their descriptions; ``call NAME``
+asks for each argument from the tool's input schema (or ``call NAME {"json": "object"}`` passes
+them at once), calls the tool and prints the result; ``log`` shows what the server wrote on its
+stderr; ``help``; ``quit`` (or Ctrl-D) leaves. Ctrl-C while a call is running abandons the call;
+Ctrl-C at the prompt only clears the line.
+
+A server is named by a SPEC: an ``http://`` or ``https://`` URL (streamable HTTP), or a command
+line for a stdio server, split like a shell would (`shlex.split`) and never run through one. A
+stdio server's stderr goes to a temporary file, never straight to the terminal (it could carry
+escape sequences); ``log`` and connection errors show its tail through `plain()`.
+
+Everything the server sends is printed through `plain()` as rich `Text`: tool names, descriptions
+and results included, not only forms.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import tempfile
+import typing
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final, Literal, TextIO
+
+import anyio
+import mcp_types as t
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from rich.console import Console
+from rich.text import Text
+
+from mcp_elicit.core.forms import parse_schema
+from mcp_elicit.core.revisions import LATEST
+from mcp_elicit.errors import AnswerError, SchemaError
+from mcp_elicit.ui.base import FormPrompt, Purpose, Requester
+from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
+
+__all__ = [
+    "HELP",
+    "MAX_RESULT_CHARS",
+    "MAX_STDERR_TAIL_CHARS",
+    "MAX_TOOL_DESCRIPTION_CHARS",
+    "PROTOCOLS",
+    "ConnectSession",
+    "Opener",
+    "Protocol",
+    "SessionClient",
+    "StopgapClient",
+    "client_target",
+]
+
+Protocol = Literal["legacy", "modern", "auto"]
+# `--protocol` to the SDK's `Client(mode=...)`: legacy = the 2025-11-25 initialize handshake,
+# modern = adopt 2026-07-28 directly, auto = discover and fall back.
+PROTOCOLS: Final[Mapping[str, str]] = {"legacy": "legacy", "modern": LATEST, "auto": "auto"}
+
+# Characters of a tool description in the `tools` list: one line per tool keeps the list scannable.
+MAX_TOOL_DESCRIPTION_CHARS: Final = 200
+
+# Characters of a tool result printed; a result is the server's text and could flood the terminal.
+MAX_RESULT_CHARS: Final = 20_000
+
+# Characters of the server's stderr shown by `log` and after a failed connection.
+MAX_STDERR_TAIL_CHARS: Final = 4_000
+
+HELP: Final = """Commands:
+  tools                 list the server's tools
+  call NAME             call a tool; asks for each argument
+  call NAME {JSON}      call a tool with these arguments
+  log                   what the server wrote on stderr (stdio servers)
+  help                  this list
+  quit                  leave (or Ctrl-D)
+In a form: Enter keeps the [value], :decline or Ctrl-D declines,
+:cancel, Ctrl-C or Esc cancels. Ctrl-C while a call runs abandons the call."""
+
+
+class SessionClient(typing.Protocol):
+    """What the session needs from a connection; `mcp_elicit.client.ElicitClient` has this shape."""
+
+    @property
+    def server(self) -> Requester: ...
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    async def list_tools(self) -> list[t.Tool]: ...
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> t.CallToolResult: ...
+
+
+Opener = Callable[[str, TerminalUI, Protocol, TextIO], AbstractAsyncContextManager[SessionClient]]
+"""Opens a connection to SPEC whose questions go to the UI; the server's stderr goes to the file."""
+
+
+def client_target(spec: str, errlog: TextIO) -> tuple[Any, str]:
+    """What `Client(...)` connects to for SPEC, and the `where` shown to the person."""
+    if spec.startswith(("http://", "https://")):
+        return spec, spec
+    argv = shlex.split(spec)
+    if not argv:
+        raise ValueError("empty server command")
+    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    transport: AbstractAsyncContextManager[Any] = stdio_client(params, errlog=errlog)
+    return transport, shlex.join(argv)
+
+
+class StopgapClient:
+    """STOPGAP until `mcp_elicit.client.ElicitClient` (the pipeline) is committed; same shape.
+
+    A bare `mcp.client.Client` whose elicitation callback parses the schema strictly, asks the UI,
+    validates and asks again on a refused answer. No text cleaning beyond the UI's own `plain()`,
+    no policy, no audit, no transport guard, and URL mode is refused with -32602.
+    """
+
+    def __init__(self, spec: str, ui: TerminalUI, protocol: Protocol, errlog: TextIO) -> None:
+        target, self._where = client_target(spec, errlog)
+        self._ui = ui
+        self._purpose = Purpose()
+        self._sdk = Client(target, mode=PROTOCOLS[protocol], elicitation_callback=self._elicit)
+
+    async def __aenter__(self) -> StopgapClient:
+        await self._sdk.__aenter__()
+        if self._sdk.server_info is None:
+            await _discover_identity(self._sdk)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._sdk.__aexit__(*exc_info)
+
+    @property
+    def server(self) -> Requester:
+        info = self._sdk.server_info
+        if info is None:
+            return Requester(name="", where=self._where)
+        return Requester(name=info.name, where=self._where, title=info.title, version=info.version)
+
+    @property
+    def protocol_version(self) -> str:
+        return self._sdk.protocol_version
+
+    async def list_tools(self) -> list[t.Tool]:
+        return (await self._sdk.list_tools()).tools
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> t.CallToolResult:
+        self._purpose = Purpose("tools/call", name, arguments)
+        try:
+            return await self._sdk.call_tool(name, dict(arguments or {}))
+        finally:
+            self._purpose = Purpose()
+
+    async def _elicit(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult | t.ErrorData:
+        wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if wire.get("mode", "form") != "form":
+            return t.ErrorData(code=t.INVALID_PARAMS, message="this client handles form mode only")
+        try:
+            form = parse_schema(wire.get("requestedSchema"))
+        except SchemaError as exc:
+            return t.ErrorData(code=t.INVALID_PARAMS, message=str(exc))
+        values: dict[str, Any] = {f.name: f.default for f in form.fields if f.has_default}
+        errors: dict[str, str] = {}
+        while True:
+            message = str(wire.get("message", ""))
+            result = await self._ui.ask_form(
+                FormPrompt(self.server, self._purpose, message, form, values, errors)
+            )
+            if result.action != "accept":
+                return t.ElicitResult(action=result.action)
+            try:
+                content = form.validate(result.content)
+            except AnswerError as exc:
+                values = dict(result.content or {})
+                errors = {p.field: p.detail or p.code for p in exc.problems}
+                continue
+            return t.ElicitResult(action="accept", content=content)
+
+
+class ConnectSession:
+    """One interactive session: connect, then read commands until quit or end of input.
+
+    `read_line` and `console` are injectable (tests); by default both use the real terminal. The
+    same reader serves the session prompt and the forms, so a test can script a whole session.
+    `opener` makes the connection (default: `StopgapClient`, until the pipeline's client lands).
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        protocol: Protocol = "auto",
+        console: Console | None = None,
+        read_line: LineReader | None = None,
+        opener: Opener | None = None,
+    ) -> None:
+        self.spec = spec
+        self.protocol: Protocol = protocol
+        self.console = console or Console(markup=False, emoji=False, highlight=False)
+        self.read = read_line or terminal_input(self.console)
+        self.ui = TerminalUI(self.console, self.read)
+        self.opener: Opener = opener or StopgapClient
+        self._call_scope: anyio.CancelScope | None = None
+        self._errlog: TextIO | None = None  # the stdio server's stderr, while connected
+
+    def _say(self, text: str, style: str = "") -> None:
+        self.console.print(Text(text, style=style))
+
+    async def run(self) -> int:
+        """0 when the person left; 1 when the spec is unusable or the connection failed or broke."""
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+            self._errlog = errlog
+            try:
+                connection = self.opener(self.spec, self.ui, self.protocol, errlog)
+            except ValueError as exc:
+                self._say(f"Cannot use the server spec: {plain(str(exc))}", "red")
+                return 1
+            code = 1
+            try:
+                async with connection as client, anyio.create_task_group() as tg:
+                    tg.start_soon(self._abandon_calls_on_interrupt)
+                    code = await self._session(client)
+                    tg.cancel_scope.cancel()
+            except Exception as exc:  # the connection failed or broke: say so, never a traceback
+                self._say(f"Connection to {plain(self.spec)} failed or broke: {plain(_describe(exc))}", "red")
+                self._show_log()
+                return 1
+            return code
+
+    async def _abandon_calls_on_interrupt(self) -> None:
+        # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs.
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                if self._call_scope is not None:
+                    self._call_scope.cancel()
+
+    async def _session(self, client: SessionClient) -> int:
+        server = client.server
+        who = plain((server.name or "(unnamed server)") + (f" {server.version}" if server.version else ""))
+        self._say(f"Connected to {who} at {plain(server.where)}", "bold")
+        self._say(f"Protocol {plain(client.protocol_version)}. Type help for commands, quit to leave.", "dim")
+        while True:
+            try:
+                line = (await self.read("mcp> ")).strip()
+            except EOFError:
+                return 0
+            except KeyboardInterrupt:
+                self._say("(type quit or press Ctrl-D to leave)", "dim")
+                continue
+            command, _, rest = line.partition(" ")
+            if command in ("quit", "exit"):
+                return 0
+            if command == "":
+                continue
+            if command in ("help", "?"):
+                self._say(HELP)
+            elif command == "tools":
+                await self._list_tools(client)
+            elif command == "call":
+                await self._call(client, rest.strip())
+            elif command == "log":
+                self._show_log()
+            else:
+                self._say(f"Unknown command {plain(command)!r}; type help.", "red")
+
+    async def _tools(self, client: SessionClient) -> list[t.Tool] | None:
+        try:
+            return await client.list_tools()
+        except MCPError as exc:
+            self._say(f"The server refused to list its tools: {plain(_describe(exc))}", "red")
+            return None
+
+    async def _list_tools(self, client: SessionClient) -> None:
+        tools = await self._tools(client)
+        if tools is None:
+            return
+        if not tools:
+            self._say("The server has no tools.")
+        for tool in tools:
+            self.console.print(Text("  " + plain(tool.name), style="bold"))
+            first = (tool.description or "").strip().splitlines()[:1]
+            if first:
+                self.console.print(Text("      " + plain(first[0])[:MAX_TOOL_DESCRIPTION_CHARS]))
+
+    async def _call(self, client: SessionClient, rest: str) -> None:
+        name, _, raw_args = rest.partition(" ")
+        if not name:
+            self._say("Usage: call NAME [JSON arguments]", "red")
+            return
+        arguments: dict[str, Any] | None
+        if raw_args.strip():
+            try:
+                parsed = json.loads(raw_args)
+            except ValueError as exc:
+                self._say(f"The arguments are not JSON: {exc}", "red")
+                return
+            if not isinstance(parsed, dict):
+                self._say("The arguments must be a JSON object.", "red")
+                return
+            arguments = parsed
+        else:
+            tools = await self._tools(client)
+            tool = next((x for x in tools or () if x.name == name), None)
+            if tool is None:
+                if tools is not None:
+                    self._say(f"No tool named {plain(name)!r}; type tools to list them.", "red")
+                return
+            arguments = await self._ask_arguments(tool)
+            if arguments is None:
+                self._say("Call abandoned.", "yellow")
+                return
+        try:
+            with anyio.CancelScope() as scope:
+                self._call_scope = scope
+                result = await client.call_tool(name, arguments)
+        except MCPError as exc:
+            self._say(f"The call failed: {plain(_describe(exc))}", "red")
+            return
+        finally:
+            self._call_scope = None
+        if scope.cancelled_caught:
+            self._say("Call abandoned (Ctrl-C).", "yellow")
+            return
+        self._show_result(result)
+
+    async def _ask_arguments(self, tool: t.Tool) -> dict[str, Any] | None:
+        """Each argument of the tool's input schema in turn; None when the person gives up."""
+        schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
+        arguments: dict[str, Any] = {}
+        if not isinstance(properties, dict):
+            return arguments
+        if properties:
+            self._say(f"Arguments of {plain(tool.name)} (:cancel or Ctrl-C gives up)", "dim")
+        for name, prop in properties.items():
+            prop = prop if isinstance(prop, dict) else {}
+            kind: str = prop["type"] if isinstance(prop.get("type"), str) else "json"
+            need = "required" if name in required else "optional, Enter skips"
+            if isinstance(prop.get("description"), str):
+                self._say(f"  {plain(prop['description'])}", "italic")
+            while True:
+                try:
+                    line = (await self.read(f"{plain(str(name))} ({plain(kind)}, {need}): ")).strip()
+                except (KeyboardInterrupt, EOFError):
+                    return None
+                if line == ":cancel":
+                    return None
+                if line == "":
+                    if name in required:
+                        self._say("  This argument is required.", "red")
+                        continue
+                    break
+                value, problem = _argument(kind, line)
+                if problem is None:
+                    arguments[name] = value
+                    break
+                self._say(f"  {problem}; try again.", "red")
+        return arguments
+
+    def _show_result(self, result: t.CallToolResult) -> None:
+        texts: list[str] = []
+        for block in result.content:
+            if isinstance(block, t.TextContent):
+                texts.append(block.text)
+            else:
+                texts.append(f"[{block.type} content]")
+        if not texts and result.structured_content is not None:
+            texts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+        body = "\n".join(texts)
+        if len(body) > MAX_RESULT_CHARS:
+            body = body[:MAX_RESULT_CHARS] + f"\n… ({len(body) - MAX_RESULT_CHARS} more characters not shown)"
+        if result.is_error:
+            self._say("The tool reported an error:", "bold red")
+        else:
+            self._say("Result:", "bold green")
+        self.console.print(Text(plain(body)))
+
+    def _show_log(self) -> None:
+        if self._errlog is None or self._errlog.closed:
+            return
+        self._errlog.flush()
+        self._errlog.seek(0)
+        text = self._errlog.read()
+        self._errlog.seek(0, 2)
+        if not text.strip():
+            self._say("(the server wrote nothing on stderr)", "dim")
+            return
+        self._say("The server's stderr (last lines):", "dim")
+        self.console.print(Text(plain(text[-MAX_STDERR_TAIL_CHARS:])))
+
+
+def _argument(kind: str, line: str) -> tuple[Any, str | None]:
+    """A typed tool argument from one line: strings as typed, numbers, y/n, else JSON."""
+    if kind == "string":
+        return line, None
+    if kind == "boolean":
+        if line.lower() in ("y", "yes", "true"):
+            return True, None
+        if line.lower() in ("n", "no", "false"):
+            return False, None
+        return None, "answer y or n"
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None, "not valid JSON" if kind not in ("integer", "number") else "not a number"
+    if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+        return None, "not a whole number"
+    if kind == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
+        return None, "not a number"
+    return value, None
+
+
+async def _discover_identity(client: Client) -> None:
+    """Learn who the server is when the connection adopted 2026-07-28 without a discovery."""
+    if client.protocol_version != LATEST:
+        return
+    try:
+        raw = await client.session.send_discover(client.protocol_version)
+        client.session.adopt(t.DiscoverResult.model_validate(raw))
+    except Exception:  # identity is display-only; an anonymous server is still usable
+        return
+
+
+def _describe(exc: BaseException) -> str:
+    """One line about an error, looking inside exception groups (anyio task groups wrap errors)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if text.strip() else type(exc).__name__
