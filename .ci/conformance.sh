@@ -23,7 +23,8 @@
 # Environment:
 #   CONFORMANCE_SERVER_COMMAND  server command for `reference`; `{port}` is replaced by the
 #                               port (default: the mcp-elicit reference server, HTTP, 127.0.0.1)
-#   CONFORMANCE_CLIENT_COMMAND  client command for the client leg of `reference` (unset: the
+#   CONFORMANCE_CLIENT_COMMAND  client command for the client leg of `reference` (default: the kit's
+#                               `mcp-elicit conformance-client`; set to "" and the
 #                               client leg is reported as not configured)
 #   CONFORMANCE_RESULTS         where checks.json and logs go (default .cache/conformance/results/<time>)
 #
@@ -318,6 +319,9 @@ free_port() {
 
 # `{port}` is replaced by a free port; the server must serve MCP at /mcp on 127.0.0.1.
 DEFAULT_SERVER_COMMAND="${REPO}/.venv/bin/mcp-elicit serve-reference --transport http --host 127.0.0.1 --port {port}"
+# The client leg defaults to the mcp-elicit kit's conformance client (accepts forms with defaults);
+# set CONFORMANCE_CLIENT_COMMAND to another command, or to "" to skip the leg.
+: "${CONFORMANCE_CLIENT_COMMAND=${REPO}/.venv/bin/mcp-elicit conformance-client}"
 
 SERVER_PID=""
 SERVER_COMMAND=""

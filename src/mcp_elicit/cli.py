@@ -408,3 +408,109 @@ def connect_command(server_spec: str, protocol: str) -> None:
     except KeyboardInterrupt:
         code = 130
     raise SystemExit(code)
+
+
+# --- call ------------------------------------------------------------------------------------------------
+@main.command("call")
+@click.option(
+    "--server",
+    "server_spec",
+    required=True,
+    metavar="SPEC",
+    help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
+)
+@click.option("--tool", required=True, help="The tool to call.")
+@click.option(
+    "--args", "args_json", default=None, metavar="JSON", help="The tool's arguments, a JSON object."
+)
+@click.option(
+    "--answers",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Scripted answers (JSON, see docs/client.md); without it and without a terminal, every "
+    "question is cancelled.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: the result and the questions.")
+@click.option(
+    "--protocol",
+    type=click.Choice(["legacy", "modern", "auto"]),
+    default="auto",
+    show_default=True,
+    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds to wait for each response.",
+)
+def call_command(
+    server_spec: str,
+    tool: str,
+    args_json: str | None,
+    answers: str | None,
+    as_json: bool,
+    protocol: str,
+    timeout: float | None,
+) -> None:
+    """Call one tool; the server's questions are answered from --answers, the terminal, or cancelled.
+
+    Exits 0 when the call completed (even with a tool error result), 1 when it failed.
+    """
+    import functools
+    import json
+
+    import anyio
+
+    from mcp_elicit.client.call import run_call
+    from mcp_elicit.core.text import clean_text
+    from mcp_elicit.errors import ConfigError
+
+    try:
+        arguments = json.loads(args_json) if args_json is not None else {}
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from exc
+    if not isinstance(arguments, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="--args")
+    run = functools.partial(
+        run_call, server_spec, tool, arguments, answers=answers, protocol=protocol, read_timeout=timeout
+    )
+    try:
+        report = anyio.run(run)
+    except (ConfigError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    if as_json:
+        # ensure_ascii keeps any control or bidi character the server sent out of the terminal
+        click.echo(json.dumps(report.to_json(), ensure_ascii=True))
+    else:
+
+        def show(text: str) -> str:
+            return clean_text(text, limit=20_000)
+
+        server = report.server
+        if server is not None:
+            click.echo(show(f"server: {server.name or '(unnamed)'} {server.version or ''} ({server.where})"))
+        for o in report.elicitations:
+            about = f" for {o.purpose.method} {o.purpose.target}" if o.purpose.target else ""
+            why = f" ({o.reason})" if o.reason else ""
+            click.echo(show(f"question{about}: {o.mode or '?'} {o.action} by {o.decided_by}{why}"))
+        if report.result is not None:
+            label = "result (tool error)" if report.result.get("isError") else "result"
+            for item in report.result.get("content", []):
+                text = item.get("text") if item.get("type") == "text" else f"<{item.get('type')} content>"
+                click.echo(show(f"{label}: {text}"))
+        if report.error is not None:
+            click.echo(show(f"error: {report.error['type']}: {report.error['message']}"), err=True)
+            if report.server_log:
+                click.echo(show(f"server stderr (tail):\n{report.server_log}"), err=True)
+    raise SystemExit(0 if report.completed else 1)
+
+
+# --- conformance-client (hidden: run by .ci/conformance.sh) -------------------------------------------
+@main.command("conformance-client", hidden=True)
+@click.argument("url")
+def conformance_client_command(url: str) -> None:
+    """The client the official conformance suite drives: accepts every form with its defaults."""
+    from mcp_elicit.client.conformance import main as conformance_main
+
+    raise SystemExit(conformance_main([url]))

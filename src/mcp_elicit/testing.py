@@ -10,8 +10,9 @@ from typing import Any
 from mcp_elicit.audit.base import Filters, chain_records
 from mcp_elicit.core.consent import GENESIS_HASH, ConsentEvent, Level, VerifyReport, verify_chain
 from mcp_elicit.errors import AuditWriteError
+from mcp_elicit.ui.scripted import ScriptedUI
 
-__all__ = ["ManualClock", "MemoryAuditSink"]
+__all__ = ["ManualClock", "MemoryAuditSink", "ScriptedUI"]
 
 
 class ManualClock:

@@ -1,0 +1,54 @@
+"""The client kit: the elicitation pipeline behind the SDK's `elicitation_callback`.
+
+- `ElicitClient` / `connect`: a connection to one server with the pipeline behind every question.
+- `ElicitationHandler`: the pipeline as a bare SDK callback, for your own `mcp.client.Client`.
+- `Pipeline` and its stages (`client/stages.py`): who asks, mode check, schema gate, clean text,
+  ask the person, validate, answer; `Outcome` records what happened.
+- `run_call`: one tool call, non-interactive (what `mcp-elicit call` runs).
+"""
+
+from __future__ import annotations
+
+from mcp_elicit.client.call import CallReport, run_call
+from mcp_elicit.client.connection import PROTOCOLS, ElicitClient, ServerSpec, connect, parse_server_spec
+from mcp_elicit.client.model import Answer, CallRegistry, Decision, Elicitation, Outcome, Refuse
+from mcp_elicit.client.pipeline import SCREENING_STAGES, Pipeline
+from mcp_elicit.client.sdk import ElicitationHandler, KitClient
+from mcp_elicit.client.stages import (
+    AnswerWithoutAsking,
+    AskPerson,
+    CheckMode,
+    CleanText,
+    GateSchema,
+    Identify,
+    Stage,
+    default_stages,
+)
+
+__all__ = [
+    "PROTOCOLS",
+    "SCREENING_STAGES",
+    "Answer",
+    "AnswerWithoutAsking",
+    "AskPerson",
+    "CallRegistry",
+    "CallReport",
+    "CheckMode",
+    "CleanText",
+    "Decision",
+    "ElicitClient",
+    "Elicitation",
+    "ElicitationHandler",
+    "GateSchema",
+    "Identify",
+    "KitClient",
+    "Outcome",
+    "Pipeline",
+    "Refuse",
+    "ServerSpec",
+    "Stage",
+    "connect",
+    "default_stages",
+    "parse_server_spec",
+    "run_call",
+]

@@ -103,20 +103,24 @@ def marker(ch: str) -> str:
     return f"⟨U+{ord(ch):04X}⟩"
 
 
-def clean_text(text: str, *, limit: int, multiline: bool = True) -> str:
+def clean_text(text: str, *, limit: int, multiline: bool = True, defang: bool = True) -> str:
     """`sanitize(text, ...).text`."""
-    return sanitize(text, limit=limit, multiline=multiline).text
+    return sanitize(text, limit=limit, multiline=multiline, defang=defang).text
 
 
-def sanitize(text: str, *, limit: int, multiline: bool = True) -> Cleaned:
-    """Clean `text` as the module docstring says; the result is at most `limit` characters."""
+def sanitize(text: str, *, limit: int, multiline: bool = True, defang: bool = True) -> Cleaned:
+    """Clean `text` as the module docstring says; the result is at most `limit` characters.
+
+    `defang=False` leaves `://` alone, for text that is not the server's (the URL a person typed
+    to reach it): everything else still applies.
+    """
     if limit < len(CUT_MARKER):
         raise ValueError(f"limit must be at least {len(CUT_MARKER)}")
     escapes = 0
     if _ESCAPE_START.search(text):
         text, escapes = _ESCAPES.subn("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
-    defanged = text.count("://")
+    defanged = text.count("://") if defang else 0
     if defanged:
         text = text.replace("://", "[:]//")
     if not multiline:

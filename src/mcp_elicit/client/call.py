@@ -1,0 +1,170 @@
+"""`run_call`: one tool call with the pipeline behind its questions (what `mcp-elicit call` runs).
+
+Who answers the questions:
+
+1. the `ui` given, else
+2. the scripted answers file (`answers`, see `mcp_elicit.ui.scripted`), else
+3. the terminal UI when there is a terminal (`interactive`, default: stdin is a tty) and
+   `mcp_elicit.ui.terminal` is installed, else
+4. nobody: every question is cancelled at once with `decided_by="no_terminal"`, and a notice on
+   `notices` says so. `run_call` never waits for input that cannot come.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp.shared.exceptions import MCPError
+
+from mcp_elicit.client.connection import ElicitClient, ServerSpec
+from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.core.text import clean_text
+from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt, UserInterface
+
+__all__ = ["CallReport", "run_call"]
+
+_ERROR_TEXT_CHARS = 2_000  # characters of an error message kept in the report
+
+
+@dataclass
+class CallReport:
+    """What happened: the tool result (or the error) and every question the server asked."""
+
+    tool: str
+    completed: bool
+    server: Requester | None = None
+    protocol: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    elicitations: list[Outcome] = field(default_factory=list)
+    server_log: str | None = None  # cleaned tail of a stdio server's stderr, when the call failed
+
+    def to_json(self) -> dict[str, Any]:
+        server = self.server
+        return {
+            "tool": self.tool,
+            "completed": self.completed,
+            "server": None
+            if server is None
+            else {
+                "name": server.name,
+                "title": server.title,
+                "version": server.version,
+                "where": server.where,
+            },
+            "protocol": self.protocol,
+            "result": self.result,
+            "error": self.error,
+            "elicitations": [o.to_json() for o in self.elicitations],
+            "server_log": self.server_log,
+        }
+
+
+class _NoticesOnly:
+    """A UI for when nobody can answer: notices go to a stream; it is never asked anything."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    async def ask_form(self, prompt: FormPrompt) -> UIResult:
+        return UIResult("cancel")
+
+    async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+        return UIResult("cancel")
+
+    async def notice(self, requester: Requester, text: str) -> None:
+        who = requester.name or requester.where or "server"
+        print(clean_text(f"mcp-elicit: {who}: {text}", limit=1_000, multiline=False), file=self.stream)
+
+
+def _pipeline(
+    ui: UserInterface | None, answers: str | Path | None, interactive: bool | None, notices: TextIO
+) -> Pipeline:
+    if ui is not None:
+        return Pipeline(ui)
+    if answers is not None:
+        from mcp_elicit.ui.scripted import ScriptedUI
+
+        return Pipeline(ScriptedUI.from_file(answers))
+    if interactive is None:
+        interactive = sys.stdin.isatty()
+    reason, text = "no_terminal", "No terminal to ask on and no --answers: the question was cancelled."
+    if interactive:
+        try:
+            from mcp_elicit.ui import terminal
+        except ImportError:
+            reason, text = "no_terminal_ui", "The terminal UI is not installed: the question was cancelled."
+        else:
+            return Pipeline(terminal.TerminalUI())
+    quiet = _NoticesOnly(notices)
+    pipeline = Pipeline(quiet)
+    pipeline.insert(AnswerWithoutAsking(quiet, "cancel", "no_terminal", reason, text))
+    return pipeline
+
+
+async def run_call(
+    server: str | ServerSpec | Any,
+    tool: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    answers: str | Path | None = None,
+    ui: UserInterface | None = None,
+    protocol: str = "auto",
+    interactive: bool | None = None,
+    read_timeout: float | None = None,
+    notices: TextIO = sys.stderr,
+) -> CallReport:
+    """Connect, call `tool` once, and report. Never raises for a failed call: see `completed`.
+
+    A stdio server's stderr goes to a temporary file, never to the terminal (it is the server's
+    text, escape sequences and all); when the call fails, its cleaned tail is in `server_log`.
+    Raises `ConfigError` for an unreadable answers file and `ValueError` for an empty server spec
+    (the caller's mistakes, before anything is started).
+    """
+    pipeline = _pipeline(ui, answers, interactive, notices)
+    report = CallReport(tool=tool, completed=False)
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        client = ElicitClient(
+            server, pipeline=pipeline, protocol=protocol, read_timeout=read_timeout, errlog=errlog
+        )
+        try:
+            async with client:
+                report.server = client.server
+                report.protocol = client.protocol_version
+                result = await client.call_tool(tool, arguments or {})
+                report.result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                report.completed = True
+        except Exception as exc:  # the report is the interface: any failure is described, not raised
+            report.error = _describe(exc)
+            report.server_log = _tail(errlog) or None
+    report.elicitations = list(client.handler.outcomes)
+    return report
+
+
+def _tail(log: Any) -> str:
+    """The last characters of the log (read as bytes: a text file cannot seek to an offset)."""
+    log.flush()
+    raw = log.buffer
+    size = raw.seek(0, 2)
+    raw.seek(max(0, size - 4 * _ERROR_TEXT_CHARS))
+    text = raw.read().decode("utf-8", errors="replace")
+    return clean_text(text[-_ERROR_TEXT_CHARS:], limit=_ERROR_TEXT_CHARS)
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    error: dict[str, Any] = {
+        "type": type(exc).__name__,
+        "message": clean_text(str(exc) or type(exc).__name__, limit=_ERROR_TEXT_CHARS),
+    }
+    if isinstance(exc, MCPError):
+        error["code"] = exc.error.code
+    return error

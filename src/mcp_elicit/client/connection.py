@@ -1,0 +1,234 @@
+"""`ElicitClient`: a connection to one server with the pipeline behind every question.
+
+```
+async with ElicitClient("http://127.0.0.1:8765/mcp", ui=ScriptedUI.accept_defaults()) as client:
+    result = await client.call_tool("deploy", {"service": "web"})
+    client.outcomes  # one Outcome per question the server asked
+```
+
+It wraps `mcp.client.Client` (reachable as `client.sdk`): declares only the modes the pipeline
+honours, guards the transport (see `client/sdk.py`) and tracks the calls in flight so each question
+is shown with the request it serves.
+
+A server is named by a spec string: an `http://` or `https://` URL (streamable HTTP), or a command
+line for a stdio server, split like a shell would (`shlex.split`) but never run through one.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from types import TracebackType
+from typing import Any, Final, Literal, TextIO
+
+import mcp_types as t
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+
+from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
+from mcp_elicit.core import limits
+from mcp_elicit.core.text import clean_text
+from mcp_elicit.ui.base import Requester, UserInterface
+
+__all__ = ["PROTOCOLS", "ElicitClient", "ServerSpec", "connect", "parse_server_spec"]
+
+PROTOCOLS: Final[dict[str, str]] = {"legacy": "legacy", "modern": "2026-07-28", "auto": "auto"}
+"""`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or discover then fall back."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """Where a server runs: a streamable HTTP `url`, or the `argv` of a stdio server."""
+
+    url: str | None = None
+    argv: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> Literal["http", "stdio"]:
+        return "http" if self.url is not None else "stdio"
+
+    @property
+    def where(self) -> str:
+        return self.url if self.url is not None else shlex.join(self.argv)
+
+
+def parse_server_spec(spec: str) -> ServerSpec:
+    """A URL (`http://`, `https://`) or a command line, split with `shlex.split` (no shell)."""
+    if spec.startswith(("http://", "https://")):
+        return ServerSpec(url=spec)
+    argv = tuple(shlex.split(spec))
+    if not argv:
+        raise ValueError("the server spec is empty: give a URL or a command line")
+    return ServerSpec(argv=argv)
+
+
+def _client_version() -> str:
+    try:
+        return version("mcp-elicit")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+class ElicitClient:
+    """A connection to one server; questions go through `pipeline` (or a default one around `ui`).
+
+    `server` is a spec string, a `ServerSpec`, the SDK's `StdioServerParameters`, a transport, or
+    (in tests) an `MCPServer` to run in-process (then the transport guard does not apply).
+    `protocol` is "legacy", "modern", "auto" or a protocol version.
+    """
+
+    def __init__(
+        self,
+        server: str | ServerSpec | StdioServerParameters | MCPServer[Any] | Server[Any] | Any,
+        *,
+        ui: UserInterface | None = None,
+        pipeline: Pipeline | None = None,
+        protocol: str = "auto",
+        client_name: str = "mcp-elicit",
+        read_timeout: float | None = None,
+        errlog: TextIO = sys.stderr,
+    ) -> None:
+        if pipeline is None:
+            if ui is None:
+                raise ValueError("give a ui or a pipeline")
+            pipeline = Pipeline(ui)
+        self.pipeline = pipeline
+        self._mode = PROTOCOLS.get(protocol, protocol)
+        if isinstance(server, str):
+            server = parse_server_spec(server)
+        self._server = server
+        self.handler = ElicitationHandler(pipeline, where=_where(server))
+        self._client_name = client_name
+        self._read_timeout = read_timeout
+        self._errlog = errlog
+        self._sdk: KitClient | None = None
+
+    @property
+    def sdk(self) -> KitClient:
+        """The underlying `mcp.client.Client`, for everything this wrapper does not cover."""
+        if self._sdk is None:
+            raise RuntimeError("ElicitClient must be used as an async context manager")
+        return self._sdk
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        """One record per question the server asked on this connection, oldest first."""
+        return list(self.handler.outcomes)
+
+    @property
+    def server(self) -> Requester:
+        """The server as it introduced itself (cleaned for display) and where it runs."""
+        info = self.sdk.server_info
+        line = limits.MAX_SERVER_NAME_CHARS
+
+        def clean(text: str | None) -> str | None:
+            return None if text is None else clean_text(text, limit=line, multiline=False)
+
+        return Requester(
+            name=clean(info.name if info else "") or "",
+            where=clean_text(self.handler.where, limit=line, multiline=False, defang=False),
+            title=clean(info.title if info else None),
+            version=clean(info.version if info else None),
+        )
+
+    @property
+    def protocol_version(self) -> str:
+        return self.sdk.protocol_version
+
+    async def __aenter__(self) -> ElicitClient:
+        client = KitClient(
+            self._target(),
+            mode=self._mode,
+            elicitation_callback=self.handler,
+            elicitation_modes=self.pipeline.modes,
+            client_info=t.Implementation(name=self._client_name, version=_client_version()),
+            read_timeout_seconds=self._read_timeout,
+        )
+        await client.__aenter__()
+        self._sdk = client
+        self.handler.session = client.session
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        client, self._sdk = self._sdk, None
+        if client is not None:
+            await client.__aexit__(exc_type, exc, tb)
+
+    def _target(self) -> Any:
+        server = self._server
+        if isinstance(server, MCPServer | Server):
+            return server
+        if isinstance(server, ServerSpec):
+            if server.url is not None:
+                return GuardedTransport(streamable_http_client(server.url), self.handler)
+            server = StdioServerParameters(command=server.argv[0], args=list(server.argv[1:]))
+        if isinstance(server, StdioServerParameters):
+            return GuardedTransport(stdio_client(server, errlog=self._errlog), self.handler)
+        return GuardedTransport(server, self.handler)
+
+    # -- requests that may ask: tracked, so their questions are attributed -----------------------
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, read_timeout: float | None = None
+    ) -> t.CallToolResult:
+        with self.handler.calls.track("tools/call", name, arguments):
+            return await self.sdk.call_tool(name, dict(arguments or {}), read_timeout_seconds=read_timeout)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> t.GetPromptResult:
+        with self.handler.calls.track("prompts/get", name, arguments):
+            return await self.sdk.get_prompt(name, dict(arguments or {}))
+
+    async def read_resource(self, uri: str) -> t.ReadResourceResult:
+        with self.handler.calls.track("resources/read", uri, None):
+            return await self.sdk.read_resource(uri)
+
+    # -- listings -----------------------------------------------------------------------------------
+
+    async def list_tools(self) -> list[t.Tool]:
+        return await _all_pages(self.sdk.list_tools, "tools")
+
+    async def list_prompts(self) -> list[t.Prompt]:
+        return await _all_pages(self.sdk.list_prompts, "prompts")
+
+    async def list_resources(self) -> list[t.Resource]:
+        return await _all_pages(self.sdk.list_resources, "resources")
+
+
+# Pages fetched for one listing: a server whose cursor never ends cannot hang the client.
+_MAX_LIST_PAGES: Final = 100
+
+
+async def _all_pages(fetch: Any, attr: str) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_MAX_LIST_PAGES):
+        page = await fetch(cursor=cursor)
+        items.extend(getattr(page, attr))
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return items
+
+
+def connect(server: Any, *, ui: UserInterface | None = None, **options: Any) -> ElicitClient:
+    """`ElicitClient(server, ui=ui, **options)`, to use as `async with connect(...) as client`."""
+    return ElicitClient(server, ui=ui, **options)
+
+
+def _where(server: Any) -> str:
+    if isinstance(server, ServerSpec):
+        return server.where
+    if isinstance(server, StdioServerParameters):
+        return shlex.join([server.command, *server.args])
+    if isinstance(server, MCPServer):
+        return f"in-process {server.name}"
+    return ""

@@ -1,0 +1,129 @@
+"""The pipeline: the stages in order, the modes the client declares, and who hears of each outcome.
+
+`Pipeline.run` passes an `Elicitation` through the stages until one decides, turns the decision
+into an `Outcome` and tells the observers (the audit sink, `mcp-elicit call`, tests). A stage that
+raises, or a chain where no stage decides, cancels the question: the pipeline never crashes the
+session and never answers accept by accident. An observer that raises turns an accept into a
+decline (fail closed: an answer that could not be recorded is not sent).
+
+`Pipeline.screen` runs only the screening stages (`check_mode`, `gate_schema`) on raw params; the
+transport guard uses it to refuse requests the SDK would otherwise reject without our reasons.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Final
+
+from mcp_elicit.client.model import Answer, Decision, Elicitation, Outcome, Refuse
+from mcp_elicit.client.stages import MODES, Stage, default_stages
+from mcp_elicit.core import limits
+from mcp_elicit.ui.base import UserInterface
+
+__all__ = ["SCREENING_STAGES", "Observer", "Pipeline"]
+
+logger = logging.getLogger(__name__)
+
+SCREENING_STAGES: Final = ("check_mode", "gate_schema")
+
+Observer = Callable[[Elicitation, Outcome], Awaitable[None] | None]
+
+
+class Pipeline:
+    """The stages of the client side, bound to one UI.
+
+    `modes` are the elicitation modes the client declares (C1): form only by default; add "url"
+    only with a UI that can show URLs and the URL check stage in the chain.
+    """
+
+    def __init__(
+        self,
+        ui: UserInterface,
+        *,
+        modes: Iterable[str] = ("form",),
+        stages: Iterable[Stage] | None = None,
+        observers: Iterable[Observer] = (),
+        idle_timeout: float | None = limits.ELICITATION_IDLE_TIMEOUT_SECONDS,
+        max_reasks: int = limits.MAX_REASKS,
+        max_waiting: int = limits.MAX_WAITING_ELICITATIONS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ui = ui
+        self.modes = frozenset(modes)
+        if not self.modes or not self.modes <= MODES:
+            raise ValueError(
+                f"modes must be a non-empty subset of {sorted(MODES)} (C1), not {sorted(self.modes)}"
+            )
+        if stages is None:
+            stages = default_stages(
+                ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting
+            )
+        self.stages: list[Stage] = list(stages)
+        self.observers: list[Observer] = list(observers)
+        self.clock = clock
+
+    # -- composing ----------------------------------------------------------------------------
+
+    def stage(self, name: str) -> Stage:
+        """The stage called `name`; KeyError if there is none."""
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def insert(self, stage: Stage, *, before: str = "ask") -> None:
+        """Add `stage` before the stage called `before` (the extension point is before `ask`)."""
+        names = [s.name for s in self.stages]
+        self.stages.insert(names.index(before), stage)
+
+    def replace(self, stage: Stage) -> None:
+        """Put `stage` in place of the stage with the same name."""
+        names = [s.name for s in self.stages]
+        self.stages[names.index(stage.name)] = stage
+
+    # -- running ------------------------------------------------------------------------------
+
+    async def run(self, e: Elicitation) -> tuple[Decision, Outcome]:
+        started = time.perf_counter()
+        decision = await self._through(e, self.stages)
+        if decision is None:
+            logger.error("no stage decided on the elicitation; it is cancelled")
+            decision = Answer("cancel", "error", reason="no_decision")
+        return await self._finish(e, decision, started)
+
+    async def screen(self, e: Elicitation) -> tuple[Refuse, Outcome] | None:
+        """The screening stages only: a refusal and its outcome, or None when the request may pass."""
+        started = time.perf_counter()
+        decision = await self._through(e, [s for s in self.stages if s.name in SCREENING_STAGES])
+        if not isinstance(decision, Refuse):
+            return None
+        _, outcome = await self._finish(e, decision, started)
+        return decision, outcome
+
+    async def _through(self, e: Elicitation, stages: Iterable[Stage]) -> Decision | None:
+        for s in stages:
+            try:
+                decision = await s(e)
+            except Exception:
+                logger.exception("stage %r failed; the elicitation is cancelled", s.name)
+                return Answer("cancel", "error", reason=f"stage_failed:{s.name}")
+            if decision is not None:
+                return decision
+        return None
+
+    async def _finish(self, e: Elicitation, decision: Decision, started: float) -> tuple[Decision, Outcome]:
+        outcome = Outcome.of(e, decision, (time.perf_counter() - started) * 1000)
+        for observer in self.observers:
+            try:
+                result = observer(e, outcome)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                logger.exception("an outcome observer failed")
+                if isinstance(decision, Answer) and decision.action == "accept":
+                    decision = Answer("decline", "error", reason="observer_failed")
+                    outcome = Outcome.of(e, decision, outcome.latency_ms)
+        return decision, outcome

@@ -1,0 +1,314 @@
+"""The one module on the client side that speaks the SDK's types (an SDK upgrade touches only this).
+
+- `ElicitationHandler`: the pipeline as the SDK's `elicitation_callback`. The SDK routes both
+  2025-11-25 pushes (`elicitation/create`) and 2026-07-28 embedded requests (`InputRequiredResult`)
+  through that one callback, so one handler serves both eras.
+- `KitClient`: `mcp.client.Client` declaring only the elicitation modes the pipeline honours. The
+  SDK 2.3 declares `{form: {}, url: {}}` whenever a callback is set (`ClientSession.
+  _build_capabilities`); a client that cannot show URLs must not say it can (C1).
+- `GuardedTransport`: a transport wrapper that answers what the SDK would drop or refuse without
+  reasons. The SDK's transports parse each message with pydantic and hand a message that does not
+  validate (a request whose `params` is not an object) to the session as a bare exception, which the
+  session only logs: the server waits forever for a reply. The guard recovers the request's id
+  from the validation error and answers -32602. It also screens `elicitation/create` pushes and
+  the elicitations embedded in an `InputRequiredResult` with the pipeline's screening stages before
+  the SDK's own strict validation runs, so a refused schema gets this project's reasons (field and
+  problem) and an outcome record instead of a generic "Invalid request parameters".
+
+Known gap: over streamable HTTP, a malformed message on the response stream of a call is turned
+into a parse error of that call by the SDK's transport, below any wrapper; the call ends with an
+error (nothing hangs on the client), and that one message gets no reply. On the standalone GET
+stream and over stdio the guard answers it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, cast
+
+import anyio
+import mcp_types as t
+from mcp.client import Client
+from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from mcp_elicit.client.model import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    CallRegistry,
+    Decision,
+    Elicitation,
+    Outcome,
+    Refuse,
+)
+from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.ui.base import Requester, UserInterface
+
+__all__ = ["ElicitationHandler", "GuardedTransport", "KitClient", "capability", "to_result"]
+
+logger = logging.getLogger(__name__)
+
+_FALLBACK_PROTOCOL = "2025-11-25"  # what the SDK assumes before a handshake
+
+# Outcomes a handler keeps in memory (`ElicitClient.outcomes`); older ones are dropped. An
+# interactive session can run for days; observers (the audit sink) keep the full history.
+MAX_KEPT_OUTCOMES: Final = 1_000
+
+
+class ElicitationHandler:
+    """The pipeline as an SDK `elicitation_callback`, for one connection.
+
+    `where` says where the server runs (a command line or URL) for the prompt; `calls` is the
+    registry that ties questions to requests (wrap your own calls in `handler.calls.track(...)` when
+    you drive a bare `mcp.client.Client`; `ElicitClient` does it for you).
+    """
+
+    def __init__(
+        self, pipeline: Pipeline | UserInterface, *, where: str = "", calls: CallRegistry | None = None
+    ) -> None:
+        self.pipeline = pipeline if isinstance(pipeline, Pipeline) else Pipeline(pipeline)
+        self.where = where
+        self.calls = calls if calls is not None else CallRegistry()
+        self.session: ClientSession | None = None  # set once connected, for the transport guard
+        self.outcomes: deque[Outcome] = deque(maxlen=MAX_KEPT_OUTCOMES)
+
+    async def __call__(
+        self, context: ClientRequestContext, params: t.ElicitRequestParams
+    ) -> t.ElicitResult | t.ErrorData:
+        self.session = context.session
+        wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        e = self.elicitation(wire, request_id=context.request_id)
+        decision, outcome = await self.pipeline.run(e)
+        self.outcomes.append(outcome)
+        return to_result(decision)
+
+    def elicitation(self, params: Any, *, request_id: Any = None, context: Any = None) -> Elicitation:
+        """A fresh `Elicitation` for raw wire `params`, with who asks and for what filled in."""
+        session = self.session
+        info = session.server_info if session is not None else None
+        protocol = (session.protocol_version if session is not None else None) or _FALLBACK_PROTOCOL
+        purpose, attribution = self.calls.attribute(context)
+        return Elicitation(
+            params=params,
+            protocol=protocol,
+            requester=Requester(
+                name=info.name if info is not None else "",
+                where=self.where,
+                title=info.title if info is not None else None,
+                version=info.version if info is not None else None,
+            ),
+            purpose=purpose,
+            attribution=attribution,
+            declared_modes=self.pipeline.modes,
+            request_id=request_id if isinstance(request_id, str | int) else None,
+            time=self.pipeline.clock(),
+        )
+
+
+def to_result(decision: Decision) -> t.ElicitResult | t.ErrorData:
+    """A decision as the SDK's answer. On 2026-07-28 an `ErrorData` ends the call with that error."""
+    if isinstance(decision, Refuse):
+        return t.ErrorData(code=decision.code, message=decision.message)
+    content = dict(decision.content) if decision.action == "accept" and decision.content is not None else None
+    return t.ElicitResult(action=decision.action, content=content)
+
+
+def capability(modes: frozenset[str]) -> t.ElicitationCapability:
+    """The elicitation capability for exactly `modes` (`{form: {}}` for form only, C1)."""
+    return t.ElicitationCapability(
+        form=t.FormElicitationCapability() if "form" in modes else None,
+        url=t.UrlElicitationCapability() if "url" in modes else None,
+    )
+
+
+@dataclass
+class KitClient(Client):
+    """`mcp.client.Client` that declares only `elicitation_modes` instead of every mode."""
+
+    elicitation_modes: frozenset[str] = frozenset({"form"})
+
+    async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
+        session = await super()._build_session(exit_stack)
+        build = session._build_capabilities
+        declared = capability(self.elicitation_modes)
+
+        def build_capabilities(version: str) -> t.ClientCapabilities:
+            caps = build(version)
+            if caps.elicitation is None:
+                return caps
+            return caps.model_copy(update={"elicitation": declared})
+
+        # The SDK has no setting for this; its capability builder is the one place to correct it.
+        session._build_capabilities = build_capabilities  # type: ignore[method-assign]
+        return session
+
+    async def __aenter__(self) -> KitClient:
+        await super().__aenter__()
+        if self.mode in MODERN_PROTOCOL_VERSIONS and self.prior_discover is None:
+            # A pinned modern version skips discovery, and with it the server's name. Ask once, so
+            # every prompt can say who is asking; a server that will not say stays anonymous.
+            try:
+                raw = await self.session.send_discover(self.mode)
+                self.session.adopt(t.DiscoverResult.model_validate(raw))
+            except (MCPError, ValidationError, RuntimeError) as exc:
+                logger.info("server/discover failed (%s); the server stays anonymous", exc)
+        return self
+
+
+# -- the transport guard ---------------------------------------------------------------------------
+
+
+class GuardedTransport:
+    """Wrap an SDK transport (an async context manager yielding read and write streams)."""
+
+    def __init__(self, inner: Any, handler: ElicitationHandler) -> None:
+        self._inner = inner
+        self._handler = handler
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self._inner.__aenter__()
+        return _GuardedReadStream(read, write, self._handler), write
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return cast(bool | None, await self._inner.__aexit__(exc_type, exc, tb))
+
+
+class _GuardedReadStream:
+    """The transport's read stream, minus the messages the guard answered itself.
+
+    `last_context` is the inner stream's: the dispatcher runs handlers in the sender's context
+    (how a push over HTTP is tied to its call), so the guard must not hide it.
+    """
+
+    def __init__(self, inner: Any, write: Any, handler: ElicitationHandler) -> None:
+        self._inner = inner
+        self._write = write
+        self._handler = handler
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            try:
+                replacement = await self._screen(item)
+            except Exception:
+                logger.exception("the transport guard failed on a message; passing it on")
+                return item
+            if replacement is not None:
+                return replacement
+            # None: the guard answered the message itself; read the next one
+
+    def __aiter__(self) -> _GuardedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _GuardedReadStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _screen(self, item: Any) -> Any | None:
+        """The item to pass on, or None when the guard answered it."""
+        if isinstance(item, ValidationError):
+            return await self._unparseable(item)
+        if not isinstance(item, SessionMessage):
+            return item
+        message = item.message
+        if isinstance(message, t.JSONRPCRequest) and message.method == "elicitation/create":
+            refused = await self._refused(message.params)
+            if refused is None:
+                return item
+            await self._reply_error(message.id, refused.code, refused.message)
+            return None
+        if isinstance(message, t.JSONRPCResponse) and message.result.get("resultType") == "input_required":
+            return await self._screen_input_required(item, message)
+        return item
+
+    async def _refused(self, params: Any) -> Refuse | None:
+        e = self._handler.elicitation(params, context=self.last_context)
+        screened = await self._handler.pipeline.screen(e)
+        if screened is None:
+            return None
+        self._handler.outcomes.append(screened[1])
+        return screened[0]
+
+    async def _unparseable(self, error: ValidationError) -> Any | None:
+        request = _recover_request(error)
+        if request is None:
+            return error
+        params = request.get("params")
+        if request["method"] == "elicitation/create":
+            refused = await self._refused(params)
+            if refused is not None:
+                await self._reply_error(request["id"], refused.code, refused.message)
+                return None
+        if "params" in request and not isinstance(params, Mapping | None):
+            await self._reply_error(request["id"], INVALID_PARAMS, "params must be an object")
+        else:
+            await self._reply_error(request["id"], INVALID_REQUEST, "invalid request")
+        return None
+
+    async def _screen_input_required(
+        self, item: SessionMessage, response: t.JSONRPCResponse
+    ) -> SessionMessage:
+        requests = response.result.get("inputRequests")
+        if not isinstance(requests, Mapping):
+            return item
+        for request in requests.values():
+            if not isinstance(request, Mapping) or request.get("method") != "elicitation/create":
+                continue
+            refused = await self._refused(request.get("params"))
+            if refused is not None:
+                # 2026-07-28 has no per-question error slot: the call ends with the refusal.
+                error = t.JSONRPCError(
+                    jsonrpc="2.0",
+                    id=response.id,
+                    error=t.ErrorData(code=refused.code, message=refused.message),
+                )
+                return SessionMessage(error, metadata=item.metadata)
+        return item
+
+    async def _reply_error(self, request_id: str | int, code: int, message: str) -> None:
+        error = t.JSONRPCError(jsonrpc="2.0", id=request_id, error=t.ErrorData(code=code, message=message))
+        await self._write.send(SessionMessage(error))
+
+
+def _recover_request(error: ValidationError) -> dict[str, Any] | None:
+    """The JSON-RPC request behind a message that failed validation, if it was one.
+
+    Pydantic reports a missing key with the whole enclosing object as `input`: the union of message
+    types always includes members with required keys the request lacks (`result`, `error`).
+    """
+    for problem in error.errors():
+        candidate = problem.get("input")
+        if isinstance(candidate, dict) and "method" in candidate and "id" in candidate:
+            request_id, method = candidate["id"], candidate["method"]
+            if (
+                isinstance(method, str)
+                and isinstance(request_id, str | int)
+                and not isinstance(request_id, bool)
+            ):
+                return candidate
+    return None

@@ -1,0 +1,345 @@
+"""The stages of the client pipeline, in order. Each is small and replaceable.
+
+A stage is any object with a `name` and `async __call__(elicitation) -> Decision | None`: it reads
+the `Elicitation`, may fill in what it established, and returns None to pass it on or a `Decision`
+to end the chain (see `client/model.py`). The default chain:
+
+1. `identify`: cleans who is asking (server name, title, version, where it runs) and for what;
+   warns when the question cannot be tied to a request. Never decides.
+2. `check_mode`: params must be an object with a string `message`; `mode` absent means form (F4);
+   a mode the client did not declare is refused with -32602 (C1) and never shown.
+3. `gate_schema`: the strict parser on `requestedSchema` (F1, F2, the limits); a schema the spec
+   does not allow is refused with -32602 naming the field and the problem, never half-rendered.
+4. `clean_text`: message, titles, descriptions and option labels made safe to show
+   (`core/text.py`); defaults pre-filled when safe (F6). Never decides.
+5. *(extension point)*: URL checks, the secret guard, policy and auditing plug in here, before
+   `ask`, and decide with `Refuse` or `Answer` (a denial is a value).
+6. `ask`: one question at a time through the UI, with an idle timeout; the answer is validated on
+   the client and an invalid one goes back to the person (F7), a bounded number of times.
+
+`Pipeline.insert(stage, before="ask")` adds a stage; `Pipeline.replace(stage)` swaps the one with
+the same name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any, Final, Literal, Protocol, runtime_checkable
+
+import anyio
+
+from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
+from mcp_elicit.core import limits
+from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
+from mcp_elicit.core.revisions import wire_revision
+from mcp_elicit.core.text import clean_text, sanitize
+from mcp_elicit.errors import AnswerError, SchemaError
+from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UserInterface
+
+__all__ = [
+    "AnswerWithoutAsking",
+    "AskPerson",
+    "CheckMode",
+    "CleanText",
+    "GateSchema",
+    "Identify",
+    "Stage",
+    "default_stages",
+]
+
+logger = logging.getLogger(__name__)
+
+MODES: Final = frozenset({"form", "url"})
+
+# Characters of a refusal message sent back to the server: the first problems are enough to fix it.
+_MAX_REFUSAL_CHARS: Final = 1_000
+_REFUSAL_PROBLEMS: Final = 5
+
+
+@runtime_checkable
+class Stage(Protocol):
+    name: str
+
+    async def __call__(self, e: Elicitation) -> Decision | None: ...
+
+
+class Identify:
+    """Who is asking and for what, cleaned for display; says so when the request is unknown."""
+
+    name = "identify"
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        r = e.requester
+        e.requester = Requester(
+            name=_line(r.name, limits.MAX_SERVER_NAME_CHARS),
+            where=clean_text(r.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False),
+            title=_line(r.title, limits.MAX_SERVER_NAME_CHARS) if r.title is not None else None,
+            version=_line(r.version, limits.MAX_SERVER_NAME_CHARS) if r.version is not None else None,
+        )
+        p = e.purpose
+        if p.target is not None:
+            e.purpose = Purpose(p.method, _line(p.target, limits.MAX_TITLE_CHARS), p.arguments)
+        if e.attribution == "none":
+            e.warnings.append("This question could not be tied to a request you made.")
+        return None
+
+
+class CheckMode:
+    """The request's shape and mode: a form or URL request of a mode the client declared (F4, C1)."""
+
+    name = "check_mode"
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        params = e.params
+        if not isinstance(params, Mapping):
+            return Refuse("params_not_object", "elicitation/create params must be an object")
+        mode = params.get("mode", "form")
+        if not isinstance(mode, str) or mode not in MODES:
+            return Refuse("unknown_mode", f"unknown elicitation mode {_brief(mode)}; expected form or url")
+        e.mode = mode
+        if mode not in e.declared_modes:
+            return Refuse("undeclared_mode", f"this client did not declare the {mode} elicitation mode")
+        if not isinstance(params.get("message"), str):
+            return Refuse("bad_params", "message must be a string")
+        if mode == "url":
+            if not isinstance(params.get("url"), str):
+                return Refuse("bad_params", "url must be a string")
+            e.url = params["url"]
+        return None
+
+
+class GateSchema:
+    """The strict parser on `requestedSchema` (F1, F2, limits); refuse rather than half-render."""
+
+    name = "gate_schema"
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        if e.mode != "form":
+            return None
+        params = e.params
+        if "requestedSchema" not in params:
+            return Refuse("schema", "a form request must include requestedSchema (F4)")
+        try:
+            e.form = parse_schema(params["requestedSchema"], revision=wire_revision(e.protocol))
+        except SchemaError as err:
+            shown = "; ".join(
+                f"{f'field {p.field!r}' if p.field else 'schema'}: {p.keyword}: {p.problem}"
+                for p in err.problems[:_REFUSAL_PROBLEMS]
+            )
+            more = len(err.problems) - _REFUSAL_PROBLEMS
+            text = f"requestedSchema refused: {shown}" + (f" (+{more} more)" if more > 0 else "")
+            return Refuse("schema", text[:_MAX_REFUSAL_CHARS])
+        return None
+
+
+class CleanText:
+    """Everything the server wrote, made safe to show (core/text.py); defaults pre-filled if safe."""
+
+    name = "clean_text"
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        raw = e.params.get("message", "") if isinstance(e.params, Mapping) else ""
+        message = sanitize(raw, limit=limits.MAX_MESSAGE_CHARS)
+        e.message = message.text
+        suspicious = message.suspicious
+        if message.cut:
+            e.warnings.append(f"The message was cut at {limits.MAX_MESSAGE_CHARS} characters.")
+        if e.form is not None:
+            fields = []
+            for f in e.form.fields:
+                shown, hidden, held_back = _clean_field(f)
+                suspicious = suspicious or hidden
+                if held_back:
+                    e.warnings.append(
+                        f"The server's default for {shown.title!r} was not pre-filled: "
+                        "it contained hidden or control characters."
+                    )
+                fields.append(shown)
+            e.prompt_form = Form(tuple(fields))
+            e.values = {
+                f.name: list(f.default) if f.kind == "multi_select" else f.default
+                for f in e.prompt_form.fields
+                if f.has_default
+            }
+        if suspicious:
+            e.warnings.append(
+                "The server's text contained terminal control sequences or hidden characters: "
+                "they were removed or are shown as ⟨U+…⟩."
+            )
+        return None
+
+
+def _clean_field(f: Field) -> tuple[Field, bool, bool]:
+    """The field as shown (cleaned title, description, option labels), whether anything was hidden
+    in its text, and whether an unsafe string default was held back."""
+    title = sanitize(
+        f.title if f.title is not None else f.name, limit=limits.MAX_TITLE_CHARS, multiline=False
+    )
+    description = (
+        sanitize(f.description, limit=limits.MAX_DESCRIPTION_CHARS) if f.description is not None else None
+    )
+    hidden = title.suspicious or (description is not None and description.suspicious)
+    changes: dict[str, Any] = {"title": title.text, "description": description and description.text}
+    if f.options:
+        labels = [
+            sanitize(
+                o.title if o.title is not None else o.value, limit=limits.MAX_TITLE_CHARS, multiline=False
+            )
+            for o in f.options
+        ]
+        hidden = hidden or any(label.suspicious for label in labels)
+        # Every option gets a title, so a UI never has to show a raw value.
+        changes["options"] = tuple(
+            Option(o.value, label.text) for o, label in zip(f.options, labels, strict=True)
+        )
+        changes["titled"] = True
+    held_back = (
+        isinstance(f.default, str) and f.kind == "string" and sanitize(f.default, limit=10**9).suspicious
+    )
+    if held_back:
+        changes["default"] = MISSING
+    return dataclasses.replace(f, **changes), hidden, held_back
+
+
+class AskPerson:
+    """Ask through the UI, one question at a time, with an idle timeout; validate before sending."""
+
+    name = "ask"
+
+    def __init__(
+        self,
+        ui: UserInterface,
+        *,
+        idle_timeout: float | None = limits.ELICITATION_IDLE_TIMEOUT_SECONDS,
+        max_reasks: int = limits.MAX_REASKS,
+        max_waiting: int = limits.MAX_WAITING_ELICITATIONS,
+    ) -> None:
+        self.ui = ui
+        self.idle_timeout = idle_timeout
+        self.max_reasks = max_reasks
+        self.max_waiting = max_waiting
+        self._turn = anyio.Lock()
+        self._waiting = 0
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        if self._waiting >= self.max_waiting:
+            return Answer("cancel", "rate_limit", reason="queue_full")
+        self._waiting += 1
+        try:
+            await self._turn.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            return await (self._ask_url(e) if e.mode == "url" else self._ask_form(e))
+        finally:
+            self._turn.release()
+
+    async def _ask_form(self, e: Elicitation) -> Decision:
+        form = e.prompt_form
+        if form is None:
+            return Answer("cancel", "error", reason="no_form")
+        prompt = FormPrompt(
+            e.requester, e.purpose, e.message, form, values=dict(e.values), warnings=tuple(e.warnings)
+        )
+        decided_by: Literal["person", "script", "timeout"] = "person"
+        for _ in range(self.max_reasks + 1):
+            result = await self._show(self.ui.ask_form, prompt)
+            if isinstance(result, Answer):
+                return result
+            decided_by = result.decided_by
+            if result.action != "accept":
+                return Answer(result.action, decided_by)
+            try:
+                return Answer("accept", decided_by, content=form.validate(result.content or {}))
+            except AnswerError as err:
+                given = result.content if isinstance(result.content, Mapping) else {}
+                prompt = dataclasses.replace(
+                    prompt,
+                    values={**prompt.values, **{k: v for k, v in given.items() if k in form.names}},
+                    errors={
+                        p.field: clean_text(p.detail or p.code, limit=limits.MAX_TITLE_CHARS, multiline=False)
+                        for p in err.problems
+                    },
+                )
+        return Answer("cancel", decided_by, reason="invalid_answers")
+
+    async def _ask_url(self, e: Elicitation) -> Decision:
+        if e.url_prompt is None:
+            # Showing an unchecked URL is not safe (U3, U4): URL mode needs the URL check stage.
+            await self.ui.notice(e.requester, "A URL request was cancelled: no URL check is configured.")
+            return Answer("cancel", "error", reason="url_unchecked")
+        result = await self._show(self.ui.ask_url, e.url_prompt)
+        if isinstance(result, Answer):
+            return result
+        return Answer(result.action, result.decided_by)
+
+    async def _show(self, ask: Any, prompt: Any) -> UIResult | Answer:
+        """One question on screen, bounded by the idle timeout; a failing UI cancels, never crashes."""
+        try:
+            with anyio.move_on_after(self.idle_timeout) as scope:
+                result = await ask(prompt)
+        except KeyboardInterrupt:
+            return Answer("cancel", "person", reason="interrupted")  # Ctrl-C is a cancel (C3)
+        except Exception:
+            logger.exception("the UI failed while asking; the question is cancelled")
+            return Answer("cancel", "error", reason="ui_failed")
+        if scope.cancelled_caught:
+            return Answer("cancel", "timeout", reason="idle_timeout")
+        if not isinstance(result, UIResult) or result.action not in ("accept", "decline", "cancel"):
+            logger.error("the UI returned %r, not a UIResult; the question is cancelled", type(result))
+            return Answer("cancel", "error", reason="ui_failed")
+        return result
+
+
+class AnswerWithoutAsking:
+    """Answer every question that reaches it the same way, without asking, and say so.
+
+    `mcp-elicit call` puts one before `ask` when there is no terminal and no scripted answers:
+    it never waits for input, and every question is cancelled with `decided_by="no_terminal"`.
+    """
+
+    def __init__(
+        self,
+        ui: UserInterface,
+        action: Literal["accept", "decline", "cancel"] = "cancel",
+        decided_by: Any = "no_terminal",
+        reason: str = "no_terminal",
+        notice: str = "No terminal to ask on: the question was cancelled.",
+        name: str = "answer_without_asking",
+    ) -> None:
+        self.ui = ui
+        self.action: Literal["accept", "decline", "cancel"] = action
+        self.decided_by = decided_by
+        self.reason = reason
+        self.notice = notice
+        self.name = name
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        await self.ui.notice(e.requester, self.notice)
+        return Answer(self.action, self.decided_by, reason=self.reason)
+
+
+def default_stages(
+    ui: UserInterface,
+    *,
+    idle_timeout: float | None = limits.ELICITATION_IDLE_TIMEOUT_SECONDS,
+    max_reasks: int = limits.MAX_REASKS,
+    max_waiting: int = limits.MAX_WAITING_ELICITATIONS,
+) -> list[Stage]:
+    return [
+        Identify(),
+        CheckMode(),
+        GateSchema(),
+        CleanText(),
+        AskPerson(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
+    ]
+
+
+def _line(text: str, limit: int) -> str:
+    return clean_text(text, limit=limit, multiline=False)
+
+
+def _brief(value: object) -> str:
+    return repr(value)[:60] if isinstance(value, str) else f"of type {type(value).__name__}"
