@@ -173,7 +173,9 @@ class Handoffs:
         if not self.path_prefix.startswith("/") or self.path_prefix.endswith("/"):
             raise ConfigError("path_prefix", "must start with '/' and not end with '/'")
         self.allowed_hosts = tuple(h.lower() for h in self.allowed_hosts)
-        self._links = URLSafeSerializer(self.secret, salt=_LINK_SALT)
+        self._links = URLSafeSerializer(
+            self.secret, salt=_LINK_SALT, signer_kwargs={"digest_method": hashlib.sha256}
+        )
         self._registry: dict[str, HandoffFlow] = {}
         for flow in self.flows:
             self.register(flow)
