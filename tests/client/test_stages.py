@@ -184,6 +184,23 @@ async def test_a_schema_the_spec_does_not_allow_is_refused_naming_field_and_prob
     assert e.form is None
 
 
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"tag\u3164": {"type": "string"}},
+        {"tag": {"type": "string", "enum": ["x\u200by", "z"]}},
+        {"tag": {"type": "string", "enum": ["\x1b[2J"]}},
+        {"tag": {"type": "array", "items": {"anyOf": [{"const": "a\u202e", "title": "A"}]}}},
+    ],
+)
+async def test_hidden_characters_in_names_or_option_values_are_refused(prop: dict[str, Any]) -> None:
+    # They travel back in the answer unchanged, so they cannot be cleaned: the form is refused.
+    _, decision = await gate({"type": "object", "properties": prop})
+    assert isinstance(decision, Refuse)
+    assert decision.reason == "schema"
+    assert "\x1b" not in decision.message
+
+
 async def test_a_form_request_without_a_schema_is_refused_F4() -> None:
     e = elicitation({"message": "m"})
     decision = await through(e, CheckMode(), GateSchema())
@@ -222,7 +239,7 @@ HOSTILE_SCHEMA = {
                 {"const": "b", "title": "B"},
             ],
         },
-        "tag\u3164": {"type": "string", "enum": ["x\u200by", "z"]},
+        "tag": {"type": "string", "title": "Tag\u3164", "enum": ["xy", "z"]},
         "note": {"type": "string", "default": "ok\x1b[2Jwiped"},
         "site": {"type": "string", "format": "uri", "default": "https://example.org"},
     },
@@ -243,9 +260,9 @@ async def test_every_text_of_a_hostile_form_is_cleaned_before_a_ui_sees_it() -> 
     assert plan.title == "Plan hidden"
     assert plan.description == "Pick⟨U+202E⟩ one⟨U+0007⟩"
     assert [o.title for o in plan.options] == ["Alink", "B"]
-    tag = e.prompt_form.field("tag\u3164")
-    assert tag.title == "tag⟨U+3164⟩"
-    assert [(o.value, o.title) for o in tag.options] == [("x\u200by", "x⟨U+200B⟩y"), ("z", "z")]
+    tag = e.prompt_form.field("tag")
+    assert tag.title == "Tag⟨U+3164⟩"
+    assert [(o.value, o.title) for o in tag.options] == [("xy", "xy"), ("z", "z")]
     assert any("hidden characters" in w for w in e.warnings)
 
 

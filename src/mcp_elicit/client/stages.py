@@ -131,6 +131,19 @@ class GateSchema:
             more = len(err.problems) - _REFUSAL_PROBLEMS
             text = f"requestedSchema refused: {shown}" + (f" (+{more} more)" if more > 0 else "")
             return Refuse("schema", text[:_MAX_REFUSAL_CHARS])
+        # Field names and option values travel back in the answer and cannot be cleaned; the spec
+        # has no use for control or hidden characters in them, so a form that has some is refused.
+        for f in e.form.fields:
+            if _hidden(f.name):
+                return Refuse(
+                    "schema", f"requestedSchema refused: field {f.name!r}: hidden characters in the name"
+                )
+            for o in f.options:
+                if _hidden(o.value):
+                    return Refuse(
+                        "schema",
+                        f"requestedSchema refused: field {f.name!r}: hidden characters in option {o.value!r}",
+                    )
         return None
 
 
@@ -195,9 +208,7 @@ def _clean_field(f: Field) -> tuple[Field, bool, bool]:
             Option(o.value, label.text) for o, label in zip(f.options, labels, strict=True)
         )
         changes["titled"] = True
-    held_back = (
-        isinstance(f.default, str) and f.kind == "string" and sanitize(f.default, limit=10**9).suspicious
-    )
+    held_back = f.kind == "string" and isinstance(f.default, str) and _hidden(f.default)
     if held_back:
         changes["default"] = MISSING
     return dataclasses.replace(f, **changes), hidden, held_back
@@ -335,6 +346,10 @@ def default_stages(
         CleanText(),
         AskPerson(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
     ]
+
+
+def _hidden(identifier: str) -> bool:
+    return sanitize(identifier, limit=limits.MAX_STRING_LENGTH, multiline=False).suspicious
 
 
 def _line(text: str, limit: int) -> str:
