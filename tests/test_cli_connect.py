@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 from rich.console import Console
 
 from mcp_elicit import demo
@@ -88,6 +90,34 @@ async def test_a_scripted_session_over_streamable_http_with_json_arguments() -> 
     assert "Result:\nNothing deployed (cancel).\n" in transcript
 
 
+class Name(BaseModel):
+    name: str
+
+
+def hostile_server() -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("hostile\x1b[31m")
+
+    @server.tool()
+    async def greet(ctx: Context) -> str:
+        answer = await ctx.elicit("Hi \x1b[31mred\x1b[0m see https://evil.example/x \u202eend", Name)
+        return f"{answer.action}: {getattr(answer, 'data', None)}"
+
+    return server
+
+
+@pytest.mark.anyio
+async def test_questions_go_through_the_client_kit_pipeline_before_the_terminal_ui() -> None:
+    """The pipeline cleans server text (escape sequences removed, URLs defanged, bidi marked) and
+    validates; the UI's own escaping would show `\\u001b`, so its absence proves the pipeline ran."""
+    async with serving_http(hostile_server()) as url:
+        code, transcript = await session(url, ["call greet {}", "ada", "", "quit"], "legacy")
+    assert code == 0
+    assert "Hi red see https[:]//evil.example/x ⟨U+202E⟩end\n" in transcript
+    assert "\\u001b" not in transcript
+    assert "\x1b" not in transcript
+    assert "Result:\naccept: name='ada'\n" in transcript
+
+
 @pytest.mark.anyio
 async def test_declining_and_cancelling_reach_the_server_as_such() -> None:
     """C3: the tool sees decline and cancel, and the session goes on after each."""
@@ -139,7 +169,7 @@ async def test_end_of_input_at_the_prompt_leaves_the_session() -> None:
 async def test_an_unusable_spec_or_a_server_that_does_not_start_exits_1() -> None:
     code, transcript = await session("   ", [])
     assert code == 1
-    assert "Cannot use the server spec: empty server command\n" in transcript
+    assert "Cannot use the server spec: " in transcript
     code, transcript = await session("/nonexistent/mcp-server --stdio", [])
     assert code == 1
     assert "Connection to /nonexistent/mcp-server --stdio failed or broke: " in transcript

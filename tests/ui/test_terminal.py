@@ -334,6 +334,12 @@ async def test_identity_title_version_where_and_purpose_are_shown() -> None:
     assert "Warning: this form may ask for a secret" in lines
 
 
+async def test_a_server_that_gave_no_name_is_shown_as_unnamed_with_where_it_runs() -> None:
+    _, transcript = await ask(prompt_for(Form(()), requester=Requester("", "https://x.example/mcp")), [""])
+    assert "(unnamed server) asks you to fill in a form" in transcript
+    assert "Server  (unnamed server)\nWhere   https://x.example/mcp\n" in transcript
+
+
 async def test_a_question_outside_any_request_says_so() -> None:
     _, transcript = await ask(prompt_for(Form(()), purpose=Purpose()), [""])
     assert "For     not known: the server asked outside any request of yours\n" in transcript
@@ -375,6 +381,25 @@ async def test_defaults_and_answers_from_the_person_are_echoed_plainly() -> None
     form = Form((Field.string("x", title="X", default="a\x1bb"),))
     _, transcript = await ask(prompt_for(form), ["", ""])
     assert "X [a\\u001bb]: \n" in transcript
+
+
+async def test_a_question_withdrawn_by_the_pipeline_says_so() -> None:
+    """The pipeline's idle timeout cancels the UI; the person is told, the cancellation goes on."""
+    out = console()
+    asked = anyio.Event()
+
+    async def never_answers(prompt: str) -> str:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(TerminalUI(out, never_answers).ask_form, prompt_for(DEPLOY_FORM))
+        with anyio.fail_after(5):
+            await asked.wait()
+        tg.cancel_scope.cancel()
+    transcript = out.file.getvalue()  # type: ignore[attr-defined]
+    assert transcript.endswith("The question was withdrawn (no answer in time, or the call ended).\n")
 
 
 async def test_two_questions_at_once_are_asked_one_after_the_other() -> None:

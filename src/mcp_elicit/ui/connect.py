@@ -18,7 +18,6 @@ and results included, not only forms.
 from __future__ import annotations
 
 import json
-import shlex
 import signal
 import tempfile
 import typing
@@ -29,15 +28,13 @@ from typing import Any, Final, Literal, TextIO
 import anyio
 import mcp_types as t
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from rich.console import Console
 from rich.text import Text
 
-from mcp_elicit.core.forms import parse_schema
+from mcp_elicit.client import ElicitClient
 from mcp_elicit.core.revisions import LATEST
-from mcp_elicit.errors import AnswerError, SchemaError
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester
+from mcp_elicit.ui.base import Requester
 from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
 
 __all__ = [
@@ -45,19 +42,15 @@ __all__ = [
     "MAX_RESULT_CHARS",
     "MAX_STDERR_TAIL_CHARS",
     "MAX_TOOL_DESCRIPTION_CHARS",
-    "PROTOCOLS",
     "ConnectSession",
     "Opener",
     "Protocol",
     "SessionClient",
-    "StopgapClient",
-    "client_target",
+    "open_pipeline_client",
 ]
 
 Protocol = Literal["legacy", "modern", "auto"]
-# `--protocol` to the SDK's `Client(mode=...)`: legacy = the 2025-11-25 initialize handshake,
-# modern = adopt 2026-07-28 directly, auto = discover and fall back.
-PROTOCOLS: Final[Mapping[str, str]] = {"legacy": "legacy", "modern": LATEST, "auto": "auto"}
+"""`--protocol`: legacy = the 2025-11-25 handshake, modern = 2026-07-28 directly, auto = discover."""
 
 # Characters of a tool description in the `tools` list: one line per tool keeps the list scannable.
 MAX_TOOL_DESCRIPTION_CHARS: Final = 200
@@ -94,89 +87,13 @@ class SessionClient(typing.Protocol):
 
 
 Opener = Callable[[str, TerminalUI, Protocol, TextIO], AbstractAsyncContextManager[SessionClient]]
-"""Opens a connection to SPEC whose questions go to the UI; the server's stderr goes to the file."""
+"""Opens a connection to SPEC whose questions go to the UI; a stdio server's stderr goes to the file.
+Raises ValueError for an unusable SPEC."""
 
 
-def client_target(spec: str, errlog: TextIO) -> tuple[Any, str]:
-    """What `Client(...)` connects to for SPEC, and the `where` shown to the person."""
-    if spec.startswith(("http://", "https://")):
-        return spec, spec
-    argv = shlex.split(spec)
-    if not argv:
-        raise ValueError("empty server command")
-    params = StdioServerParameters(command=argv[0], args=argv[1:])
-    transport: AbstractAsyncContextManager[Any] = stdio_client(params, errlog=errlog)
-    return transport, shlex.join(argv)
-
-
-class StopgapClient:
-    """STOPGAP until `mcp_elicit.client.ElicitClient` (the pipeline) is committed; same shape.
-
-    A bare `mcp.client.Client` whose elicitation callback parses the schema strictly, asks the UI,
-    validates and asks again on a refused answer. No text cleaning beyond the UI's own `plain()`,
-    no policy, no audit, no transport guard, and URL mode is refused with -32602.
-    """
-
-    def __init__(self, spec: str, ui: TerminalUI, protocol: Protocol, errlog: TextIO) -> None:
-        target, self._where = client_target(spec, errlog)
-        self._ui = ui
-        self._purpose = Purpose()
-        self._sdk = Client(target, mode=PROTOCOLS[protocol], elicitation_callback=self._elicit)
-
-    async def __aenter__(self) -> StopgapClient:
-        await self._sdk.__aenter__()
-        if self._sdk.server_info is None:
-            await _discover_identity(self._sdk)
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        await self._sdk.__aexit__(*exc_info)
-
-    @property
-    def server(self) -> Requester:
-        info = self._sdk.server_info
-        if info is None:
-            return Requester(name="", where=self._where)
-        return Requester(name=info.name, where=self._where, title=info.title, version=info.version)
-
-    @property
-    def protocol_version(self) -> str:
-        return self._sdk.protocol_version
-
-    async def list_tools(self) -> list[t.Tool]:
-        return (await self._sdk.list_tools()).tools
-
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> t.CallToolResult:
-        self._purpose = Purpose("tools/call", name, arguments)
-        try:
-            return await self._sdk.call_tool(name, dict(arguments or {}))
-        finally:
-            self._purpose = Purpose()
-
-    async def _elicit(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult | t.ErrorData:
-        wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
-        if wire.get("mode", "form") != "form":
-            return t.ErrorData(code=t.INVALID_PARAMS, message="this client handles form mode only")
-        try:
-            form = parse_schema(wire.get("requestedSchema"))
-        except SchemaError as exc:
-            return t.ErrorData(code=t.INVALID_PARAMS, message=str(exc))
-        values: dict[str, Any] = {f.name: f.default for f in form.fields if f.has_default}
-        errors: dict[str, str] = {}
-        while True:
-            message = str(wire.get("message", ""))
-            result = await self._ui.ask_form(
-                FormPrompt(self.server, self._purpose, message, form, values, errors)
-            )
-            if result.action != "accept":
-                return t.ElicitResult(action=result.action)
-            try:
-                content = form.validate(result.content)
-            except AnswerError as exc:
-                values = dict(result.content or {})
-                errors = {p.field: p.detail or p.code for p in exc.problems}
-                continue
-            return t.ElicitResult(action="accept", content=content)
+def open_pipeline_client(spec: str, ui: TerminalUI, protocol: Protocol, errlog: TextIO) -> ElicitClient:
+    """The client kit's connection: every question goes through the pipeline, then this UI."""
+    return ElicitClient(spec, ui=ui, protocol=protocol, errlog=errlog)
 
 
 class ConnectSession:
@@ -184,7 +101,7 @@ class ConnectSession:
 
     `read_line` and `console` are injectable (tests); by default both use the real terminal. The
     same reader serves the session prompt and the forms, so a test can script a whole session.
-    `opener` makes the connection (default: `StopgapClient`, until the pipeline's client lands).
+    `opener` makes the connection (default: the client kit's `ElicitClient` with the pipeline).
     """
 
     def __init__(
@@ -201,7 +118,7 @@ class ConnectSession:
         self.console = console or Console(markup=False, emoji=False, highlight=False)
         self.read = read_line or terminal_input(self.console)
         self.ui = TerminalUI(self.console, self.read)
-        self.opener: Opener = opener or StopgapClient
+        self.opener: Opener = opener or open_pipeline_client
         self._call_scope: anyio.CancelScope | None = None
         self._errlog: TextIO | None = None  # the stdio server's stderr, while connected
 
@@ -220,6 +137,8 @@ class ConnectSession:
             code = 1
             try:
                 async with connection as client, anyio.create_task_group() as tg:
+                    if isinstance(client, ElicitClient):
+                        await _discover_identity(client.sdk)
                     tg.start_soon(self._abandon_calls_on_interrupt)
                     code = await self._session(client)
                     tg.cancel_scope.cancel()
@@ -414,8 +333,9 @@ def _argument(kind: str, line: str) -> tuple[Any, str | None]:
 
 
 async def _discover_identity(client: Client) -> None:
-    """Learn who the server is when the connection adopted 2026-07-28 without a discovery."""
-    if client.protocol_version != LATEST:
+    """Learn who the server is when the connection adopted 2026-07-28 without a discovery
+    (`--protocol modern`): the SDK then knows no name, and a question would show none."""
+    if client.server_info is not None or client.protocol_version != LATEST:
         return
     try:
         raw = await client.session.send_discover(client.protocol_version)

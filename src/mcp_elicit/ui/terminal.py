@@ -228,7 +228,7 @@ class TerminalUI:
     async def notice(self, requester: Requester, text: str) -> None:
         async with self._lock:
             line = Text("Note about ", style="yellow")
-            line.append(plain(requester.name), style="bold")
+            line.append(_name(requester), style="bold")
             line.append(f" ({plain(requester.where)}): {plain(text)}")
             self.console.print(line)
 
@@ -243,6 +243,10 @@ class TerminalUI:
         except _Cancel:
             self._say("Cancelled: the server is told you dismissed the question.", "yellow")
             return UIResult("cancel")
+        except anyio.get_cancelled_exc_class():
+            # The pipeline's idle timeout, or the call ended: say so before the prompt goes away.
+            self._say("The question was withdrawn (no answer in time, or the call ended).", "yellow")
+            raise
         return result
 
     def _say(self, text: str, style: str = "") -> None:
@@ -264,15 +268,15 @@ class TerminalUI:
         return line
 
     def _header(self, requester: Requester, purpose: Purpose, what: str) -> None:
-        title = Text(f"{plain(requester.name)} {what}")
+        title = Text(f"{_name(requester)} {what}")
         self.console.print(Rule(title, style="cyan"))
         server = Text()
         if requester.title and requester.title != requester.name:
             server.append(plain(requester.title), style="bold")
-            server.append(f" ({plain(requester.name)}")
+            server.append(f" ({_name(requester)}")
             server.append(f" {plain(requester.version)})" if requester.version else ")")
         else:
-            server.append(plain(requester.name), style="bold")
+            server.append(_name(requester), style="bold")
             if requester.version:
                 server.append(f" {plain(requester.version)}")
         self._row("Server", server)
@@ -442,6 +446,11 @@ class TerminalUI:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _name(requester: Requester) -> str:
+    # A 2026-07-28 server need not introduce itself; "where" then identifies it.
+    return plain(requester.name) or "(unnamed server)"
 
 
 def _purpose(purpose: Purpose) -> str:
