@@ -80,7 +80,9 @@ class Identify:
         )
         p = e.purpose
         if p.target is not None:
-            e.purpose = Purpose(p.method, _line(p.target, limits.MAX_TITLE_CHARS), p.arguments)
+            # The target is the person's own request (a tool name, a resource URI): not defanged.
+            target = clean_text(p.target, limit=limits.MAX_TITLE_CHARS, multiline=False, defang=False)
+            e.purpose = Purpose(p.method, target, p.arguments)
         if e.attribution == "none":
             e.warnings.append("This question could not be tied to a request you made.")
         return None
