@@ -70,13 +70,15 @@ def make_handoffs(clock: ManualClock | None = None, **options: Any) -> Handoffs:
     return Handoffs(vault=vault, clock=clock or ManualClock(1_800_000_000.0), **options)
 
 
-def make_server(hs: Handoffs, *, auth: bool = False, name: str = "handoff-test") -> MCPServer[Any]:
+def make_server(
+    hs: Handoffs, *, auth: bool = False, name: str = "handoff-test", **settings: Any
+) -> MCPServer[Any]:
     server: MCPServer[Any]
     if auth:
         server = MCPServer(name, auth=auth_settings(), token_verifier=StaticVerifier())
     else:
         server = MCPServer(name)
-    install(server, ElicitSettings(handoffs=hs, clock=hs.clock))
+    install(server, ElicitSettings(handoffs=hs, clock=hs.clock, **settings))
     return server
 
 

@@ -6,6 +6,7 @@ The elicitation callback plays the person: for a URL request it drives the page 
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -18,6 +19,7 @@ from mcp_elicit.errors import CapabilityError, ElicitationTimeout, IdentityRequi
 from mcp_elicit.server import ApiKeyHandoff, Handoffs, IdentityPolicy, credential, handoff, require
 from mcp_elicit.server.identity import DEV_ISSUER, Principal
 from mcp_elicit.server.stores import CANCELLED, MemoryHandoffStore
+from mcp_elicit.testing import MemoryAuditSink
 from tests.e2e.servers import serving_http
 from tests.server.handoff_support import (
     ALICE,
@@ -40,8 +42,8 @@ FLOW = ApiKeyHandoff(provider="github", title="GitHub")
 DEV = Principal("dev", DEV_ISSUER)
 
 
-def build(hs: Handoffs, *, auth: bool = False) -> tuple[MCPServer[Any], list[BaseException]]:
-    server = make_server(hs, auth=auth)
+def build(hs: Handoffs, *, auth: bool = False, **settings: Any) -> tuple[MCPServer[Any], list[BaseException]]:
+    server = make_server(hs, auth=auth, **settings)
     caught: list[BaseException] = []
 
     @server.tool()
@@ -312,3 +314,16 @@ async def test_with_mcp_authorization_only_the_same_subject_can_complete_the_pag
     assert await hs.vault.get(ALICE.key, "github") is not None
     assert ALICE.issuer == ISSUER
     assert await hs.vault.get(Principal("bob", ISSUER).key, "github") is None
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_each_hand_off_leaves_one_url_mode_consent_record_without_secrets(era: str) -> None:
+    sink = MemoryAuditSink(level="request_response")
+    hs = dev_handoffs()
+    server, _ = build(hs, audit=sink)
+    async with serving_http(server) as url, mcp_client(url, era, UrlCallback(enter_key)) as client:
+        await client.call_tool("connect", {})
+        await client.call_tool("connect", {})
+    records = [r for r in sink.records if r["mode"] == "url"]
+    assert [r["action"] for r in records] == ["accept", "accept"]
+    assert SECRET_VALUE not in json.dumps(sink.records)

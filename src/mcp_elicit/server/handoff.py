@@ -311,12 +311,15 @@ def _check_capability(ctx: Context[Any, Any]) -> None:
         raise CapabilityError("url")
 
 
-async def _audit(ctx: Context[Any, Any], message: str, action: str, reason: str = "") -> None:
+async def _audit(
+    ctx: Context[Any, Any], message: str, action: str, reason: str = "", decided_by: str = "person"
+) -> None:
+    """One consent record per hand-off outcome (mode "url"; no URL, no content: nothing secret)."""
     await audit.record(
         ctx,
         rounds.current_settings(),
         action=action,
-        decided_by="person",
+        decided_by=decided_by,
         message=message,
         requested_schema=None,
         reason=reason,
@@ -373,7 +376,6 @@ async def require(
     if fail_fast and not is_modern(sdk.protocol_version(ctx)):
         record = await hs.mint(ctx, person, flow, text)
         hs.watch(record, sdk.session_of(ctx))
-        await _audit(ctx, text, "cancel", "url_elicitation_required")
         raise sdk.url_elicitation_required(
             [{"mode": "url", "message": text, "url": record.url, "elicitationId": record.id}]
         )
@@ -407,7 +409,7 @@ async def _by_push(
             response = await sdk.push_request(ctx, request)
     except TimeoutError:
         await hs.close(record.id)
-        await _audit(ctx, message, "cancel", "timeout")
+        await _audit(ctx, message, "cancel", "timeout", "timeout")
         raise ElicitationTimeout(settings.ask_timeout) from None
     except sdk.PeerGone:
         await hs.close(record.id)
@@ -428,7 +430,7 @@ async def _by_push(
         raise ClientGone("the client disconnected while the page was open") from None
     if final is None:
         await hs.close(record.id)
-        await _audit(ctx, message, "cancel", "timeout")
+        await _audit(ctx, message, "cancel", "timeout", "timeout")
         raise ElicitationTimeout(seconds)
     if final.status != CANCELLED:
         with anyio.move_on_after(NOTIFY_TIMEOUT_SECONDS):
