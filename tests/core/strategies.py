@@ -111,7 +111,10 @@ def values_for(f: Field) -> st.SearchStrategy[Any]:
         hi = None if f.maximum is None else math.floor(f.maximum)
         return st.integers(min_value=lo, max_value=hi)
     if f.kind == "number":
-        floats = st.floats(min_value=f.minimum, max_value=f.maximum, allow_nan=False, allow_infinity=False)
+        # `+ 0.0` turns a -0.0 bound into 0.0: hypothesis orders -0.0 below 0.0, so [0, -0.0] is empty.
+        fmin = None if f.minimum is None else float(f.minimum) + 0.0
+        fmax = None if f.maximum is None else float(f.maximum) + 0.0
+        floats = st.floats(min_value=fmin, max_value=fmax, allow_nan=False, allow_infinity=False)
         lo = None if f.minimum is None else math.ceil(f.minimum)
         hi = None if f.maximum is None else math.floor(f.maximum)
         if lo is not None and hi is not None and lo > hi:
