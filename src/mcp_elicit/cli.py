@@ -376,6 +376,46 @@ def check_url_command(
         click.echo("  ".join([*padded, row[3]]))
 
 
+# --- check-form ------------------------------------------------------------------------------------------
+@main.command("check-form")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a summary.")
+@click.option(
+    "--revision",
+    type=click.Choice(["2025-06-18", "2025-11-25", "2026-07-28"]),
+    default="2026-07-28",
+    show_default=True,
+    help="The protocol revision to check against.",
+)
+def check_form_command(source: _typing.TextIO, as_json: bool, revision: str) -> None:
+    """Check a requestedSchema (or elicitation/create params) from FILE or - (stdin).
+
+    Reports spec deviations and fields that ask for secrets; exits 0 when it ran, 2 when the
+    input is not JSON.
+    """
+    import json
+
+    from mcp_elicit.core.form_report import form_report
+    from mcp_elicit.core.urls import escape_for_display
+
+    try:
+        document = json.load(source)
+    except ValueError as exc:
+        raise click.ClickException(f"not JSON: {exc}") from None
+    report = form_report(document, revision=revision)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=True))
+        return
+    click.echo(
+        f"verdict: {report['verdict']}  (spec-valid: {'yes' if report['valid'] else 'no'}, {revision})"
+    )
+    for p in report["schema_errors"]:
+        click.echo(escape_for_display(f"  schema  {p['field'] or '<form>'}.{p['keyword']}: {p['problem']}"))
+    for f in report["fields"]:
+        reasons = ",".join(f["reasons"]) or "-"
+        click.echo(escape_for_display(f"  field   {f['name']}: {f['verdict']} ({reasons})"))
+
+
 # --- connect ---------------------------------------------------------------------------------------------
 @main.command("connect")
 @click.option(
