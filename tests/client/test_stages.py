@@ -201,6 +201,23 @@ async def test_hidden_characters_in_names_or_option_values_are_refused(prop: dic
     assert "\x1b" not in decision.message
 
 
+async def test_a_schema_seen_before_is_served_from_the_cache_and_a_look_alike_is_not() -> None:
+    stage = GateSchema()
+    good = {"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}
+    bad = {"type": "object", "properties": {"n": {"type": "integer", "default": True}}}  # == good in Python
+    first, second = (
+        elicitation({"message": "m", "requestedSchema": good}),
+        elicitation({"message": "m", "requestedSchema": dict(good)}),
+    )
+    for e in (first, second):
+        e.mode = "form"
+        assert await stage(e) is None
+    assert first.form is second.form
+    refused = elicitation({"message": "m", "requestedSchema": bad})
+    refused.mode = "form"
+    assert isinstance(await stage(refused), Refuse)
+
+
 async def test_a_form_request_without_a_schema_is_refused_F4() -> None:
     e = elicitation({"message": "m"})
     decision = await through(e, CheckMode(), GateSchema())
@@ -570,4 +587,3 @@ async def test_an_empty_form_can_be_accepted() -> None:
     e = elicitation({"message": "Continue?", "requestedSchema": {"type": "object", "properties": {}}})
     decision, _ = await Pipeline(ScriptedUI([{}])).run(e)
     assert decision == Answer("accept", "script", content={})
-

@@ -79,13 +79,13 @@ class ElicitationHandler:
         self.calls = calls if calls is not None else CallRegistry()
         self.session: ClientSession | None = None  # set once connected, for the transport guard
         self.outcomes: deque[Outcome] = deque(maxlen=MAX_KEPT_OUTCOMES)
+        self._requester: tuple[Any, Requester] | None = None
 
     async def __call__(
         self, context: ClientRequestContext, params: t.ElicitRequestParams
     ) -> t.ElicitResult | t.ErrorData:
         self.session = context.session
-        wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        e = self.elicitation(wire, request_id=context.request_id)
+        e = self.elicitation(_wire(params), request_id=context.request_id)
         decision, outcome = await self.pipeline.run(e)
         self.outcomes.append(outcome)
         return to_result(decision)
@@ -96,21 +96,40 @@ class ElicitationHandler:
         info = session.server_info if session is not None else None
         protocol = (session.protocol_version if session is not None else None) or _FALLBACK_PROTOCOL
         purpose, attribution = self.calls.attribute(context)
+        if self._requester is None or self._requester[0] is not info:
+            # One Requester per server identity, so the identify stage finds it cleaned already.
+            self._requester = (
+                info,
+                Requester(
+                    name=info.name if info is not None else "",
+                    where=self.where,
+                    title=info.title if info is not None else None,
+                    version=info.version if info is not None else None,
+                ),
+            )
         return Elicitation(
             params=params,
             protocol=protocol,
-            requester=Requester(
-                name=info.name if info is not None else "",
-                where=self.where,
-                title=info.title if info is not None else None,
-                version=info.version if info is not None else None,
-            ),
+            requester=self._requester[1],
             purpose=purpose,
             attribution=attribution,
             declared_modes=self.pipeline.modes,
             request_id=request_id if isinstance(request_id, str | int) else None,
             time=self.pipeline.clock(),
         )
+
+
+def _wire(params: t.ElicitRequestParams) -> dict[str, Any]:
+    """The request's params as wire JSON. The schema is the server's own parsed JSON (the SDK keeps
+    `requestedSchema` as a plain dict): passed on as is, not deep-copied by a model dump."""
+    if isinstance(params, t.ElicitRequestFormParams):
+        return {"mode": params.mode, "message": params.message, "requestedSchema": params.requested_schema}
+    if isinstance(params, t.ElicitRequestURLParams):
+        wire = {"mode": params.mode, "message": params.message, "url": params.url}
+        if params.elicitation_id is not None:
+            wire["elicitationId"] = params.elicitation_id
+        return wire
+    return cast(dict[str, Any], params.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 def to_result(decision: Decision) -> t.ElicitResult | t.ErrorData:

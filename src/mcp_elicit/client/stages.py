@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 
@@ -65,21 +66,61 @@ class Stage(Protocol):
     async def __call__(self, e: Elicitation) -> Decision | None: ...
 
 
+class _Recent:
+    """The last few results of a pure, costly step, keyed by its input (least recently used out).
+
+    A server asks the same forms again and again; parsing and cleaning a schema it sent before
+    then costs one lookup. Only small inputs are kept, so a hostile server cannot make the cache
+    hold much (`_CACHED_FORMS` entries of at most `_CACHED_SCHEMA_CHARS` characters each).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[Any, Any] = OrderedDict()
+
+    def get(self, key: Any) -> Any:
+        value = self.items.get(key)
+        if value is not None:
+            self.items.move_to_end(key)
+        return value
+
+    def put(self, key: Any, value: Any) -> None:
+        self.items[key] = value
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+
+
+# Forms kept parsed and cleaned per stage, and the size of a schema (as JSON) worth keeping;
+# server identities kept cleaned (one per server a pipeline serves, in practice).
+_CACHED_FORMS: Final = 32
+_CACHED_SCHEMA_CHARS: Final = 16_384
+_CACHED_IDENTITIES: Final = 32
+
+
 class Identify:
     """Who is asking and for what, cleaned for display; says so when the request is unknown."""
 
     name = "identify"
 
+    def __init__(self) -> None:
+        self._recent = _Recent(_CACHED_IDENTITIES)  # the same server asks again and again
+
     async def __call__(self, e: Elicitation) -> Decision | None:
-        r = e.requester
-        e.requester = Requester(
-            name=_line(r.name, limits.MAX_SERVER_NAME_CHARS),
-            where=clean_text(r.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False),
-            title=_line(r.title, limits.MAX_SERVER_NAME_CHARS) if r.title is not None else None,
-            version=_line(r.version, limits.MAX_SERVER_NAME_CHARS) if r.version is not None else None,
-        )
+        raw = e.requester
+        requester = self._recent.get(raw)
+        if requester is None:
+            requester = Requester(
+                name=_line(raw.name, limits.MAX_SERVER_NAME_CHARS),
+                where=clean_text(
+                    raw.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False
+                ),
+                title=_line(raw.title, limits.MAX_SERVER_NAME_CHARS) if raw.title is not None else None,
+                version=_line(raw.version, limits.MAX_SERVER_NAME_CHARS) if raw.version is not None else None,
+            )
+            self._recent.put(raw, requester)
+        e.requester = requester
         p = e.purpose
-        if p.target is not None:
+        if p.target is not None and not _plain(p.target):
             # The target is the person's own request (a tool name, a resource URI): not defanged.
             target = clean_text(p.target, limit=limits.MAX_TITLE_CHARS, multiline=False, defang=False)
             e.purpose = Purpose(p.method, target, p.arguments)
@@ -112,10 +153,22 @@ class CheckMode:
         return None
 
 
+def _schema_key(schema: Any, revision: str) -> str | None:
+    # repr tells 1, 1.0 and True apart (the strict parser does too) and is cheaper than json.dumps.
+    try:
+        text = repr(schema)
+    except (ValueError, RecursionError):  # an integer past Python's digit limit; absurd nesting
+        return None
+    return f"{revision}:{text}" if len(text) <= _CACHED_SCHEMA_CHARS else None
+
+
 class GateSchema:
     """The strict parser on `requestedSchema` (F1, F2, limits); refuse rather than half-render."""
 
     name = "gate_schema"
+
+    def __init__(self) -> None:
+        self._recent = _Recent(_CACHED_FORMS)
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         if e.mode != "form":
@@ -123,8 +176,13 @@ class GateSchema:
         params = e.params
         if "requestedSchema" not in params:
             return Refuse("schema", "a form request must include requestedSchema (F4)")
+        revision = wire_revision(e.protocol)
+        key = _schema_key(params["requestedSchema"], revision)
+        if key is not None and (form := self._recent.get(key)) is not None:
+            e.form = form
+            return None
         try:
-            e.form = parse_schema(params["requestedSchema"], revision=wire_revision(e.protocol))
+            form = parse_schema(params["requestedSchema"], revision=revision)
         except SchemaError as err:
             shown = "; ".join(
                 f"{f'field {p.field!r}' if p.field else 'schema'}: {p.keyword}: {p.problem}"
@@ -135,7 +193,7 @@ class GateSchema:
             return Refuse("schema", text[:_MAX_REFUSAL_CHARS])
         # Field names and option values travel back in the answer and cannot be cleaned; the spec
         # has no use for control or hidden characters in them, so a form that has some is refused.
-        for f in e.form.fields:
+        for f in form.fields:
             if _hidden(f.name):
                 return Refuse(
                     "schema", f"requestedSchema refused: field {f.name!r}: hidden characters in the name"
@@ -146,13 +204,31 @@ class GateSchema:
                         "schema",
                         f"requestedSchema refused: field {f.name!r}: hidden characters in option {o.value!r}",
                     )
+        if key is not None:
+            self._recent.put(key, form)
+        e.form = form
         return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Shown:
+    """A form as shown: cleaned, with its safe defaults, the titles of held-back defaults, and
+    whether its text hid anything."""
+
+    source: Form
+    form: Form
+    values: Mapping[str, Any]
+    held_back: tuple[str, ...]
+    hidden: bool
 
 
 class CleanText:
     """Everything the server wrote, made safe to show (core/text.py); defaults pre-filled if safe."""
 
     name = "clean_text"
+
+    def __init__(self) -> None:
+        self._recent = _Recent(_CACHED_FORMS)
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         raw = e.params.get("message", "") if isinstance(e.params, Mapping) else ""
@@ -162,28 +238,44 @@ class CleanText:
         if message.cut:
             e.warnings.append(f"The message was cut at {limits.MAX_MESSAGE_CHARS} characters.")
         if e.form is not None:
-            fields = []
-            for f in e.form.fields:
-                shown, hidden, held_back = _clean_field(f)
-                suspicious = suspicious or hidden
-                if held_back:
-                    e.warnings.append(
-                        f"The server's default for {shown.title!r} was not pre-filled: "
-                        "it contained hidden or control characters."
-                    )
-                fields.append(shown)
-            e.prompt_form = Form(tuple(fields))
-            e.values = {
-                f.name: list(f.default) if f.kind == "multi_select" else f.default
-                for f in e.prompt_form.fields
-                if f.has_default
-            }
+            shown = self._shown(e.form)
+            e.prompt_form = shown.form
+            e.values = {k: list(v) if isinstance(v, list) else v for k, v in shown.values.items()}
+            e.warnings.extend(
+                f"The server's default for {title!r} was not pre-filled: "
+                "it contained hidden or control characters."
+                for title in shown.held_back
+            )
+            suspicious = suspicious or shown.hidden
         if suspicious:
             e.warnings.append(
                 "The server's text contained terminal control sequences or hidden characters: "
                 "they were removed or are shown as ⟨U+…⟩."
             )
         return None
+
+    def _shown(self, form: Form) -> _Shown:
+        # Keyed by identity: GateSchema hands out the same Form for the same schema. The entry
+        # keeps its source alive, so the id cannot be reused by another form while cached.
+        cached = self._recent.get(id(form))
+        if cached is not None and cached.source is form:
+            return cast(_Shown, cached)
+        fields, held_back, hidden = [], [], False
+        for f in form.fields:
+            field, field_hidden, held = _clean_field(f)
+            fields.append(field)
+            hidden = hidden or field_hidden
+            if held:
+                held_back.append(field.title or field.name)
+        prompt_form = Form(tuple(fields))
+        values = {
+            f.name: list(f.default) if f.kind == "multi_select" else f.default
+            for f in prompt_form.fields
+            if f.has_default
+        }
+        shown = _Shown(form, prompt_form, values, tuple(held_back), hidden)
+        self._recent.put(id(form), shown)
+        return shown
 
 
 def _clean_field(f: Field) -> tuple[Field, bool, bool]:
@@ -233,7 +325,8 @@ class AskPerson:
         self.idle_timeout = idle_timeout
         self.max_reasks = max_reasks
         self.max_waiting = max_waiting
-        self._turn = anyio.Lock()
+        # fast_acquire: an uncontended lock (the usual case) costs no trip through the event loop.
+        self._turn = anyio.Lock(fast_acquire=True)
         self._waiting = 0
 
     async def __call__(self, e: Elicitation) -> Decision | None:
@@ -254,7 +347,7 @@ class AskPerson:
         if form is None:
             return Answer("cancel", "error", reason="no_form")
         prompt = FormPrompt(
-            e.requester, e.purpose, e.message, form, values=dict(e.values), warnings=tuple(e.warnings)
+            e.requester, e.purpose, e.message, form, values=e.values, warnings=tuple(e.warnings)
         )
         decided_by: Literal["person", "script", "timeout"] = "person"
         for _ in range(self.max_reasks + 1):
@@ -352,6 +445,11 @@ def default_stages(
 
 def _hidden(identifier: str) -> bool:
     return sanitize(identifier, limit=limits.MAX_STRING_LENGTH, multiline=False).suspicious
+
+
+def _plain(text: str) -> bool:
+    """Printable ASCII within the title limit: nothing to clean (the usual tool name)."""
+    return len(text) <= limits.MAX_TITLE_CHARS and text.isascii() and text.isprintable()
 
 
 def _line(text: str, limit: int) -> str:
