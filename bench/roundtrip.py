@@ -3,7 +3,8 @@
 Each measured unit is one `tools/call` whose tool asks one question and gets an accepted answer:
 - push, in memory (2025-11-25): `ask` vs the SDK's `ctx.elicit` vs FastMCP's `ctx.elicit`;
 - pull, in memory (2026-07-28): `ask` vs the SDK's resolver path (`Resolve` + `Elicit`);
-- push over streamable HTTP on 127.0.0.1: `ask` vs the SDK's `ctx.elicit`.
+- push over streamable HTTP on 127.0.0.1: `ask` vs the SDK's `ctx.elicit`;
+- `ask` with a server-side SQLite consent trail vs without.
 Variants are interleaved round by round so drift hits them alike; the median round is reported.
 
 Run: .venv/bin/python bench/roundtrip.py [--calls N] [--rounds R]
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,7 +32,8 @@ from pydantic import BaseModel, Field
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.e2e.servers import serving_http
 
-from mcp_elicit.server import ask, install
+from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.server import ElicitSettings, ask, install
 
 
 class Ticket(BaseModel):
@@ -43,9 +46,9 @@ class Ticket(BaseModel):
 ANSWER = {"title": "Fix login", "priority": "high", "estimate": 3, "urgent": True}
 
 
-def ours() -> MCPServer[Any]:
+def ours(audit: Any = None) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("bench-ours", log_level="WARNING")
-    install(server)
+    install(server, ElicitSettings(audit=audit))
 
     @server.tool()
     async def file_ticket(ctx: Context) -> str:
@@ -166,6 +169,18 @@ async def main(calls: int, rounds: int) -> None:
             rounds,
         )
     report("push (2025-11-25), streamable HTTP on 127.0.0.1", http, "raw SDK ctx.elicit")
+    with tempfile.TemporaryDirectory() as folder:
+        sink = SqliteAuditSink(Path(folder) / "audit.sqlite3")
+        audited = await measure(
+            {
+                "mcp-elicit ask, no audit": sdk_variant(ours(), "legacy", "file_ticket"),
+                "mcp-elicit ask, SQLite audit": sdk_variant(ours(sink), "legacy", "file_ticket"),
+            },
+            calls,
+            rounds,
+        )
+        sink.close()
+    report("server-side consent records on vs off, push in memory", audited, "mcp-elicit ask, no audit")
 
 
 if __name__ == "__main__":
