@@ -329,3 +329,16 @@ async def test_a_secure_origin_gets_a_secure_prefixed_cookie() -> None:
     assert cookie.startswith(f"__Secure-mcp-elicit-{record.id}=")
     assert "secure" in cookie.lower()
     assert urlsplit(first.headers["location"]).scheme == "https"
+
+
+async def test_a_head_request_or_a_prefetch_does_not_use_up_the_link() -> None:
+    rig = Rig()
+    record = await rig.mint()
+    alice = rig.browser()
+    head = await alice.http.head(record.url)
+    assert "set-cookie" not in head.headers
+    prefetch = await alice.http.get(record.url, headers={"Sec-Purpose": "prefetch"})
+    assert prefetch.status_code == 200
+    assert "set-cookie" not in prefetch.headers
+    assert (await rig.record(record)).status == PENDING
+    assert (await alice.enter_key(record.url)).status == 200

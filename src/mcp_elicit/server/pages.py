@@ -14,10 +14,10 @@ link (the OAuth security BCP's browser binding). Before anything happens:
 2. The person at the browser (`IdentityPolicy.of_browser`) must be the hand-off's person:
    a forwarded link opened by someone else is refused and binds nothing, so the rightful
    person can still use it.
-3. The first visit moves the hand-off from pending to opened and sets an HttpOnly, SameSite=Lax
-   cookie holding a random marker (only its hash is stored), then redirects. Every later
-   request needs that cookie: a second browser (a replayed link) gets "already used"; the same
-   browser coming back is let through.
+3. The first real visit (not a HEAD, a prefetch or a prerender) moves the hand-off from
+   pending to opened and sets an HttpOnly, SameSite=Lax cookie holding a random marker (only
+   its hash is stored), then redirects. Every later request needs that cookie: a second
+   browser (a replayed link) gets "already used"; the same browser coming back is let through.
 4. Form posts also need a CSRF token derived from the marker, a same-origin `Origin` (when the
    browser sends one) and a `Sec-Fetch-Site` that is not cross-site; the OAuth callback needs
    the `state` stored for this hand-off, once.
@@ -212,6 +212,10 @@ class _Pages:
     # -- routes ----------------------------------------------------------------------------
 
     async def start(self, request: Request) -> Response:
+        if _is_preview(request):  # a HEAD or a prefetch must not bind the link to that browser
+            return self._render(
+                "message.html", title="Open this link", text="Open this link in your browser."
+            )
         link = self.hs.read_link(str(request.path_params["token"]))
         if link is None:
             return self._refuse(404, "bad_signature")
@@ -369,6 +373,11 @@ class _Pages:
             logger.warning("hand-off %s: flow %s failed (%s)", working.id, working.flow, step.reason)
         logger.info("hand-off %s: %s", working.id, final)
         return self._outcome(final, flow)
+
+
+def _is_preview(request: Request) -> bool:
+    purpose = f"{request.headers.get('sec-purpose', '')} {request.headers.get('purpose', '')}".lower()
+    return request.method == "HEAD" or "prefetch" in purpose or "prerender" in purpose
 
 
 async def _read_form(request: Request) -> dict[str, str] | None:
