@@ -19,7 +19,7 @@ def is_modern(protocol_version: str | None) -> bool:
 
 
 def wire_revision(protocol_version: str | None) -> Revision:
-    """The schema revision to emit for a negotiated protocol version (unknown older ones map to 2025-06-18)."""
+    """The schema revision to emit for a negotiated version (unknown older ones map to 2025-06-18)."""
     if protocol_version is None:
         return REV_2025_11_25
     if protocol_version >= REV_2026_07_28:
