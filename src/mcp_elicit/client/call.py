@@ -12,6 +12,7 @@ Who answers the questions:
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -98,7 +99,7 @@ def _pipeline(
     reason, text = "no_terminal", "No terminal to ask on and no --answers: the question was cancelled."
     if interactive:
         try:
-            from mcp_elicit.ui import terminal
+            terminal = importlib.import_module("mcp_elicit.ui.terminal")
         except ImportError:
             reason, text = "no_terminal_ui", "The terminal UI is not installed: the question was cancelled."
         else:
