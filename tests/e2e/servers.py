@@ -25,9 +25,8 @@ class _Server(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serving_http(mcp_server: Any, **app_options: Any) -> AsyncIterator[str]:
-    """Serve `mcp_server` over streamable HTTP on 127.0.0.1 (a free port) and yield its URL."""
-    app = mcp_server.streamable_http_app(**app_options)
+async def serving_app(app: Any) -> AsyncIterator[str]:
+    """Serve any ASGI app on 127.0.0.1 (a free port) and yield its origin."""
     server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
@@ -35,9 +34,16 @@ async def serving_http(mcp_server: Any, **app_options: Any) -> AsyncIterator[str
             await server.ready.wait()
         port = server.servers[0].sockets[0].getsockname()[1]
         try:
-            yield f"http://127.0.0.1:{port}/mcp"
+            yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
+
+
+@asynccontextmanager
+async def serving_http(mcp_server: Any, **app_options: Any) -> AsyncIterator[str]:
+    """Serve `mcp_server` over streamable HTTP on 127.0.0.1 (a free port) and yield its URL."""
+    async with serving_app(mcp_server.streamable_http_app(**app_options)) as origin:
+        yield f"{origin}/mcp"
 
 
 def reference_over_stdio() -> StdioServerParameters:

@@ -15,7 +15,6 @@ import anyio
 import httpx2
 import mcp_types as t
 import pytest
-import uvicorn
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AccessToken
@@ -39,7 +38,6 @@ BOB = Principal("bob", ISSUER)
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 SECRET_VALUE = "sk-live-7f3c9a1b2d4e6f80"  # what every test types into a page; must never leak
 MAX_REDIRECTS = 10
-STARTUP_BOUND_SECONDS = 20.0
 
 
 class StaticVerifier:
@@ -157,31 +155,6 @@ class Browser:
 
 def asgi_browser(app: Any, *, client: tuple[str, int] = ("127.0.0.1", 50000), **kw: Any) -> Browser:
     return Browser(transport=httpx2.ASGITransport(app=app, client=client), **kw)
-
-
-class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.ready = anyio.Event()
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        self.ready.set()
-
-
-@asynccontextmanager
-async def serving_app(app: Any) -> AsyncIterator[str]:
-    """Serve any ASGI app on 127.0.0.1 (a free port) and yield its origin."""
-    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(STARTUP_BOUND_SECONDS):
-            await server.ready.wait()
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 class RecordingTransport(httpx2.AsyncBaseTransport):

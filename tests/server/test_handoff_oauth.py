@@ -20,7 +20,7 @@ from mcp_elicit.errors import ConfigError
 from mcp_elicit.server import Handoffs, IdentityPolicy, OAuthClient, OAuthHandoff, handoff
 from mcp_elicit.server.identity import DEV_ISSUER, Principal
 from mcp_elicit.server.stores import DECLINED, DONE, FAILED, OPENED, HandoffRecord
-from tests.e2e.servers import serving_http
+from tests.e2e.servers import serving_app, serving_http
 from tests.server.handoff_support import (
     ALICE,
     Browser,
@@ -28,7 +28,6 @@ from tests.server.handoff_support import (
     make_handoffs,
     make_server,
     mcp_client,
-    serving_app,
 )
 from tests.server.oauth_server import LocalAuthorizationServer
 from tests.support import text_of
