@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from mcp_elicit.audit.base import Filters, chain_records
+from mcp_elicit.audit.base import Filters, SinkBase, chain_records
 from mcp_elicit.core.consent import GENESIS_HASH, ConsentEvent, Level, VerifyReport, verify_chain
 from mcp_elicit.errors import AuditWriteError
 from mcp_elicit.ui.scripted import ScriptedUI
@@ -30,7 +30,7 @@ class ManualClock:
         self._now += seconds
 
 
-class MemoryAuditSink:
+class MemoryAuditSink(SinkBase):
     """An audit sink in a list, for tests: `records` is the stored list (edit it to simulate tampering).
 
     Set `fail_writes` to make every append raise AuditWriteError, to test fail-closed handling.
@@ -41,10 +41,6 @@ class MemoryAuditSink:
         self.records: list[dict[str, Any]] = []
         self.fail_writes = False
         self._lock = threading.Lock()
-
-    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
-        records = self.append_many((event,))
-        return records[0] if records else None
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         with self._lock:

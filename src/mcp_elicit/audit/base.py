@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, Self, runtime_checkable
 
 from mcp_elicit.core.consent import (
     GENESIS_HASH,
@@ -40,6 +40,7 @@ __all__ = [
     "AuditSink",
     "Filters",
     "Row",
+    "SinkBase",
     "chain_records",
     "chain_sealed",
     "new_record_id",
@@ -85,6 +86,26 @@ class AuditSink(Protocol):
     def verify(self, expected_head: str | None = None) -> VerifyReport: ...
 
     def close(self) -> None: ...
+
+
+class SinkBase:
+    """What every sink shares: `append` is `append_many` of one, and a sink is a context manager."""
+
+    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
+        records = self.append_many((event,))
+        return records[0] if records else None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def new_record_id() -> str:

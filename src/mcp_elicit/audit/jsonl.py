@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from mcp_elicit.audit.base import Filters, TimeBound, chain_sealed, parse_body
+from mcp_elicit.audit.base import Filters, SinkBase, TimeBound, chain_sealed, parse_body
 from mcp_elicit.core.consent import (
     DEFAULT_LEVEL,
     GENESIS_HASH,
@@ -44,7 +44,7 @@ MAX_TAIL_SCAN_BYTES: Final = 4_194_304  # 4 MiB
 _BLOCK: Final = 64 * 1024
 
 
-class JsonlAuditSink:
+class JsonlAuditSink(SinkBase):
     """Consent records as JSON Lines in `path` (created with its folder when missing)."""
 
     def __init__(
@@ -59,16 +59,6 @@ class JsonlAuditSink:
             self._file: IO[bytes] = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
-
-    def __enter__(self) -> JsonlAuditSink:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
-        records = self.append_many((event,))
-        return records[0] if records else None
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)

@@ -22,6 +22,7 @@ from mcp_elicit.audit.base import (
     PAGE_SIZE,
     Filters,
     Row,
+    SinkBase,
     TimeBound,
     chain_sealed,
     parse_body,
@@ -42,7 +43,7 @@ CONNECT_TIMEOUT_S: Final = 5
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
-class PostgresAuditSink:
+class PostgresAuditSink(SinkBase):
     """Consent records in table `table` (created when missing) of the database `conninfo` names."""
 
     def __init__(
@@ -104,16 +105,6 @@ class PostgresAuditSink:
         except psycopg.Error as exc:
             raise self._fail(exc) from exc
         return self._conn
-
-    def __enter__(self) -> PostgresAuditSink:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
-        records = self.append_many((event,))
-        return records[0] if records else None
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)

@@ -22,6 +22,7 @@ from mcp_elicit.audit.base import (
     PAGE_SIZE,
     Filters,
     Row,
+    SinkBase,
     TimeBound,
     chain_sealed,
     parse_body,
@@ -55,7 +56,7 @@ CREATE INDEX IF NOT EXISTS {TABLE}_server_time ON {TABLE} (server, time);
 """
 
 
-class SqliteAuditSink:
+class SqliteAuditSink(SinkBase):
     """Consent records in a SQLite file (created with its folder when missing, unless read-only)."""
 
     def __init__(
@@ -97,16 +98,6 @@ class SqliteAuditSink:
         except sqlite3.Error as exc:
             raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
         self._has_table = found is not None
-
-    def __enter__(self) -> SqliteAuditSink:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def append(self, event: ConsentEvent) -> dict[str, Any] | None:
-        records = self.append_many((event,))
-        return records[0] if records else None
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)
