@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # CI runs on a shared 2-core machine: a slow example is load, not a bug. Every property test still
 # explores random inputs; only the timing checks are off.
 settings.register_profile("mcp-elicit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("mcp-elicit")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_user_config_and_audit_trail(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mcp-elicit call` and `connect` read ~/.config/mcp-elicit and write ~/.local/share/mcp-elicit by
+    default: every test (and every command it starts) gets fresh, empty ones instead of the machine's."""
+    base = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(base / "data"))
+    monkeypatch.delenv("MCP_ELICIT_CONFIG", raising=False)
+    monkeypatch.delenv("MCP_ELICIT_AUDIT_DB", raising=False)

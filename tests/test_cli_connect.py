@@ -265,6 +265,13 @@ def connect_in_pty(terminals: list[Terminal], protocol: str) -> Terminal:
     return term
 
 
+def approve_once(term: Terminal) -> None:
+    """Let the server ask: the first question of a session waits for the person's approval."""
+    term.wait_for("This server wants to ask you a question for the tool deploy.")
+    term.wait_for("Send? [send]:")
+    term.type_line("")
+
+
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
 def test_a_person_deploys_through_the_real_command_in_a_pty(terminals: list[Terminal], protocol: str) -> None:
     """The whole path with keystrokes: connect, call, fill in, change on review (F6), confirm, result."""
@@ -272,6 +279,7 @@ def test_a_person_deploys_through_the_real_command_in_a_pty(terminals: list[Term
     term.type_line("call deploy")
     term.wait_for("service (string, required):")
     term.type_line("checkout")
+    approve_once(term)  # the default policy asks first (C4); once per server and session
     term.wait_for("mcp-elicit-reference asks you to fill in a form")
     term.wait_for('For     tool deploy {"service": "checkout"}')
     term.wait_for("Environment:")
@@ -302,6 +310,7 @@ def test_ctrl_c_and_esc_cancel_a_form_and_ctrl_d_leaves_in_a_pty(terminals: list
     """C3: Ctrl-C in a form is a cancel the server sees, not a crash; the session goes on."""
     term = connect_in_pty(terminals, "legacy")
     term.type_line('call deploy {"service": "checkout"}')
+    approve_once(term)
     term.wait_for("Environment:")
     term.type_line("2")
     term.wait_for("Region [1]:")

@@ -416,6 +416,34 @@ def check_form_command(source: _typing.TextIO, as_json: bool, revision: str) -> 
         click.echo(escape_for_display(f"  field   {f['name']}: {f['verdict']} ({reasons})"))
 
 
+# --- guardrail options shared by connect and call ---------------------------------------------------
+def _guardrail_options(func: _typing.Any) -> _typing.Any:
+    """--config PATH and --no-audit: the policy and the audit trail of the configuration file."""
+    func = click.option("--no-audit", is_flag=True, help="Do not record the questions in the audit trail.")(
+        func
+    )
+    func = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Configuration file (default: $MCP_ELICIT_CONFIG or ~/.config/mcp-elicit/config.toml; "
+        "see docs/guardrails.md).",
+    )(func)
+    return func
+
+
+def _load_config(path: str | None) -> _typing.Any:
+    """The configuration (all defaults when the default file is missing); a bad file is a usage error."""
+    from mcp_elicit.config import load_config
+    from mcp_elicit.errors import ConfigError
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 # --- connect ---------------------------------------------------------------------------------------------
 @main.command("connect")
 @click.option(
@@ -432,17 +460,23 @@ def check_form_command(source: _typing.TextIO, as_json: bool, revision: str) -> 
     show_default=True,
     help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
 )
-def connect_command(server_spec: str, protocol: str) -> None:
+@_guardrail_options
+def connect_command(server_spec: str, protocol: str, config_path: str | None, no_audit: bool) -> None:
     """Talk to a server: list and call its tools; its questions appear as forms in this terminal.
 
     In a form: Enter keeps the [value], :decline or Ctrl-D declines, :cancel, Ctrl-C or Esc cancels;
     a review screen lets you change any answer before it is sent. Exits 1 when the connection fails.
+    The configuration file's policy applies, and every question is recorded in its audit trail.
     """
+    import functools
+
     import anyio
 
-    from mcp_elicit.ui.connect import ConnectSession
+    from mcp_elicit.ui.connect import ConnectSession, open_pipeline_client
 
-    session = ConnectSession(server_spec, protocol=_typing.cast(_typing.Any, protocol))
+    config = _load_config(config_path)
+    opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
+    session = ConnectSession(server_spec, protocol=_typing.cast(_typing.Any, protocol), opener=opener)
     try:
         code = anyio.run(session.run)
     except KeyboardInterrupt:
@@ -484,6 +518,7 @@ def connect_command(server_spec: str, protocol: str) -> None:
     default=None,
     help="Seconds to wait for each response.",
 )
+@_guardrail_options
 def call_command(
     server_spec: str,
     tool: str,
@@ -492,9 +527,12 @@ def call_command(
     as_json: bool,
     protocol: str,
     timeout: float | None,
+    config_path: str | None,
+    no_audit: bool,
 ) -> None:
     """Call one tool; the server's questions are answered from --answers, the terminal, or cancelled.
 
+    The configuration file's policy applies, and every question is recorded in its audit trail.
     Exits 0 when the call completed (even with a tool error result), 1 when it failed.
     """
     import functools
@@ -512,8 +550,17 @@ def call_command(
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from exc
     if not isinstance(arguments, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--args")
+    config = _load_config(config_path)
     run = functools.partial(
-        run_call, server_spec, tool, arguments, answers=answers, protocol=protocol, read_timeout=timeout
+        run_call,
+        server_spec,
+        tool,
+        arguments,
+        answers=answers,
+        protocol=protocol,
+        read_timeout=timeout,
+        config=config,
+        audit=not no_audit,
     )
     try:
         report = anyio.run(run)

@@ -18,6 +18,7 @@ subclasses the builtin a caller would already catch.
     ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
     ├── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
     ├── AuditReadError (OSError)                 an audit store could not be opened or read
+    ├── OutcomeNotRecorded (RuntimeError)        an observer could not record an answer: it is not sent
     ├── IdentityRequired (PermissionError)       a URL hand-off needs a user and the request names none
     ├── HandoffNotCompleted (PermissionError)    the person did not finish a required out-of-band step
     ├── TooManyHandoffs (RuntimeError)           a user has too many hand-offs open at once
@@ -42,6 +43,7 @@ __all__ = [
     "HandoffNotCompleted",
     "IdentityRequired",
     "NotInstalled",
+    "OutcomeNotRecorded",
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
@@ -183,6 +185,20 @@ class AuditWriteError(ElicitError, OSError):
         self.target = target
         self.detail = detail
         super().__init__(f"audit sink {sink} ({target}) could not write: {detail}")
+
+
+class OutcomeNotRecorded(ElicitError, RuntimeError):
+    """An outcome observer (the client's audit trail) could not record an answer, so it is not sent.
+
+    The client pipeline turns an accept into `action` ("decline" or "cancel") with `reason` (a
+    stable code such as "audit_write_failed"); the underlying error is in `__cause__`.
+    """
+
+    def __init__(self, action: str, reason: str, detail: str = "") -> None:
+        self.action = action
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"outcome not recorded ({reason}); the answer becomes {action}: {detail}")
 
 
 class AuditReadError(ElicitError, OSError):

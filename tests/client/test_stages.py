@@ -484,7 +484,14 @@ async def test_url_mode_shows_the_prompt_a_url_stage_prepared() -> None:
 
 async def test_the_default_chain_has_the_documented_stages_in_order() -> None:
     pipeline = Pipeline(ScriptedUI())
-    assert [s.name for s in pipeline.stages] == ["identify", "check_mode", "gate_schema", "clean_text", "ask"]
+    assert [s.name for s in pipeline.stages] == [
+        "identify",
+        "check_mode",
+        "gate_schema",
+        "clean_text",
+        "secret_guard",
+        "ask",
+    ]
 
 
 async def test_a_stage_inserted_before_ask_can_deny_and_the_denial_becomes_a_decline() -> None:

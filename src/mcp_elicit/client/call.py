@@ -8,6 +8,11 @@ Who answers the questions:
    `mcp_elicit.ui.terminal` is installed, else
 4. nobody: every question is cancelled at once with `decided_by="no_terminal"`, and a notice on
    `notices` says so. `run_call` never waits for input that cannot come.
+
+With a `config` (`mcp_elicit.config.Config`, what `mcp-elicit call` reads), its policy guards the
+questions and, unless `audit=False`, every question is recorded in its audit sink. When the policy
+says "ask first", a terminal asks the person; scripted answers and no terminal only get a notice
+(the script is the approval; nobody could approve anyway).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt, UserInterface
 
@@ -121,6 +127,8 @@ async def run_call(
     interactive: bool | None = None,
     read_timeout: float | None = None,
     notices: TextIO = sys.stderr,
+    config: Config | None = None,
+    audit: bool = True,
 ) -> CallReport:
     """Connect, call `tool` once, and report. Never raises for a failed call: see `completed`.
 
@@ -130,10 +138,20 @@ async def run_call(
     (the caller's mistakes, before anything is started).
     """
     pipeline = _pipeline(ui, answers, interactive, notices)
+    guarded: dict[str, Any] = {}
+    if config is not None:
+        from mcp_elicit.ui.scripted import ScriptedUI
+
+        asks_a_person = not isinstance(pipeline.ui, ScriptedUI | _NoticesOnly)
+        guarded = {
+            "policy": config.policy,
+            "approval": "form" if asks_a_person else "notice",
+            "audit": config.audit if audit else None,
+        }
     report = CallReport(tool=tool, completed=False)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         client = ElicitClient(
-            server, pipeline=pipeline, protocol=protocol, read_timeout=read_timeout, errlog=errlog
+            server, pipeline=pipeline, protocol=protocol, read_timeout=read_timeout, errlog=errlog, **guarded
         )
         try:
             async with client:

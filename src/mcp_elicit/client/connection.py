@@ -10,12 +10,18 @@ It wraps `mcp.client.Client` (reachable as `client.sdk`): declares only the mode
 honours, guards the transport (see `client/sdk.py`) and tracks the calls in flight so each question
 is shown with the request it serves.
 
+Guardrails are explicit in the library: `policy=` installs the policy stages (`client/guardrails.py`)
+and `audit=` (a sink, or an `AuditConfig` the client opens on entry and closes on exit) adds the
+audit trail (`client/audit.py`). Nothing is read from the configuration file here; the
+`mcp-elicit call` and `connect` commands read it (`mcp_elicit.config.load_config`) and pass it on.
+
 A server is named by a spec string: an `http://` or `https://` URL (streamable HTTP), or a command
 line for a stdio server, split like a shell would (`shlex.split`) but never run through one.
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
 import sys
 from collections.abc import Mapping
@@ -30,14 +36,22 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
+from mcp_elicit.audit.base import AuditSink
+from mcp_elicit.client.audit import AuditTrail
+from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrails
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
+from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
 from mcp_elicit.core import limits
+from mcp_elicit.core.consent import ClientIdentity
+from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.ui.base import Requester, UserInterface
 
 __all__ = ["PROTOCOLS", "ElicitClient", "ServerSpec", "connect", "parse_server_spec"]
+
+logger = logging.getLogger(__name__)
 
 PROTOCOLS: Final[dict[str, str]] = {"legacy": "legacy", "modern": "2026-07-28", "auto": "auto"}
 """`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or discover then fall back."""
@@ -82,6 +96,12 @@ class ElicitClient:
     `server` is a spec string, a `ServerSpec`, the SDK's `StdioServerParameters`, a transport, or
     (in tests) an `MCPServer` to run in-process (then the transport guard does not apply).
     `protocol` is "legacy", "modern", "auto" or a protocol version.
+
+    `policy` puts the policy stages in the pipeline (`install_guardrails`; `policy_state` to share
+    rate limits and embargoes between connections, `approval` for how "ask first" asks). `audit`
+    records every elicitation: a sink (yours to close), or an `AuditConfig` whose sink is opened on
+    entry and closed on exit; `on_audit_error` applies to a sink given directly (an `AuditConfig`
+    carries its own `on_write_error`).
     """
 
     def __init__(
@@ -94,12 +114,24 @@ class ElicitClient:
         client_name: str = "mcp-elicit",
         read_timeout: float | None = None,
         errlog: TextIO = sys.stderr,
+        policy: Policy | None = None,
+        policy_state: PolicyState | None = None,
+        approval: Approval = "form",
+        audit: AuditSink | AuditConfig | None = None,
+        on_audit_error: OnWriteError = DEFAULT_ON_WRITE_ERROR,
     ) -> None:
         if pipeline is None:
             if ui is None:
                 raise ValueError("give a ui or a pipeline")
             pipeline = Pipeline(ui)
         self.pipeline = pipeline
+        self.guardrails: Guardrails | None = None
+        if policy is not None:
+            self.guardrails = install_guardrails(pipeline, policy, state=policy_state, approval=approval)
+        self._audit = audit
+        self._on_audit_error = on_audit_error
+        self._trail: AuditTrail | None = None
+        self._owned_sink: AuditSink | None = None
         self._mode = PROTOCOLS.get(protocol, protocol)
         if isinstance(server, str):
             server = parse_server_spec(server)
@@ -143,6 +175,15 @@ class ElicitClient:
         return self.sdk.protocol_version
 
     async def __aenter__(self) -> ElicitClient:
+        self._open_audit()
+        try:
+            await self._connect()
+        except BaseException:
+            self._close_audit()
+            raise
+        return self
+
+    async def _connect(self) -> None:
         client = KitClient(
             self._target(),
             mode=self._mode,
@@ -154,14 +195,47 @@ class ElicitClient:
         await client.__aenter__()
         self._sdk = client
         self.handler.session = client.session
-        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         client, self._sdk = self._sdk, None
-        if client is not None:
-            await client.__aexit__(exc_type, exc, tb)
+        try:
+            if client is not None:
+                await client.__aexit__(exc_type, exc, tb)
+        finally:
+            self._close_audit()
+
+    def _open_audit(self) -> None:
+        """Add the audit trail to the pipeline, opening the configured sink (fail closed: an
+        unopenable sink is an error, unless the configuration says to proceed without it)."""
+        audit, on_error = self._audit, self._on_audit_error
+        if audit is None:
+            return
+        if isinstance(audit, AuditConfig):
+            on_error = audit.on_write_error
+            if audit.level == "none":
+                return
+            try:
+                sink = self._owned_sink = open_audit_sink(audit)
+            except OSError:
+                if on_error != "proceed":
+                    raise
+                logger.exception("the audit sink could not be opened; proceeding without a trail")
+                return
+        else:
+            sink = audit
+        client = ClientIdentity(name=self._client_name, version=_client_version())
+        self._trail = AuditTrail(sink, client=client, on_write_error=on_error)
+        self.pipeline.observers.append(self._trail)  # last: the record shows the answer sent
+
+    def _close_audit(self) -> None:
+        trail, self._trail = self._trail, None
+        if trail is not None and trail in self.pipeline.observers:
+            self.pipeline.observers.remove(trail)
+        sink, self._owned_sink = self._owned_sink, None
+        if sink is not None:
+            sink.close()
 
     def _target(self) -> Any:
         server = self._server

@@ -4,7 +4,10 @@
 into an `Outcome` and tells the observers (the audit sink, `mcp-elicit call`, tests). A stage that
 raises, or a chain where no stage decides, cancels the question: the pipeline never crashes the
 session and never answers accept by accident. An observer that raises turns an accept into a
-decline (fail closed: an answer that could not be recorded is not sent).
+decline (fail closed: an answer that could not be recorded is not sent), or into what its
+`OutcomeNotRecorded` says. Observers find the decision in `e.extras["decision"]`.
+
+The default chain includes the secret guard (`client/guardrails.py`, F5) before `ask`.
 
 `Pipeline.screen` runs only the screening stages (`check_mode`, `gate_schema`) on raw params; the
 transport guard uses it to refuse requests the SDK would otherwise reject without our reasons.
@@ -18,9 +21,11 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
+from mcp_elicit.client.guardrails import SecretGuard
 from mcp_elicit.client.model import Answer, Decision, Elicitation, Outcome, Refuse
 from mcp_elicit.client.stages import MODES, Stage, default_stages
 from mcp_elicit.core import limits
+from mcp_elicit.errors import OutcomeNotRecorded
 from mcp_elicit.ui.base import UserInterface
 
 __all__ = ["SCREENING_STAGES", "Observer", "Pipeline"]
@@ -61,6 +66,7 @@ class Pipeline:
             stages = default_stages(
                 ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting
             )
+            stages.insert([s.name for s in stages].index("ask"), SecretGuard(ui))
         self.stages: list[Stage] = list(stages)
         self.observers: list[Observer] = list(observers)
         self.clock = clock
@@ -116,14 +122,20 @@ class Pipeline:
 
     async def _finish(self, e: Elicitation, decision: Decision, started: float) -> tuple[Decision, Outcome]:
         outcome = Outcome.of(e, decision, (time.perf_counter() - started) * 1000)
+        e.extras["decision"] = decision
         for observer in self.observers:
             try:
                 result = observer(e, outcome)
                 if inspect.isawaitable(result):
                     await result
-            except Exception:
+            except Exception as exc:
                 logger.exception("an outcome observer failed")
                 if isinstance(decision, Answer) and decision.action == "accept":
-                    decision = Answer("decline", "error", reason="observer_failed")
+                    if isinstance(exc, OutcomeNotRecorded) and exc.action == "cancel":
+                        decision = Answer("cancel", "error", reason=exc.reason)
+                    else:
+                        reason = exc.reason if isinstance(exc, OutcomeNotRecorded) else "observer_failed"
+                        decision = Answer("decline", "error", reason=reason)
                     outcome = Outcome.of(e, decision, outcome.latency_ms)
+                    e.extras["decision"] = decision
         return decision, outcome

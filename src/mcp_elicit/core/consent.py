@@ -63,7 +63,9 @@ __all__ = [
 
 Level: TypeAlias = Literal["none", "metadata", "request", "request_response"]
 Action: TypeAlias = Literal["accept", "decline", "cancel", "error"]
-DecidedBy: TypeAlias = Literal["person", "script", "policy", "rate_limit", "secret_guard", "timeout", "error"]
+DecidedBy: TypeAlias = Literal[
+    "person", "script", "policy", "rate_limit", "secret_guard", "timeout", "gate", "no_terminal", "error"
+]
 
 LEVELS: Final[tuple[str, ...]] = ("none", "metadata", "request", "request_response")
 ACTIONS: Final[tuple[str, ...]] = ("accept", "decline", "cancel", "error")
@@ -74,6 +76,8 @@ DECIDERS: Final[tuple[str, ...]] = (
     "rate_limit",
     "secret_guard",
     "timeout",
+    "gate",  # the client refused the request's shape or schema before anyone saw it
+    "no_terminal",  # nobody could be asked (no terminal, no script): cancelled at once
     "error",
 )
 

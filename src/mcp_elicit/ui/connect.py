@@ -33,6 +33,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mcp_elicit.client import ElicitClient
+from mcp_elicit.config import Config
 from mcp_elicit.core.revisions import LATEST
 from mcp_elicit.ui.base import Requester
 from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
@@ -91,9 +92,31 @@ Opener = Callable[[str, TerminalUI, Protocol, TextIO], AbstractAsyncContextManag
 Raises ValueError for an unusable SPEC."""
 
 
-def open_pipeline_client(spec: str, ui: TerminalUI, protocol: Protocol, errlog: TextIO) -> ElicitClient:
-    """The client kit's connection: every question goes through the pipeline, then this UI."""
-    return ElicitClient(spec, ui=ui, protocol=protocol, errlog=errlog)
+def open_pipeline_client(
+    spec: str,
+    ui: TerminalUI,
+    protocol: Protocol,
+    errlog: TextIO,
+    *,
+    config: Config | None = None,
+    audit: bool = True,
+) -> ElicitClient:
+    """The client kit's connection: every question goes through the pipeline, then this UI.
+
+    With a `config` (what `mcp-elicit connect` reads), its policy guards the questions ("ask first"
+    asks the person in this terminal) and, unless `audit=False`, its audit sink records them.
+    """
+    if config is None:
+        return ElicitClient(spec, ui=ui, protocol=protocol, errlog=errlog)
+    return ElicitClient(
+        spec,
+        ui=ui,
+        protocol=protocol,
+        errlog=errlog,
+        policy=config.policy,
+        approval="form",
+        audit=config.audit if audit else None,
+    )
 
 
 class ConnectSession:

@@ -1,0 +1,132 @@
+"""The client's consent audit trail: one record per elicitation, through any audit sink (C4, U9).
+
+`AuditTrail` is a pipeline observer. It hears of every outcome, refusals included (by the mode
+check and the schema gate, the secret guard, the policy, a rate limit, a timeout, no terminal),
+turns it into a `core.consent.ConsentEvent` (`consent_event`) and appends it to the sink in a
+worker thread (sinks are synchronous). It runs before the answer is sent, so the trail never
+misses an answer the server got.
+
+Fail closed: when the sink cannot write, the observer raises `OutcomeNotRecorded` and the
+pipeline turns an accept into ``decline`` (``on_write_error="decline"``, the default) or
+``cancel``; ``"proceed"`` logs the failure and lets the answer go. A decline or cancel stays what
+it was: it gives the server nothing.
+
+What a record holds: the server as the pipeline saw it (declared name and version, cleaned, and
+where it runs), the client's name and version, the protocol revision, the mode, the raw message
+(its digest at the default level) and schema (field names and types; the secret guard's verdict
+marks the sensitive ones), the request the question served (method and target; the client does
+not see the JSON-RPC id the SDK gave that request, so `call.request_id` is null), the URL's host,
+registrable domain and verdict when the URL check left a `UrlVerdict` in
+``e.extras["url_verdict"]``, the action, who decided and why, the latency, and at the
+``request_response`` level the answer values of non-sensitive fields.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final, get_args
+
+import anyio.to_thread
+
+from mcp_elicit.audit.base import AuditSink
+from mcp_elicit.client.model import Answer, Elicitation, Outcome
+from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
+from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity
+from mcp_elicit.core.sensitive import FormVerdict
+from mcp_elicit.errors import OutcomeNotRecorded
+
+__all__ = ["AuditTrail", "consent_event"]
+
+logger = logging.getLogger(__name__)
+
+_ON_WRITE_ERROR: Final = get_args(OnWriteError)
+
+
+def _decider(decided_by: str) -> Any:
+    """The pipeline's `decided_by` as a consent `DecidedBy`; an unknown one is an error."""
+    return decided_by if decided_by in DECIDERS else "error"
+
+
+def _part(verdict: Any, name: str) -> str | None:
+    """A field of a URL verdict, read from an object or a mapping; None when absent."""
+    value = verdict.get(name) if isinstance(verdict, Mapping) else getattr(verdict, name, None)
+    return value if isinstance(value, str) else None
+
+
+def consent_event(
+    e: Elicitation, outcome: Outcome, *, client: ClientIdentity | None = None, person: str = ""
+) -> ConsentEvent:
+    """The consent event for one finished elicitation (pure: reads `e` and `outcome` only)."""
+    params: Mapping[str, Any] = e.params if isinstance(e.params, Mapping) else {}
+    message = params.get("message")
+    schema = params.get("requestedSchema")
+    raw_url = params.get("url")
+    decision = e.extras.get("decision")
+    content = decision.content if isinstance(decision, Answer) and decision.action == "accept" else None
+    form_verdict = e.extras.get("form_verdict")
+    url_verdict = e.extras.get("url_verdict")
+    server = outcome.server
+    purpose = outcome.purpose
+    call = None
+    if purpose.method is not None or purpose.target is not None:
+        call = CallRef(method=purpose.method or "", request_id=None, name=purpose.target or "")
+    return ConsentEvent(
+        time=outcome.time,
+        side="client",
+        mode="url" if outcome.mode == "url" else "form",  # F4: no (valid) mode means form
+        action=outcome.action,
+        decided_by=_decider(outcome.decided_by),
+        server=ServerIdentity(name=server.name, version=server.version or "", where=server.where),
+        client=client or ClientIdentity(),
+        protocol_revision=outcome.protocol,
+        person=person,
+        message=message if isinstance(message, str) else "",
+        requested_schema=schema if isinstance(schema, Mapping) else None,
+        url=e.url if e.url is not None else (raw_url if isinstance(raw_url, str) else None),
+        url_host=_part(url_verdict, "host"),
+        url_domain=_part(url_verdict, "registrable_domain"),
+        url_verdict=_part(url_verdict, "verdict"),
+        reason=outcome.reason,
+        latency_ms=outcome.latency_ms,
+        call=call,
+        content=content,
+        form_verdict=form_verdict if isinstance(form_verdict, FormVerdict) else None,
+    )
+
+
+class AuditTrail:
+    """A pipeline observer that stores one consent record per elicitation in `sink`.
+
+    Add it last (`pipeline.observers.append(trail)`), so the record shows the answer that was
+    sent. `client` names this application in every record; `person` who answers ("" if unknown).
+    """
+
+    name = "audit"
+
+    def __init__(
+        self,
+        sink: AuditSink,
+        *,
+        client: ClientIdentity | None = None,
+        person: str = "",
+        on_write_error: OnWriteError = DEFAULT_ON_WRITE_ERROR,
+    ) -> None:
+        if on_write_error not in _ON_WRITE_ERROR:
+            raise ValueError(
+                f"on_write_error must be one of {', '.join(_ON_WRITE_ERROR)}, not {on_write_error!r}"
+            )
+        self.sink = sink
+        self.client = client or ClientIdentity()
+        self.person = person
+        self.on_write_error: OnWriteError = on_write_error
+
+    async def __call__(self, e: Elicitation, outcome: Outcome) -> None:
+        event = consent_event(e, outcome, client=self.client, person=self.person)
+        try:
+            await anyio.to_thread.run_sync(self.sink.append, event)
+        except Exception as exc:  # AuditWriteError, or a sink that broke in another way
+            if self.on_write_error == "proceed":
+                logger.exception("the audit sink could not store a consent record; proceeding as configured")
+                return
+            raise OutcomeNotRecorded(self.on_write_error, "audit_write_failed", str(exc)) from exc
