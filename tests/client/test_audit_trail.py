@@ -1,0 +1,284 @@
+"""The client's consent audit trail: one record per elicitation, every outcome, fail closed (C4, U9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client import Answer, Elicitation, Outcome, Pipeline
+from mcp_elicit.client.audit import AuditTrail, consent_event
+from mcp_elicit.client.guardrails import install_guardrails
+from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.config import AuditConfig
+from mcp_elicit.core.consent import DECIDERS, ClientIdentity
+from mcp_elicit.core.policy import Policy, RateLimit, ServerMatch, ServerRule
+from mcp_elicit.core.urls import check_url
+from mcp_elicit.testing import ManualClock, MemoryAuditSink
+from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
+from mcp_elicit.ui.scripted import ScriptedUI
+from tests.client.test_guardrails import API_KEY_FORM, NAME_FORM, PAGE
+
+pytestmark = pytest.mark.anyio
+
+CLIENT = ClientIdentity("test-client", "9.9")
+SERVER = Requester(name="srv", where="python srv.py", version="1.2")
+PURPOSE = Purpose("tools/call", "deploy", {"service": "web"})
+PROFILE = {
+    "message": "Profile",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "token": {"type": "string"},  # warn: never stored, at any level
+        },
+    },
+}
+
+
+def question(pipeline: Pipeline, params: Any = None, **kw: Any) -> Elicitation:
+    kw.setdefault("requester", SERVER)
+    kw.setdefault("purpose", PURPOSE)
+    kw.setdefault("attribution", "exact")
+    return Elicitation(
+        params=NAME_FORM if params is None else params,
+        protocol=kw.pop("protocol", "2025-11-25"),
+        declared_modes=pipeline.modes,
+        time=pipeline.clock(),
+        **kw,
+    )
+
+
+def audited(ui: Any, sink: Any, policy: Policy | None = None, **trail: Any) -> Pipeline:
+    pipeline = Pipeline(ui, clock=ManualClock(), modes=("form", "url"))
+    if policy is not None:
+        install_guardrails(pipeline, policy)
+    pipeline.observers.append(AuditTrail(sink, client=CLIENT, **trail))  # last, as ElicitClient adds it
+    return pipeline
+
+
+class Away:
+    """A person who never answers in time: every question ends as a timeout."""
+
+    async def ask_form(self, prompt: FormPrompt) -> UIResult:
+        return UIResult("cancel", decided_by="timeout")
+
+    async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+        return UIResult("cancel", decided_by="timeout")
+
+    async def notice(self, requester: Requester, text: str) -> None:
+        pass
+
+
+async def test_every_outcome_leaves_exactly_one_record_and_the_chain_verifies_C4() -> None:
+    sink = MemoryAuditSink()
+    ui = ScriptedUI([{"content": {"name": "Ada"}}])
+    policy = Policy(
+        form="allow",
+        url="allow",
+        servers=(ServerRule(ServerMatch(command="denied*"), form="deny"),),
+    )
+    pipeline = audited(ui, sink, policy)
+    nobody = Pipeline(ScriptedUI(), clock=pipeline.clock, observers=[AuditTrail(sink, client=CLIENT)])
+    nobody.insert(AnswerWithoutAsking(nobody.ui))
+    away = audited(Away(), sink)
+    cases = [
+        (pipeline, NAME_FORM, {}),  # accepted by the script
+        (pipeline, "not an object", {}),  # refused by the mode check
+        (pipeline, {"message": "x", "requestedSchema": {"type": "array"}}, {}),  # refused by the gate
+        (pipeline, API_KEY_FORM, {}),  # refused by the secret guard
+        (pipeline, NAME_FORM, {"requester": Requester("d", "denied-server")}),  # refused by policy
+        (pipeline, PAGE, {}),  # URL mode without a URL check: cancelled
+        (nobody, NAME_FORM, {}),  # nobody to ask
+        (away, NAME_FORM, {}),  # nobody answered in time
+    ]
+    outcomes: list[Outcome] = []
+    for p, params, kw in cases:
+        _, outcome = await p.run(question(p, params, **kw))
+        outcomes.append(outcome)
+    assert len(sink.records) == len(cases)
+    assert sink.verify().ok
+    assert [(r["action"], r["decided_by"]) for r in sink.records] == [
+        ("accept", "script"),
+        ("error", "gate"),
+        ("error", "gate"),
+        ("decline", "secret_guard"),
+        ("decline", "policy"),
+        ("cancel", "error"),
+        ("cancel", "no_terminal"),
+        ("cancel", "timeout"),
+    ]
+    assert [r["reason"] for r in sink.records] == [o.reason for o in outcomes]
+
+
+async def test_a_rate_limited_question_is_recorded_as_cancel_by_rate_limit() -> None:
+    sink = MemoryAuditSink()
+    nothing_admitted = Policy(form="allow", rate_limits=(RateLimit(0, 1.0),))
+    pipeline = audited(ScriptedUI.accept_defaults(), sink, nothing_admitted)
+    await pipeline.run(question(pipeline))
+    assert (sink.records[0]["action"], sink.records[0]["decided_by"], sink.records[0]["reason"]) == (
+        "cancel",
+        "rate_limit",
+        "rate_limited",
+    )
+
+
+async def test_a_record_says_who_asked_whom_for_what_and_never_the_values_U9() -> None:
+    sink = MemoryAuditSink()
+    pipeline = audited(ScriptedUI([{"content": {"name": "Ada Lovelace", "token": "s3cr3t"}}]), sink)
+    await pipeline.run(question(pipeline, PROFILE))
+    record = sink.records[0]
+    assert record["side"] == "client"
+    assert record["server"] == {"name": "srv", "version": "1.2", "where": "python srv.py"}
+    assert record["client"] == {"name": "test-client", "version": "9.9"}
+    assert (record["protocol"], record["mode"]) == ("2025-11-25", "form")
+    assert record["call"] == {"method": "tools/call", "request_id": None, "name": "deploy"}
+    assert [(f["name"], f["type"], f["sensitive"]) for f in record["fields"]] == [
+        ("name", "string", "ok"),
+        ("token", "string", "warn"),
+    ]
+    assert record["latency_ms"] >= 0
+    assert "Ada Lovelace" not in repr(record)
+    assert "s3cr3t" not in repr(record)
+
+
+async def test_at_the_request_response_level_only_values_of_ordinary_fields_are_kept() -> None:
+    sink = MemoryAuditSink(level="request_response")
+    pipeline = audited(ScriptedUI([{"content": {"name": "Ada", "token": "s3cr3t"}}]), sink)
+    await pipeline.run(question(pipeline, PROFILE))
+    record = sink.records[0]
+    assert record["content"] == {"name": "Ada"}
+    assert record["redacted"] == ["token"]
+    assert record["message"] == "Profile"
+
+
+async def test_a_url_verdict_left_by_the_url_check_is_recorded_as_host_domain_and_verdict() -> None:
+    class UrlCheck:
+        name = "url_check"
+
+        async def __call__(self, e: Elicitation) -> Answer:
+            e.extras["url_verdict"] = check_url(e.url or "")
+            return Answer("decline", "person")
+
+    sink = MemoryAuditSink()
+    pipeline = audited(ScriptedUI(), sink)
+    pipeline.insert(UrlCheck())
+    params = {**PAGE, "url": "https://accounts.example.co.uk/login?token=abc"}
+    await pipeline.run(question(pipeline, params))
+    url = sink.records[0]["url"]
+    assert url == {"host": "accounts.example.co.uk", "domain": "example.co.uk", "verdict": "ok"}
+
+
+async def test_a_url_without_a_verdict_still_records_its_host_never_its_query() -> None:
+    sink = MemoryAuditSink()
+    pipeline = audited(ScriptedUI(), sink)
+    await pipeline.run(question(pipeline, {**PAGE, "url": "https://x.example/cb?code=123"}))
+    assert sink.records[0]["url"]["host"] == "x.example"
+    assert "code=123" not in repr(sink.records[0])
+
+
+def test_every_pipeline_decider_is_a_consent_decider() -> None:
+    from typing import get_args
+
+    from mcp_elicit.client.model import DecidedBy
+
+    assert set(get_args(DecidedBy)) <= set(DECIDERS)
+
+
+def test_an_unknown_decider_is_recorded_as_error() -> None:
+    e = Elicitation(params={"message": "m"}, protocol="2025-11-25", requester=SERVER)
+    outcome = Outcome.of(e, Answer("decline", "a_plugin_of_mine"))  # type: ignore[arg-type]
+    assert consent_event(e, outcome).decided_by == "error"
+
+
+# -- fail closed ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("on_write_error", "expected"),
+    [
+        ("decline", Answer("decline", "error", reason="audit_write_failed")),
+        ("cancel", Answer("cancel", "error", reason="audit_write_failed")),
+        ("proceed", Answer("accept", "script", content={"name": "Ada"})),
+    ],
+)
+async def test_when_the_sink_cannot_write_an_accept_is_not_sent_unless_configured(
+    on_write_error: str, expected: Answer
+) -> None:
+    sink = MemoryAuditSink()
+    sink.fail_writes = True
+    pipeline = audited(ScriptedUI([{"content": {"name": "Ada"}}]), sink, on_write_error=on_write_error)
+    decision, outcome = await pipeline.run(question(pipeline))
+    assert decision == expected
+    assert outcome.action == expected.action
+
+
+async def test_a_decline_stays_a_decline_when_the_sink_cannot_write() -> None:
+    sink = MemoryAuditSink()
+    sink.fail_writes = True
+    pipeline = audited(ScriptedUI([{"action": "decline"}]), sink)
+    decision, _ = await pipeline.run(question(pipeline))
+    assert decision == Answer("decline", "script")
+
+
+def test_an_unknown_write_error_policy_is_refused() -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 - a caller bug, no evidence fields
+        AuditTrail(MemoryAuditSink(), on_write_error="ignore")  # type: ignore[arg-type]
+
+
+# -- ElicitClient opens and closes a configured sink ---------------------------------------------
+
+
+async def test_elicit_client_opens_a_configured_sqlite_trail_and_closes_it(tmp_path: Path) -> None:
+    from mcp_elicit.audit.sqlite import SqliteAuditSink
+    from mcp_elicit.client import ElicitClient
+    from mcp_elicit.reference import build_reference_server
+
+    db = tmp_path / "audit.sqlite3"
+    ui = ScriptedUI([{"content": {"name": "Lin"}}])
+    client = ElicitClient(build_reference_server(), ui=ui, protocol="legacy", audit=AuditConfig(path=db))
+    async with client:
+        await client.get_prompt("greeting")
+        assert len(client.pipeline.observers) == 1
+    assert client.pipeline.observers == []  # the trail leaves with the connection
+    with SqliteAuditSink(db, readonly=True) as store:
+        records = list(store.iter_records())
+        assert store.verify().ok
+    assert [(r["action"], r["client"]["name"], r["call"]["name"]) for r in records] == [
+        ("accept", "mcp-elicit", "greeting")
+    ]
+
+
+async def test_the_none_level_opens_no_store(tmp_path: Path) -> None:
+    from mcp_elicit.client import ElicitClient
+    from mcp_elicit.reference import build_reference_server
+
+    db = tmp_path / "audit.sqlite3"
+    ui = ScriptedUI([{"content": {"name": "Lin"}}])
+    async with ElicitClient(
+        build_reference_server(), ui=ui, protocol="legacy", audit=AuditConfig(level="none", path=db)
+    ) as client:
+        await client.get_prompt("greeting")
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("on_write_error", ["decline", "proceed"])
+async def test_a_trail_that_cannot_be_opened_stops_the_connection_unless_configured_to_proceed(
+    tmp_path: Path, on_write_error: Any
+) -> None:
+    from mcp_elicit.client import ElicitClient
+    from mcp_elicit.errors import AuditReadError, AuditWriteError
+    from mcp_elicit.reference import build_reference_server
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    config = AuditConfig(path=blocked / "audit.sqlite3", on_write_error=on_write_error)  # under a file
+    client = ElicitClient(build_reference_server(), ui=ScriptedUI(), protocol="legacy", audit=config)
+    if on_write_error == "proceed":
+        async with client:
+            pass
+        return
+    with pytest.raises((AuditWriteError, AuditReadError)):
+        async with client:
+            pass
