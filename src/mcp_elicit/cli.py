@@ -433,6 +433,17 @@ def _guardrail_options(func: _typing.Any) -> _typing.Any:
     return func
 
 
+def _url_option(func: _typing.Any) -> _typing.Any:
+    """--url/--no-url: URL mode (a server may ask the person to open a page, docs/url-mode-client.md)."""
+    return click.option(
+        "--url/--no-url",
+        "url_mode",
+        default=None,
+        help="URL mode: a server may ask you to open a web page (consent first, then your browser). "
+        "Default: on when this machine can open a browser (MCP_ELICIT_BROWSER, or the desktop's opener).",
+    )(func)
+
+
 def _load_config(path: str | None) -> _typing.Any:
     """The configuration (all defaults when the default file is missing); a bad file is a usage error."""
     from mcp_elicit.config import load_config
@@ -461,7 +472,10 @@ def _load_config(path: str | None) -> _typing.Any:
     help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
 )
 @_guardrail_options
-def connect_command(server_spec: str, protocol: str, config_path: str | None, no_audit: bool) -> None:
+@_url_option
+def connect_command(
+    server_spec: str, protocol: str, config_path: str | None, no_audit: bool, url_mode: bool | None
+) -> None:
     """Talk to a server: list and call its tools; its questions appear as forms in this terminal.
 
     In a form: Enter keeps the [value], :decline or Ctrl-D declines, :cancel, Ctrl-C or Esc cancels;
@@ -476,7 +490,17 @@ def connect_command(server_spec: str, protocol: str, config_path: str | None, no
 
     config = _load_config(config_path)
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
-    session = ConnectSession(server_spec, protocol=_typing.cast(_typing.Any, protocol), opener=opener)
+    if url_mode:
+        from mcp_elicit.client.url import UrlMode
+        from mcp_elicit.errors import ConfigError
+
+        try:
+            UrlMode()  # fails when no browser can be opened here
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from exc
+    session = ConnectSession(
+        server_spec, protocol=_typing.cast(_typing.Any, protocol), opener=opener, url_mode=url_mode
+    )
     try:
         code = anyio.run(session.run)
     except KeyboardInterrupt:
@@ -519,6 +543,7 @@ def connect_command(server_spec: str, protocol: str, config_path: str | None, no
     help="Seconds to wait for each response.",
 )
 @_guardrail_options
+@_url_option
 def call_command(
     server_spec: str,
     tool: str,
@@ -529,6 +554,7 @@ def call_command(
     timeout: float | None,
     config_path: str | None,
     no_audit: bool,
+    url_mode: bool | None,
 ) -> None:
     """Call one tool; the server's questions are answered from --answers, the terminal, or cancelled.
 
@@ -561,6 +587,7 @@ def call_command(
         read_timeout=timeout,
         config=config,
         audit=not no_audit,
+        url_mode=url_mode,
     )
     try:
         report = anyio.run(run)

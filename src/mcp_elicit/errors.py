@@ -22,6 +22,7 @@ subclasses the builtin a caller would already catch.
     ├── IdentityRequired (PermissionError)       a URL hand-off needs a user and the request names none
     ├── HandoffNotCompleted (PermissionError)    the person did not finish a required out-of-band step
     ├── TooManyHandoffs (RuntimeError)           a user has too many hand-offs open at once
+    ├── UrlHandoffStopped (RuntimeError)         a request needing a URL step (-32042) could not go on
     └── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
 """
 
@@ -49,6 +50,7 @@ __all__ = [
     "SecretInForm",
     "TooManyHandoffs",
     "UnsupportedInRevision",
+    "UrlHandoffStopped",
     "VaultError",
 ]
 
@@ -239,6 +241,21 @@ class TooManyHandoffs(ElicitError, RuntimeError):
     def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__(f"too many open hand-offs for this user (limit {limit})")
+
+
+class UrlHandoffStopped(ElicitError, RuntimeError):
+    """A request the server answered with a URL step (-32042, or a pushed page the person was
+    waiting on) could not go on. `reason`: "declined" or "cancelled" (the person, on the consent or
+    the waiting screen), "refused" (the client refused the listed request), "timeout" (no
+    completion in time), "rounds_exceeded" (the server kept answering -32042), "repeated" (it
+    asked again for a page already completed) or "invalid" (a malformed -32042). `rounds` counts
+    the -32042 answers handled; `elicitation_id` names the step when known."""
+
+    def __init__(self, reason: str, rounds: int = 0, elicitation_id: str | None = None) -> None:
+        self.reason = reason
+        self.rounds = rounds
+        self.elicitation_id = elicitation_id
+        super().__init__(f"the URL step did not complete ({reason}) after {rounds} round(s)")
 
 
 class VaultError(ElicitError, ValueError):

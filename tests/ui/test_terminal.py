@@ -462,15 +462,20 @@ async def test_a_url_can_be_declined_or_cancelled(line: str, action: str) -> Non
     assert result.action == action
 
 
-@pytest.mark.parametrize(
-    "options",
-    [{"warnings": ("block: lookalike of paypal.com",)}, {"display": {"verdict": "block"}}],
-)
-async def test_a_blocked_url_offers_no_open_option(options: dict[str, Any]) -> None:
-    result, transcript = await ask_url(url_prompt(**options), ["open"])
+async def test_a_blocked_url_offers_no_open_option_U3() -> None:
+    """The verdict is the one signal: a block verdict is never openable, whatever is typed."""
+    prompt = url_prompt(verdict="block", warnings=("The site name looks like paypal.com (lookalike)",))
+    result, transcript = await ask_url(prompt, ["open"])
     assert result == UIResult("decline")
     assert "This page is blocked: it cannot be opened from here." in transcript
     assert "type open" not in transcript
+
+
+async def test_a_warning_that_merely_says_block_does_not_block() -> None:
+    """Server text cannot switch the consent screen: only `UrlPrompt.verdict` blocks."""
+    result, transcript = await ask_url(url_prompt(warnings=("block: says the server",)), ["open"])
+    assert result == UIResult("accept")
+    assert "This page is blocked" not in transcript
 
 
 async def test_a_url_without_display_parts_is_shown_raw_and_escaped() -> None:

@@ -9,6 +9,12 @@ Who answers the questions:
 4. nobody: every question is cancelled at once with `decided_by="no_terminal"`, and a notice on
    `notices` says so. `run_call` never waits for input that cannot come.
 
+URL mode (`url_mode`, see `client/url.py`): by default (None) it is on when someone can consent
+(the given UI if it is URL-capable, the scripted answers, the terminal) and this machine can open a
+browser (`client/opener.py`); True requires it (ConfigError when impossible), False turns it off,
+and a `UrlMode` brings its own opener and bounds. Without URL mode the client does not declare it
+and servers cannot ask for a page.
+
 With a `config` (`mcp_elicit.config.Config`, what `mcp-elicit call` reads), its policy guards the
 questions and, unless `audit=False`, every question is recorded in its audit sink. When the policy
 says "ask first", a terminal asks the person; scripted answers and no terminal only get a notice
@@ -29,11 +35,14 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.opener import system_opener
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt, UserInterface
+from mcp_elicit.errors import ConfigError, UrlHandoffStopped
+from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlCapableUI, UrlPrompt, UserInterface
 
 __all__ = ["CallReport", "run_call"]
 
@@ -116,6 +125,24 @@ def _pipeline(
     return pipeline
 
 
+def _with_url_mode(pipeline: Pipeline, url_mode: bool | UrlMode | None) -> Pipeline:
+    """Install URL mode in `pipeline` as `url_mode` says (see the module docstring)."""
+    if url_mode is False or (url_mode is None and not isinstance(pipeline.ui, UrlCapableUI)):
+        return pipeline
+    if isinstance(url_mode, UrlMode):
+        url_mode.install(pipeline)
+        return pipeline
+    if not isinstance(pipeline.ui, UrlCapableUI):
+        raise ConfigError("url_mode", "nobody can consent to open a page here (no terminal, no --answers)")
+    opener = system_opener()
+    if opener is None:
+        if url_mode:
+            raise ConfigError("url_mode", "no way to open a browser here: set MCP_ELICIT_BROWSER")
+        return pipeline
+    UrlMode(opener=opener).install(pipeline)
+    return pipeline
+
+
 async def run_call(
     server: str | ServerSpec | Any,
     tool: str,
@@ -127,6 +154,7 @@ async def run_call(
     interactive: bool | None = None,
     read_timeout: float | None = None,
     notices: TextIO = sys.stderr,
+    url_mode: bool | UrlMode | None = None,
     config: Config | None = None,
     audit: bool = True,
 ) -> CallReport:
@@ -137,7 +165,7 @@ async def run_call(
     Raises `ConfigError` for an unreadable answers file and `ValueError` for an empty server spec
     (the caller's mistakes, before anything is started).
     """
-    pipeline = _pipeline(ui, answers, interactive, notices)
+    pipeline = _with_url_mode(_pipeline(ui, answers, interactive, notices), url_mode)
     guarded: dict[str, Any] = {}
     if config is not None:
         from mcp_elicit.ui.scripted import ScriptedUI
@@ -186,4 +214,6 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     }
     if isinstance(exc, MCPError):
         error["code"] = exc.error.code
+    if isinstance(exc, UrlHandoffStopped):
+        error["reason"] = exc.reason
     return error

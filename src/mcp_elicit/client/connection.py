@@ -15,6 +15,11 @@ and `audit=` (a sink, or an `AuditConfig` the client opens on entry and closes o
 audit trail (`client/audit.py`). Nothing is read from the configuration file here; the
 `mcp-elicit call` and `connect` commands read it (`mcp_elicit.config.load_config`) and pass it on.
 
+`url_mode=True` (or a `UrlMode`, to inject the opener, trusted domains and bounds) adds URL mode
+(`client/url.py`): the URL check and consent stages, the completion notifications, the waiting
+screen and the retries after -32042. It needs a URL-capable UI and a way to open a browser. A
+pipeline that already has URL mode installed brings it along.
+
 A server is named by a spec string: an `http://` or `https://` URL (streamable HTTP), or a command
 line for a stdio server, split like a shell would (`shlex.split`) but never run through one.
 """
@@ -24,11 +29,11 @@ from __future__ import annotations
 import logging
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
-from typing import Any, Final, Literal, TextIO
+from typing import Any, Final, Literal, TextIO, TypeVar
 
 import mcp_types as t
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -42,6 +47,7 @@ from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrail
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
+from mcp_elicit.client.url import CheckUrl, UrlMode
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
 from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
@@ -52,6 +58,8 @@ from mcp_elicit.ui.base import Requester, UserInterface
 __all__ = ["PROTOCOLS", "ElicitClient", "ServerSpec", "connect", "parse_server_spec"]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 PROTOCOLS: Final[dict[str, str]] = {"legacy": "legacy", "modern": "2026-07-28", "auto": "auto"}
 """`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or discover then fall back."""
@@ -114,6 +122,7 @@ class ElicitClient:
         client_name: str = "mcp-elicit",
         read_timeout: float | None = None,
         errlog: TextIO = sys.stderr,
+        url_mode: bool | UrlMode = False,
         policy: Policy | None = None,
         policy_state: PolicyState | None = None,
         approval: Approval = "form",
@@ -141,6 +150,20 @@ class ElicitClient:
         self._read_timeout = read_timeout
         self._errlog = errlog
         self._sdk: KitClient | None = None
+        # URL mode goes in after any guardrails, so its re-ask check runs before the policy.
+        self.url: UrlMode | None = _url_mode_of(pipeline)
+        if url_mode:
+            self.enable_url_mode(url_mode if isinstance(url_mode, UrlMode) else None)
+
+    def enable_url_mode(self, mode: UrlMode | None = None) -> UrlMode:
+        """Add URL mode to this client's pipeline, before connecting (what `url_mode=True` does)."""
+        if self._sdk is not None:
+            raise RuntimeError("enable URL mode before connecting")
+        if self.url is not None:
+            raise ValueError("this client already has URL mode")
+        self.url = mode if mode is not None else UrlMode()
+        self.url.install(self.pipeline)
+        return self.url
 
     @property
     def sdk(self) -> KitClient:
@@ -191,6 +214,7 @@ class ElicitClient:
             elicitation_modes=self.pipeline.modes,
             client_info=t.Implementation(name=self._client_name, version=_client_version()),
             read_timeout_seconds=self._read_timeout,
+            **(self.url.sdk_options() if self.url is not None else {}),
         )
         await client.__aenter__()
         self._sdk = client
@@ -255,15 +279,23 @@ class ElicitClient:
         self, name: str, arguments: Mapping[str, Any] | None = None, *, read_timeout: float | None = None
     ) -> t.CallToolResult:
         with self.handler.calls.track("tools/call", name, arguments):
-            return await self.sdk.call_tool(name, dict(arguments or {}), read_timeout_seconds=read_timeout)
+            return await self._send(
+                lambda: self.sdk.call_tool(name, dict(arguments or {}), read_timeout_seconds=read_timeout)
+            )
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> t.GetPromptResult:
         with self.handler.calls.track("prompts/get", name, arguments):
-            return await self.sdk.get_prompt(name, dict(arguments or {}))
+            return await self._send(lambda: self.sdk.get_prompt(name, dict(arguments or {})))
 
     async def read_resource(self, uri: str) -> t.ReadResourceResult:
         with self.handler.calls.track("resources/read", uri, None):
-            return await self.sdk.read_resource(uri)
+            return await self._send(lambda: self.sdk.read_resource(uri))
+
+    async def _send(self, send: Callable[[], Awaitable[_T]]) -> _T:
+        """One request; with URL mode, its pushed pages are waited on and -32042 is answered."""
+        if self.url is None:
+            return await send()
+        return await self.url.run(send, self.handler)
 
     # -- listings -----------------------------------------------------------------------------------
 
@@ -296,6 +328,11 @@ async def _all_pages(fetch: Any, attr: str) -> list[Any]:
 def connect(server: Any, *, ui: UserInterface | None = None, **options: Any) -> ElicitClient:
     """`ElicitClient(server, ui=ui, **options)`, to use as `async with connect(...) as client`."""
     return ElicitClient(server, ui=ui, **options)
+
+
+def _url_mode_of(pipeline: Pipeline) -> UrlMode | None:
+    """The URL mode already installed in `pipeline` (by `UrlMode.install`), if any."""
+    return next((s.mode for s in pipeline.stages if isinstance(s, CheckUrl)), None)
 
 
 def _where(server: Any) -> str:

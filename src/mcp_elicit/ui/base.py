@@ -13,7 +13,17 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from mcp_elicit.core.forms import Form
 
-__all__ = ["FormPrompt", "Purpose", "Requester", "UIResult", "UrlPrompt", "UserInterface"]
+__all__ = [
+    "FormPrompt",
+    "Purpose",
+    "Requester",
+    "UIResult",
+    "UrlCapableUI",
+    "UrlPrompt",
+    "UrlWaiting",
+    "UserInterface",
+    "WaitChoice",
+]
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -57,7 +67,13 @@ class FormPrompt:
 
 @dataclass(frozen=True, slots=True)
 class UrlPrompt:
-    """A URL hand-off ready to show: the cleaned message, the URL and its display parts and warnings."""
+    """A URL hand-off ready to show: the cleaned message, the URL and its display parts and warnings.
+
+    `url` is the full URL as it will open, escaped for display; `display` cuts it into `scheme`,
+    `subdomain`, `registrable_domain` (the part to emphasise) and `rest`. `verdict` is the URL
+    check's (`core/urls.py`): with "block" a UI must not offer to open the page, only decline or
+    cancel. `reasons` are the check's stable reason codes; `warnings` say them in words.
+    """
 
     requester: Requester
     purpose: Purpose
@@ -65,6 +81,31 @@ class UrlPrompt:
     url: str
     display: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    verdict: Literal["ok", "warn", "block"] = "ok"
+    reasons: tuple[str, ...] = ()
+
+
+WaitChoice = Literal["retry", "open", "cancel"]
+"""What the person did on the waiting screen: check again now, open the page again, or give up."""
+
+
+@dataclass(frozen=True, slots=True)
+class UrlWaiting:
+    """The page at `prompt` was opened and the client is waiting for it to be finished (U6, U8).
+
+    `reason`: "completion" (waiting for the server to say the page is done: 2025-11-25) or
+    "retry" (the client asks the server again every so often: 2026-07-28). `can_retry` says
+    whether checking again now means anything (not while the server itself waits on a pushed
+    request). `check` counts the checks so far and `max_checks` bounds them (0: unbounded here);
+    `next_check_seconds` is when the client checks on its own (None: when the server says so).
+    """
+
+    prompt: UrlPrompt
+    reason: Literal["completion", "retry"]
+    can_retry: bool = True
+    check: int = 0
+    max_checks: int = 0
+    next_check_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +126,16 @@ class UserInterface(Protocol):
     async def notice(self, requester: Requester, text: str) -> None:
         """Tell the person something happened without asking (a refused form, a policy decision)."""
         ...
+
+
+@runtime_checkable
+class UrlCapableUI(UserInterface, Protocol):
+    """A UI that can take part in URL mode: consent (`ask_url`) and the waiting screen.
+
+    `wait_url` shows that the client waits for the page and returns when the person chooses:
+    "retry" (check now), "open" (open the page again) or "cancel". The client cancels the call
+    when the wait ends on its own (the page was finished, the next automatic check is due); a UI
+    with nothing left to read (end of input) just waits to be cancelled.
+    """
+
+    async def wait_url(self, waiting: UrlWaiting) -> WaitChoice: ...

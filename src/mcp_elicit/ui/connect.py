@@ -13,6 +13,10 @@ escape sequences); ``log`` and connection errors show its tail through `plain()`
 
 Everything the server sends is printed through `plain()` as rich `Text`: tool names, descriptions
 and results included, not only forms.
+
+URL mode (a server asks you to open a page, `client/url.py`) is on when this machine can open a
+browser (`client/opener.py`: `MCP_ELICIT_BROWSER`, or the desktop's opener) unless turned off; the
+consent and waiting screens are the terminal UI's.
 """
 
 from __future__ import annotations
@@ -27,14 +31,17 @@ from typing import Any, Final, Literal, TextIO
 
 import anyio
 import mcp_types as t
-from mcp.client import Client
+from mcp.client import Client, InputRequiredRoundsExceededError
 from mcp.shared.exceptions import MCPError
 from rich.console import Console
 from rich.text import Text
 
 from mcp_elicit.client import ElicitClient
+from mcp_elicit.client.opener import system_opener
+from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
 from mcp_elicit.core.revisions import LATEST
+from mcp_elicit.errors import UrlHandoffStopped
 from mcp_elicit.ui.base import Requester
 from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
 
@@ -70,7 +77,9 @@ HELP: Final = """Commands:
   help                  this list
   quit                  leave (or Ctrl-D)
 In a form: Enter keeps the [value], :decline or Ctrl-D declines,
-:cancel, Ctrl-C or Esc cancels. Ctrl-C while a call runs abandons the call."""
+:cancel, Ctrl-C or Esc cancels. Ctrl-C while a call runs abandons the call.
+A web page (URL mode): type open to open it in your browser; while
+waiting, Enter checks again, :open opens it again, :cancel gives up."""
 
 
 class SessionClient(typing.Protocol):
@@ -125,6 +134,8 @@ class ConnectSession:
     `read_line` and `console` are injectable (tests); by default both use the real terminal. The
     same reader serves the session prompt and the forms, so a test can script a whole session.
     `opener` makes the connection (default: the client kit's `ElicitClient` with the pipeline).
+    `url_mode`: None turns URL mode on when this machine can open a browser, False off; a
+    `UrlMode` brings its own opener (tests). It applies to `ElicitClient` connections.
     """
 
     def __init__(
@@ -135,6 +146,7 @@ class ConnectSession:
         console: Console | None = None,
         read_line: LineReader | None = None,
         opener: Opener | None = None,
+        url_mode: bool | UrlMode | None = None,
     ) -> None:
         self.spec = spec
         self.protocol: Protocol = protocol
@@ -144,6 +156,7 @@ class ConnectSession:
         self.opener: Opener = opener or open_pipeline_client
         self._call_scope: anyio.CancelScope | None = None
         self._errlog: TextIO | None = None  # the stdio server's stderr, while connected
+        self.url_mode = url_mode
 
     def _say(self, text: str, style: str = "") -> None:
         self.console.print(Text(text, style=style))
@@ -157,6 +170,8 @@ class ConnectSession:
             except ValueError as exc:
                 self._say(f"Cannot use the server spec: {plain(str(exc))}", "red")
                 return 1
+            if isinstance(connection, ElicitClient):
+                self._url_mode(connection)
             code = 1
             try:
                 async with connection as client, anyio.create_task_group() as tg:
@@ -171,6 +186,18 @@ class ConnectSession:
                 return 1
             return code
 
+    def _url_mode(self, client: ElicitClient) -> None:
+        """Add URL mode to the connection when asked for, or by default when a browser can open."""
+        mode = self.url_mode
+        if mode is False or client.url is not None:
+            return
+        if not isinstance(mode, UrlMode):
+            opener = system_opener()
+            if opener is None:
+                return
+            mode = UrlMode(opener=opener)
+        client.enable_url_mode(mode)
+
     async def _abandon_calls_on_interrupt(self) -> None:
         # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs.
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
@@ -183,6 +210,11 @@ class ConnectSession:
         who = plain((server.name or "(unnamed server)") + (f" {server.version}" if server.version else ""))
         self._say(f"Connected to {who} at {plain(server.where)}", "bold")
         self._say(f"Protocol {plain(client.protocol_version)}. Type help for commands, quit to leave.", "dim")
+        if isinstance(client, ElicitClient) and client.url is not None:
+            self._say(
+                "Web pages are on: a server may ask you to open one; nothing opens unless you type open.",
+                "dim",
+            )
         while True:
             try:
                 line = (await self.read("mcp> ")).strip()
@@ -259,6 +291,9 @@ class ConnectSession:
                 result = await client.call_tool(name, arguments)
         except MCPError as exc:
             self._say(f"The call failed: {plain(_describe(exc))}", "red")
+            return
+        except (UrlHandoffStopped, InputRequiredRoundsExceededError) as exc:
+            self._say(f"The call stopped: {plain(_describe(exc))}", "red")
             return
         finally:
             self._call_scope = None

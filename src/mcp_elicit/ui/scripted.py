@@ -9,9 +9,11 @@ The script is a list of steps, or an object `{"steps": [...], "otherwise": ...}`
      "content": {"environment": "staging", "replicas": 2}},
     {"match": {"message": "production"}, "action": "decline"},
     {"accept_defaults": true, "content": {"name": "Ada"}},
+    {"url": "open", "match": {"tool": "connect_service"}},
     {"match": {"mode": "url"}, "action": "cancel", "repeat": true}
   ],
-  "otherwise": "decline"
+  "otherwise": "decline",
+  "waiting": ["retry"]
 }
 ```
 
@@ -27,16 +29,29 @@ questions, so a script can be written in the order questions arrive or keyed by 
   `tool` (the tool, prompt or resource the question belongs to), `method` (`tools/call`,
   `prompts/get`, `resources/read`), `server` (the server's name), `mode` (`form` or `url`),
   `fields` (names the form must have).
+- `url`: consent for a URL question (U3): `open` (accept: the client opens the page), `decline`
+  or `cancel`. Shorthand for `"match": {"mode": "url"}` with that action.
 - `otherwise`: what a question no step fits gets: `decline` (default), `cancel` or
   `accept_defaults`. The UI says so in a notice.
+- `waiting`: what the script does on each waiting screen after a page was opened, in order:
+  `retry` (check now), `open` (open the page again) or `cancel`; once the list is used up (or
+  without it) the script just waits for the page to be finished.
+
+Consent to open a page must be explicit: a URL question is only answered by a step that names URL
+mode (`url`, or `match.mode: "url"`); steps without it are for forms, and `otherwise:
+accept_defaults` declines a URL question.
 
 In Python, `ScriptedUI(steps)` takes the same steps as dicts or `Step`s, or a callable
 `(prompt) -> UIResult | dict | None` (sync or async; a dict is a step, None means unscripted).
-`seen` keeps every prompt the UI was shown and `notices` every notice, for assertions.
+`waiting` takes the same choices, or a callable `(waiting) -> choice | None` (None: just wait).
+`seen` keeps every prompt the UI was shown, `waits` every waiting screen and `notices` every
+notice, for assertions. The page itself is driven by the opener the client is given
+(`UrlMode(opener=...)`), not by the UI.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -44,17 +59,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import anyio
+
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt
+from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 
 __all__ = ["Match", "ScriptedUI", "Step"]
 
 Prompt = FormPrompt | UrlPrompt
 ScriptFunction = Callable[[Prompt], Any]
+WaitFunction = Callable[[UrlWaiting], Any]
 
 _ACTIONS: Final = ("accept", "decline", "cancel")
 _OTHERWISE: Final = ("decline", "cancel", "accept_defaults")
-_STEP_KEYS: Final = frozenset({"match", "action", "content", "accept_defaults", "repeat"})
+_STEP_KEYS: Final = frozenset({"match", "action", "content", "accept_defaults", "repeat", "url"})
+_URL_ACTIONS: Final = {"open": "accept", "decline": "decline", "cancel": "cancel"}
+_WAIT_CHOICES: Final = ("retry", "open", "cancel")
 _MATCH_KEYS: Final = frozenset({"message", "tool", "method", "server", "mode", "fields"})
 
 
@@ -76,7 +96,8 @@ class Match:
             and (self.tool is None or self.tool == prompt.purpose.target)
             and (self.method is None or self.method == prompt.purpose.method)
             and (self.server is None or self.server == prompt.requester.name)
-            and (self.mode is None or self.mode == ("form" if is_form else "url"))
+            # a URL question needs a step that names URL mode: consent is never implied (U3)
+            and (self.mode == "url" if not is_form else self.mode in (None, "form"))
             and (
                 not self.fields
                 or (isinstance(prompt, FormPrompt) and set(self.fields) <= set(prompt.form.names))
@@ -109,9 +130,17 @@ class ScriptedUI:
         script: Iterable[Step | Mapping[str, Any]] | ScriptFunction | None = None,
         *,
         otherwise: Literal["decline", "cancel", "accept_defaults"] = "decline",
+        waiting: Iterable[WaitChoice] | WaitFunction = (),
     ) -> None:
         if otherwise not in _OTHERWISE:
             raise ConfigError("otherwise", f"must be one of {', '.join(_OTHERWISE)}")
+        self._wait_function: WaitFunction | None = None
+        self._waiting: list[WaitChoice] = []
+        if callable(waiting):
+            self._wait_function = waiting
+        else:
+            self._waiting = [_wait_choice(c, f"waiting[{i}]") for i, c in enumerate(waiting)]
+        self.waits: list[UrlWaiting] = []
         self._function: ScriptFunction | None = None
         self._steps: list[Step] = []
         if callable(script):
@@ -127,28 +156,34 @@ class ScriptedUI:
 
     @classmethod
     def accept_defaults(cls) -> ScriptedUI:
-        """Accept every form with its defaults (and consent to every URL): the conformance client."""
+        """Accept every form with its defaults (URL questions are declined): the conformance client."""
         return cls(otherwise="accept_defaults")
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "") -> ScriptedUI:
         """A script from parsed JSON: a list of steps or `{"steps": [...], "otherwise": ...}`."""
         otherwise: Any = "decline"
+        waiting: Any = []
         if isinstance(data, Mapping):
-            unknown = set(data) - {"steps", "otherwise"}
+            unknown = set(data) - {"steps", "otherwise", "waiting"}
             if unknown:
-                raise ConfigError(sorted(unknown)[0], "unknown key (expected steps, otherwise)", source)
+                raise ConfigError(
+                    sorted(unknown)[0], "unknown key (expected steps, otherwise, waiting)", source
+                )
             otherwise = data.get("otherwise", "decline")
             if otherwise not in _OTHERWISE:
                 raise ConfigError("otherwise", f"must be one of {', '.join(_OTHERWISE)}", source)
+            waiting = data.get("waiting", [])
+            if not isinstance(waiting, list):
+                raise ConfigError("waiting", f"must be a list of {', '.join(_WAIT_CHOICES)}", source)
             data = data.get("steps", [])
         if not isinstance(data, list):
             raise ConfigError("steps", "must be a list of steps", source)
         try:
             steps = [_step(s, f"steps[{i}]") for i, s in enumerate(data)]
+            return cls(steps, otherwise=otherwise, waiting=waiting)
         except ConfigError as err:
             raise ConfigError(err.key, err.problem, source) from None
-        return cls(steps, otherwise=otherwise)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedUI:
@@ -167,6 +202,22 @@ class ScriptedUI:
     async def ask_url(self, prompt: UrlPrompt) -> UIResult:
         return await self._answer(prompt)
 
+    async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
+        """The next scripted choice on a waiting screen; without one, wait to be cancelled."""
+        self.waits.append(waiting)
+        choice: Any = None
+        if self._wait_function is not None:
+            choice = self._wait_function(waiting)
+            if inspect.isawaitable(choice):
+                choice = await choice
+            if choice is not None:
+                choice = _wait_choice(choice, "waiting result")
+        elif self._waiting:
+            choice = self._waiting.pop(0)
+        if choice is None:
+            await anyio.sleep_forever()
+        return choice  # type: ignore[no-any-return]
+
     async def notice(self, requester: Requester, text: str) -> None:
         self.notices.append(text)
 
@@ -180,8 +231,13 @@ class ScriptedUI:
         scripted = await self._scripted(prompt)
         if scripted is not None:
             return scripted
-        if self.otherwise == "accept_defaults":
+        if self.otherwise == "accept_defaults" and isinstance(prompt, FormPrompt):
             return Step(accept_defaults=True).answer(prompt)
+        if isinstance(prompt, UrlPrompt):
+            self.notices.append(
+                f"No scripted consent to open the page for {prompt.message[:80]!r}: declined."
+            )
+            return UIResult("decline", decided_by="script")
         what = {"decline": "declined", "cancel": "cancelled"}[self.otherwise]
         self.notices.append(f"No scripted answer for {prompt.message[:80]!r}: {what}.")
         return UIResult("decline" if self.otherwise == "decline" else "cancel", decided_by="script")
@@ -213,6 +269,14 @@ def _step(raw: Any, where: str) -> Step:
     action = raw.get("action", "accept")
     if action not in _ACTIONS:
         raise ConfigError(f"{where}.action", f"must be one of {', '.join(_ACTIONS)}")
+    match = _match(raw.get("match", {}), f"{where}.match")
+    if "url" in raw:
+        if raw["url"] not in _URL_ACTIONS:
+            raise ConfigError(f"{where}.url", f"must be one of {', '.join(_URL_ACTIONS)}")
+        if "action" in raw or "content" in raw or raw.get("accept_defaults") or match.mode == "form":
+            raise ConfigError(f"{where}.url", "a URL step has no action, content or form match")
+        action = _URL_ACTIONS[raw["url"]]
+        match = dataclasses.replace(match, mode="url")
     content = raw.get("content")
     if content is not None and not (
         isinstance(content, Mapping) and all(isinstance(k, str) for k in content)
@@ -227,9 +291,15 @@ def _step(raw: Any, where: str) -> Step:
         action=action,
         content=dict(content) if content is not None else None,
         accept_defaults=raw.get("accept_defaults", False),
-        match=_match(raw.get("match", {}), f"{where}.match"),
+        match=match,
         repeat=raw.get("repeat", False),
     )
+
+
+def _wait_choice(raw: Any, where: str) -> WaitChoice:
+    if raw not in _WAIT_CHOICES:
+        raise ConfigError(where, f"must be one of {', '.join(_WAIT_CHOICES)}")
+    return raw  # type: ignore[no-any-return]
 
 
 def _match(raw: Any, where: str) -> Match:

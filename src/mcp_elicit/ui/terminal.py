@@ -27,8 +27,14 @@ from a server is passed through `plain()` (control, format, bidi, invisible and 
 characters become visible ``\\uXXXX`` escapes) and printed as a rich `Text`, never as markup: no
 styles, no emoji codes, no highlighting and no hyperlinks (F8: a URL in a form is plain text; rich
 emits OSC 8 links only for styles that carry a link, and none here does). Terminal emulators that
-detect URLs in plain text on their own are outside this module's reach. URL mode shows the full
-URL with its site emphasised and only ever returns the person's decision; it never opens anything.
+detect URLs in plain text on their own are outside this module's reach.
+
+URL mode (`ask_url`, `wait_url`): the full URL with its site emphasised and every warning; nothing
+opens unless the person types ``open``, and a URL whose check says block (`UrlPrompt.verdict`)
+offers no open option at all. The UI only returns the person's decision: the client opens the page
+(`client/url.py`) and then shows the waiting screen, where Enter or ``:retry`` checks now, ``:open``
+opens the page again, ``:cancel`` or Ctrl-C gives up, and Ctrl-D stops reading input (the wait goes
+on and ends on its own).
 """
 
 from __future__ import annotations
@@ -37,8 +43,10 @@ import json
 import math
 import re
 import sys
+import threading
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from concurrent.futures import Future
 from typing import Any, Final, TextIO
 
 import anyio
@@ -49,7 +57,7 @@ from rich.text import Text
 
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
+from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 
 __all__ = [
     "CTRL_C",
@@ -93,6 +101,8 @@ _YES: Final = frozenset({"y", "yes", "true", "1"})
 _NO: Final = frozenset({"n", "no", "false", "0"})
 _SEND: Final = frozenset({"", ":send", "send", "s"})
 _OPEN: Final = frozenset({"open", "o", "y", "yes"})
+_RETRY: Final = frozenset({"", ":retry", "retry", "r"})
+_REOPEN: Final = frozenset({":open", "open", "o"})
 _VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
 _HINTS: Final = {
     "email": "an email address, like name@example.org",
@@ -160,11 +170,31 @@ def injected_input(console: Console, lines: Iterable[str]) -> LineReader:
 
 
 def stream_input(console: Console, stream: TextIO) -> LineReader:
-    """A reader of plain lines from `stream` (stdin when it is not a terminal); end of input is Ctrl-D."""
+    """A reader of plain lines from `stream` (stdin when it is not a terminal); end of input is Ctrl-D.
+
+    A read that is cancelled (a waiting screen that ended on its own) keeps its pending line for
+    the next read, so no line typed meanwhile is lost.
+    """
+    pending: list[Future[str]] = []
+
+    def start() -> Future[str]:
+        future: Future[str] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(stream.readline())
+            except BaseException as exc:  # handed to the reader, which raises it
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name="mcp-elicit-input", daemon=True).start()
+        return future
 
     async def read(prompt: str) -> str:
         console.print(Text(plain(prompt)), end="")
-        line = await anyio.to_thread.run_sync(stream.readline, abandon_on_cancel=True)
+        if not pending:
+            pending.append(start())
+        line = await anyio.to_thread.run_sync(pending[0].result, abandon_on_cancel=True)
+        pending.clear()
         if not line:
             console.print()
             raise EOFError
@@ -224,6 +254,15 @@ class TerminalUI:
     async def ask_url(self, prompt: UrlPrompt) -> UIResult:
         async with self._lock:
             return await self._decide(self._url(prompt))
+
+    async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
+        async with self._lock:
+            try:
+                return await self._waiting(waiting)
+            except anyio.get_cancelled_exc_class():
+                # The wait ended on its own (the page is done, a check is due, a question came).
+                self._say("Checking with the server…", "dim")
+                raise
 
     async def notice(self, requester: Requester, text: str) -> None:
         async with self._lock:
@@ -415,25 +454,20 @@ class TerminalUI:
     async def _url(self, prompt: UrlPrompt) -> UIResult:
         self._header(prompt.requester, prompt.purpose, "asks you to open a web page")
         self._message(prompt.message, ())
-        display = prompt.display
-        url = Text()
-        if display.get("registrable_domain"):
-            url.append(plain(display.get("scheme", "") + display.get("subdomain", "")))
-            url.append(plain(display["registrable_domain"]), style="bold underline")
-            url.append(plain(display.get("rest", "")))
-        else:
-            url.append(plain(prompt.url))
-        self._row("Page", url)
-        if display.get("registrable_domain"):
-            self._row("Site", Text(plain(display["registrable_domain"]), style="bold"))
+        self._row("Page", _page(prompt))
+        if prompt.display.get("raw"):
+            self._row("Sent as", Text(plain(prompt.display["raw"])))
+        site = prompt.display.get("registrable_domain")
+        if site:
+            self._row("Site", Text(plain(site), style="bold"))
         for warning in prompt.warnings:
             self._say(f"Warning: {plain(warning)}", "bold yellow")
-        blocked = display.get("verdict") == "block" or any(w.startswith("block") for w in prompt.warnings)
-        if blocked:
+        if prompt.verdict == "block":
             self._say("This page is blocked: it cannot be opened from here.", "bold red")
             self._say("Enter declines · :cancel cancels", "dim")
             await self._ask("Decline? [decline]: ")
             raise _Decline
+        self._say("It opens in your browser; nothing is fetched before you type open.", "dim")
         self._say("Nothing opens unless you type open · :decline or Ctrl-D declines · :cancel cancels", "dim")
         while True:
             line = (await self._ask("Open this page? ")).lower()
@@ -444,8 +478,65 @@ class TerminalUI:
                 raise _Decline
             self._say("  Type open, :decline or :cancel.", "red")
 
+    async def _waiting(self, waiting: UrlWaiting) -> WaitChoice:
+        site = plain(waiting.prompt.display.get("registrable_domain") or waiting.prompt.url)
+        keys = "Enter or :retry checks now · " if waiting.can_retry else ""
+        keys += ":open opens the page again · :cancel or Ctrl-C gives up"
+        when = ""
+        if waiting.next_check_seconds is not None:
+            when = f"checking again in {_number(round(waiting.next_check_seconds, 1))} s"
+            if waiting.max_checks:
+                when += f" (check {waiting.check} of {waiting.max_checks})"
+        if waiting.reason == "retry" and waiting.check > 1:
+            self._say(f"Still waiting for the page on {site}: {when}.", "dim")
+        else:
+            self.console.print()
+            head = Text("Waiting for the page on ")
+            head.append(site, style="bold")
+            head.append(" (opened in your browser).")
+            self.console.print(head)
+            if waiting.reason == "retry":
+                self._say(f"When you have finished there, the request goes on; {when}.")
+            elif waiting.can_retry:
+                self._say("When the server says the page is done, the request is sent again.")
+            else:
+                self._say("The server goes on when you have finished there.")
+            self._say(keys, "dim")
+        ask = "Waiting (Enter checks now): " if waiting.can_retry else "Waiting: "
+        while True:
+            try:
+                line = (await self._read(ask)).strip().lower()
+            except KeyboardInterrupt:
+                line = ":cancel"
+            except EOFError:
+                self._say("No more input: waiting until the page is done.", "dim")
+                await anyio.sleep_forever()
+            if waiting.can_retry and line in _RETRY:
+                self._say("Checking now.", "dim")
+                return "retry"
+            if line in _REOPEN:
+                self._say("Opening the page again.", "dim")
+                return "open"
+            if line in (":cancel", "cancel"):
+                self._say("Stopped waiting: the request is cancelled.", "yellow")
+                return "cancel"
+            if line:
+                self._say(f"  {keys}.", "red")
+
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _page(prompt: UrlPrompt) -> Text:
+    """The full URL, its registrable domain emphasised (U3)."""
+    display, url = prompt.display, Text()
+    if display.get("registrable_domain"):
+        url.append(plain(display.get("scheme", "") + display.get("subdomain", "")))
+        url.append(plain(display["registrable_domain"]), style="bold underline")
+        url.append(plain(display.get("rest", "")))
+    else:
+        url.append(plain(prompt.url))
+    return url
 
 
 def _name(requester: Requester) -> str:
