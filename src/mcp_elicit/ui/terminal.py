@@ -323,7 +323,10 @@ class TerminalUI:
         self._row("For", Text(_purpose(purpose)))
 
     def _row(self, label: str, value: Text) -> None:
-        self.console.print(Text(f"{label:<7} ", style="dim") + value)
+        line = Text()
+        line.append(f"{label:<7} ", style="dim")  # only the label is dim, not the value
+        line.append_text(value)
+        self.console.print(line)
 
     def _message(self, message: str, warnings: Iterable[str]) -> None:
         self.console.print()
