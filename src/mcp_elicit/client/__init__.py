@@ -5,12 +5,16 @@
 - `Pipeline` and its stages (`client/stages.py`): who asks, mode check, schema gate, clean text,
   ask the person, validate, answer; `Outcome` records what happened.
 - `run_call`: one tool call, non-interactive (what `mcp-elicit call` runs).
+- Guardrails (`client/guardrails.py`, `client/audit.py`): `SecretGuard` (in the default chain),
+  the policy stages `install_guardrails` puts in, and the `AuditTrail` observer.
 """
 
 from __future__ import annotations
 
+from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.call import CallReport, run_call
 from mcp_elicit.client.connection import PROTOCOLS, ElicitClient, ServerSpec, connect, parse_server_spec
+from mcp_elicit.client.guardrails import AskFirst, Guardrails, PolicyGate, SecretGuard, install_guardrails
 from mcp_elicit.client.model import Answer, CallRegistry, Decision, Elicitation, Outcome, Refuse
 from mcp_elicit.client.pipeline import SCREENING_STAGES, Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, KitClient
@@ -30,7 +34,9 @@ __all__ = [
     "SCREENING_STAGES",
     "Answer",
     "AnswerWithoutAsking",
+    "AskFirst",
     "AskPerson",
+    "AuditTrail",
     "CallRegistry",
     "CallReport",
     "CheckMode",
@@ -40,15 +46,19 @@ __all__ = [
     "Elicitation",
     "ElicitationHandler",
     "GateSchema",
+    "Guardrails",
     "Identify",
     "KitClient",
     "Outcome",
     "Pipeline",
+    "PolicyGate",
     "Refuse",
+    "SecretGuard",
     "ServerSpec",
     "Stage",
     "connect",
     "default_stages",
+    "install_guardrails",
     "parse_server_spec",
     "run_call",
 ]
