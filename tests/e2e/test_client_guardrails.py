@@ -315,3 +315,39 @@ async def test_a_run_recorded_in_postgresql_verifies_and_editing_the_table_is_fo
     kinds = {(b.seq, b.kind) for b in report.breaks}
     assert (1, "hash_mismatch") in kinds  # the body was edited
     assert (4, "column_mismatch") in kinds  # an indexed column was edited
+
+
+# -- URL mode: the record keeps host, registrable domain and the URL check's verdict ---------------
+
+
+def raw_url_server() -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("raw-url")
+
+    @server.tool()
+    async def sign_in(ctx: Context, url: str) -> str:
+        return (await ctx.session.elicit_url("Sign in to continue", url, "e-1")).action
+
+    return server
+
+
+async def test_url_requests_are_recorded_with_host_domain_and_verdict_never_the_query_U9() -> None:
+    from mcp_elicit.client.url import UrlMode
+
+    async def never_opened(url: str) -> None:
+        raise AssertionError(f"nothing is opened on a decline: {url}")
+
+    ui = ScriptedUI([{"match": {"mode": "url"}, "action": "decline", "repeat": True}])
+    sink = MemoryAuditSink()
+    urls = ["https://accounts.example.co.uk/connect?state=s3cr3t", "https://paypa1.com/login"]
+    with anyio.fail_after(BOUND_SECONDS):
+        async with client(
+            raw_url_server(), ui, "legacy", url_mode=UrlMode(opener=never_opened), audit=sink
+        ) as c:
+            for url in urls:
+                await c.call_tool("sign_in", {"url": url})
+    assert [(r["mode"], r["url"]) for r in sink.records] == [
+        ("url", {"host": "accounts.example.co.uk", "domain": "example.co.uk", "verdict": "ok"}),
+        ("url", {"host": "paypa1.com", "domain": "paypa1.com", "verdict": "block"}),
+    ]
+    assert "s3cr3t" not in repr(sink.records)
+    assert sink.verify().ok
