@@ -37,13 +37,13 @@ from typing import Any, Final, Literal, TextIO, TypeVar
 
 import mcp_types as t
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrails
+from mcp_elicit.client.http_guard import guarded_streamable_http_client
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
@@ -267,7 +267,7 @@ class ElicitClient:
             return server
         if isinstance(server, ServerSpec):
             if server.url is not None:
-                return GuardedTransport(streamable_http_client(server.url), self.handler)
+                return GuardedTransport(guarded_streamable_http_client(server.url), self.handler)
             server = StdioServerParameters(command=server.argv[0], args=list(server.argv[1:]))
         if isinstance(server, StdioServerParameters):
             return GuardedTransport(stdio_client(server, errlog=self._errlog), self.handler)

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import httpx2
 import mcp_types as t
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["MALFORMED_METHOD", "guarded_http_client", "rewrite_event"]
+__all__ = ["MALFORMED_METHOD", "guarded_http_client", "guarded_streamable_http_client", "rewrite_event"]
 
 MALFORMED_METHOD: Final = "mcp-elicit/malformed"
 _MESSAGE = TypeAdapter[t.JSONRPCMessage](t.JSONRPCMessage)
@@ -97,3 +99,10 @@ def guarded_http_client() -> httpx2.AsyncClient:
     """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded."""
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     return httpx2.AsyncClient(timeout=timeout, transport=_GuardedTransport(httpx2.AsyncHTTPTransport()))
+
+
+@asynccontextmanager
+async def guarded_streamable_http_client(url: str) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport on a guarded HTTP client (closed with the transport)."""
+    async with guarded_http_client() as http, streamable_http_client(url, http_client=http) as streams:
+        yield streams

@@ -15,10 +15,9 @@
   the SDK's own strict validation runs, so a refused schema gets this project's reasons (field and
   problem) and an outcome record instead of a generic "Invalid request parameters".
 
-Known gap: over streamable HTTP, a malformed message on the response stream of a call is turned
-into a parse error of that call by the SDK's transport, below any wrapper; the call ends with an
-error (nothing hangs on the client), and that one message gets no reply. On the standalone GET
-stream and over stdio the guard answers it.
+Over streamable HTTP the SDK's transport parses a call's event stream itself and would end the
+call on a request it cannot parse; `client/http_guard.py` rewrites such a request, below the SDK,
+into a `mcp-elicit/malformed` stand-in with the same id, which the guard answers here.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcp_elicit.client.http_guard import MALFORMED_METHOD
 from mcp_elicit.client.model import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -255,6 +255,14 @@ class _GuardedReadStream:
         if not isinstance(item, SessionMessage):
             return item
         message = item.message
+        if isinstance(message, t.JSONRPCRequest) and message.method == MALFORMED_METHOD:
+            # A request the HTTP guard could not let through as it was (see client/http_guard.py).
+            params = message.params or {}
+            if params.get("paramsIsObject") is False:
+                await self._reply_error(message.id, INVALID_PARAMS, "params must be an object")
+            else:
+                await self._reply_error(message.id, INVALID_REQUEST, "invalid request")
+            return None
         if isinstance(message, t.JSONRPCRequest) and message.method == "elicitation/create":
             refused = await self._refused(message.params)
             if refused is None:
