@@ -21,7 +21,8 @@ def data_of(raw: bytes) -> dict[str, object]:
 
 
 def test_a_request_whose_params_is_a_string_becomes_a_stand_in_with_the_same_id() -> None:
-    out = rewrite_event(event({"jsonrpc": "2.0", "id": "bad-1", "method": "elicitation/create", "params": "x"}))
+    bad = {"jsonrpc": "2.0", "id": "bad-1", "method": "elicitation/create", "params": "x"}
+    out = rewrite_event(event(bad))
     assert data_of(out) == {
         "jsonrpc": "2.0",
         "id": "bad-1",
