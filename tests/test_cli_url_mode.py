@@ -1,0 +1,237 @@
+"""`mcp-elicit call` and `connect` in URL mode, as processes, against the reference server over HTTP.
+
+The browser is `tests/client/fake_browser.py`, named by MCP_ELICIT_BROWSER: the client starts it as
+a separate process (no shell) after consent, and it fills in the API key page like a person would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_elicit.client.opener import BROWSER_ENV
+from mcp_elicit.reference import build_reference_server
+from tests.e2e.servers import serving_http
+from tests.ui.screen import Terminal
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+FAKE_BROWSER = ROOT / "tests" / "client" / "fake_browser.py"
+BOUND_SECONDS = 60.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def browser_env(log: Path) -> dict[str, str]:
+    return {**os.environ, BROWSER_ENV: f"{sys.executable} {FAKE_BROWSER}", "FAKE_BROWSER_LOG": str(log)}
+
+
+def browser_log(tmp_path: Path) -> Path:
+    """A FIFO the fake browser writes its line into: reading it waits for the browser, no polling."""
+    log = tmp_path / "browser.fifo"
+    os.mkfifo(log)
+    return log
+
+
+async def wait_for_log(log: Path) -> list[str]:
+    """The fake browser runs detached: wait (bounded) until it wrote its line."""
+    with anyio.fail_after(BOUND_SECONDS):
+        text = await anyio.to_thread.run_sync(log.read_text, abandon_on_cancel=True)
+    return text.splitlines()
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_call_with_scripted_consent_opens_the_page_in_the_browser_and_completes(
+    protocol: str, tmp_path: Path
+) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"steps": [{"url": "open", "match": {"tool": "connect_service"}}]}))
+    log = browser_log(tmp_path)
+    async with serving_http(build_reference_server()) as url:
+        with anyio.fail_after(BOUND_SECONDS):
+            done = await anyio.run_process(
+                [
+                    sys.executable,
+                    "-m",
+                    "mcp_elicit",
+                    "call",
+                    "--server",
+                    url,
+                    "--tool",
+                    "connect_service",
+                    "--answers",
+                    str(answers),
+                    "--protocol",
+                    protocol,
+                    "--json",
+                    "--no-audit",
+                ],
+                env=browser_env(log),
+                cwd=str(ROOT),
+                check=False,
+            )
+        opened = await wait_for_log(log)
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert done.returncode == 0, done.stderr
+    assert report["completed"] is True
+    assert report["result"]["content"][0]["text"] == "Connected to Example API."
+    first = report["elicitations"][0]
+    assert (first["mode"], first["action"], first["decided_by"]) == ("url", "accept", "script")
+    assert {e["reason"] for e in report["elicitations"][1:]} <= {"url_check"}
+    [line] = opened
+    assert line.startswith("200 " + url.removesuffix("/mcp") + "/elicit/start/")
+
+
+async def test_call_without_a_consent_step_declines_the_page_and_opens_nothing(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"otherwise": "accept_defaults"}))
+    log = tmp_path / "browser.log"
+    async with serving_http(build_reference_server()) as url:
+        with anyio.fail_after(BOUND_SECONDS):
+            done = await anyio.run_process(
+                [
+                    sys.executable,
+                    "-m",
+                    "mcp_elicit",
+                    "call",
+                    "--server",
+                    url,
+                    "--tool",
+                    "connect_service",
+                    "--answers",
+                    str(answers),
+                    "--protocol",
+                    "legacy",
+                    "--json",
+                    "--no-audit",
+                ],
+                env=browser_env(log),
+                cwd=str(ROOT),
+                check=False,
+            )
+    report = json.loads(done.stdout)
+    assert report["result"]["content"][0]["text"] == "Example API not connected (decline)."
+    assert not log.exists()
+
+
+async def test_call_no_url_does_not_declare_url_mode(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"steps": [{"url": "open"}]}))
+    log = tmp_path / "browser.log"
+    async with serving_http(build_reference_server()) as url:
+        with anyio.fail_after(BOUND_SECONDS):
+            done = await anyio.run_process(
+                [
+                    sys.executable,
+                    "-m",
+                    "mcp_elicit",
+                    "call",
+                    "--server",
+                    url,
+                    "--tool",
+                    "connect_service",
+                    "--answers",
+                    str(answers),
+                    "--protocol",
+                    "legacy",
+                    "--json",
+                    "--no-audit",
+                    "--no-url",
+                ],
+                env=browser_env(log),
+                cwd=str(ROOT),
+                check=False,
+            )
+    report = json.loads(done.stdout)
+    assert report["elicitations"] == []
+    assert report["result"]["isError"] is True  # the server cannot hand off: no URL mode declared (C1)
+    assert not log.exists()
+
+
+async def test_call_url_without_any_browser_is_a_usage_error(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text("[]")
+    env = {k: v for k, v in os.environ.items() if k != BROWSER_ENV} | {"PATH": ""}
+    done = await anyio.run_process(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "call",
+            "--server",
+            "http://127.0.0.1:9/mcp",
+            "--tool",
+            "x",
+            "--answers",
+            str(answers),
+            "--url",
+        ],
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert b"url_mode" in done.stderr
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_connect_in_a_terminal_asks_consent_opens_the_page_and_shows_the_result(
+    protocol: str, tmp_path: Path
+) -> None:
+    """U3 with a person at a real terminal: the page opens only after `open`; the tool goes on."""
+    log = browser_log(tmp_path)
+    opened: list[str] = []
+    async with serving_http(build_reference_server()) as url:
+        argv = [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "connect",
+            "--server",
+            url,
+            "--protocol",
+            protocol,
+            "--no-audit",
+        ]
+
+        def drive() -> str:
+            env = browser_env(log)
+            old = dict(os.environ)
+            os.environ.update(env)
+            try:
+                term = Terminal(argv, cwd=str(ROOT))
+            finally:
+                os.environ.clear()
+                os.environ.update(old)
+            try:
+                term.wait_for("Web pages are on")
+                term.wait_for("mcp>")
+                term.type_line("call connect_service {}")
+                term.wait_for("wants to send you to a web page")  # the policy's ask-first approval
+                term.wait_for("Send? [send]:")
+                term.type_line("")
+                term.wait_for("asks you to open a web page")
+                term.wait_for("Open this page?")
+                term.type_line("open")
+                opened.extend(anyio.from_thread.run(wait_for_log, log))  # only now does the browser run
+                term.wait_for("Connected to Example API.")
+                term.wait_for("mcp>")
+                term.type_line("quit")
+                assert term.exit_code() == 0
+                return term.screen()
+            finally:
+                term.close()
+
+        screen = await anyio.to_thread.run_sync(drive)
+    assert "Page    \n" + url.removesuffix("/mcp") + "/elicit/start/" in screen  # a long URL wraps whole
+    assert "Site    127.0.0.1\n" in screen
+    assert len(opened) == 1
