@@ -7,6 +7,8 @@
 - `run_call`: one tool call, non-interactive (what `mcp-elicit call` runs).
 - Guardrails (`client/guardrails.py`, `client/audit.py`): `SecretGuard` (in the default chain),
   the policy stages `install_guardrails` puts in, and the `AuditTrail` observer.
+- URL mode (`client/url.py`, `client/opener.py`): `UrlMode` (the `check_url` and URL-aware `ask`
+  stages, the opener, completions, waiting and retries) and its `UrlSettings`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from mcp_elicit.client.stages import (
     Stage,
     default_stages,
 )
+from mcp_elicit.client.url import CheckUrl, UrlAsk, UrlMode, UrlSettings
 
 __all__ = [
     "PROTOCOLS",
@@ -40,6 +43,7 @@ __all__ = [
     "CallRegistry",
     "CallReport",
     "CheckMode",
+    "CheckUrl",
     "CleanText",
     "Decision",
     "ElicitClient",
@@ -56,6 +60,9 @@ __all__ = [
     "SecretGuard",
     "ServerSpec",
     "Stage",
+    "UrlAsk",
+    "UrlMode",
+    "UrlSettings",
     "connect",
     "default_stages",
     "install_guardrails",
