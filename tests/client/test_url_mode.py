@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit.client import Pipeline
+from mcp_elicit.client import Pipeline, run_call
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.model import Answer, Elicitation
 from mcp_elicit.client.opener import BROWSER_ENV, argv_opener, system_opener
@@ -140,7 +140,8 @@ async def wait(ui: Waiter, **options: Any) -> str:
 
     options.setdefault("sleep", anyio.sleep)
     with anyio.fail_after(BOUND_SECONDS):
-        return await wait_for_page(ui, UrlWaiting(PROMPT, "completion"), reopen=reopen, **options)
+        end: str = await wait_for_page(ui, UrlWaiting(PROMPT, "completion"), reopen=reopen, **options)
+    return end
 
 
 async def test_a_wait_that_is_already_over_shows_nothing() -> None:
@@ -231,6 +232,39 @@ def test_url_mode_needs_a_way_to_open_a_browser(monkeypatch: pytest.MonkeyPatch)
     assert system_opener() is None
     with pytest.raises(ConfigError):
         UrlMode()
+
+
+@pytest.mark.parametrize(("ui", "interactive"), [(ScriptedUI(), None), (None, False)])
+async def test_run_call_refuses_required_url_mode_it_cannot_honour_before_connecting(
+    ui: Any, interactive: bool | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(BROWSER_ENV, raising=False)
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(ConfigError) as info:
+        await run_call("no-such-server-command", "tool", ui=ui, interactive=interactive, url_mode=True)
+    assert info.value.key == "url_mode"
+
+
+async def test_run_call_turns_url_mode_on_by_default_only_when_a_browser_can_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.client.url_hostile_server import HostileUrlServer
+
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv(BROWSER_ENV, raising=False)
+    arguments = {"url": "https://accounts.example.com/connect"}
+    consent = [{"url": "open"}]
+    without = await run_call(
+        HostileUrlServer().server, "push", arguments, ui=ScriptedUI(consent), protocol="legacy"
+    )
+    monkeypatch.setenv(BROWSER_ENV, f"{sys.executable} -c pass")  # a browser that does nothing
+    with_browser = await run_call(
+        HostileUrlServer().server, "push", arguments, ui=ScriptedUI(consent), protocol="legacy"
+    )
+    assert (without.completed, (without.error or {}).get("code")) == (False, -32602)  # C1: not declared
+    assert with_browser.completed
+    assert with_browser.result is not None
+    assert with_browser.result["content"][0]["text"] == "accept"
 
 
 async def test_a_url_nobody_checked_is_cancelled_by_the_ask_stage_U3() -> None:

@@ -5,6 +5,7 @@ decline / cancel) and the waiting screen (retry, open again, cancel), then the w
 from __future__ import annotations
 
 import io
+import os
 import re
 from typing import Any
 
@@ -18,7 +19,7 @@ from mcp_elicit.client.model import Elicitation
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.core.urls import check_url
 from mcp_elicit.ui.base import Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
-from mcp_elicit.ui.terminal import CTRL_C, CTRL_D, TerminalUI, injected_input
+from mcp_elicit.ui.terminal import CTRL_C, CTRL_D, TerminalUI, injected_input, stream_input
 from tests.client.url_hostile_server import HostileUrlServer
 
 pytestmark = pytest.mark.anyio
@@ -176,3 +177,19 @@ def test_nothing_here_imports_a_browser(monkeypatch: Any) -> None:
 
     assert "webbrowser" not in vars(terminal_module)
     assert "subprocess" not in vars(terminal_module)
+
+
+async def test_a_line_typed_while_a_waiting_screen_ended_is_kept_for_the_next_question() -> None:
+    """Plain stdin (no terminal): the read a waiting screen abandons keeps its line, so the next
+    prompt gets it instead of losing it to a forgotten thread."""
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd, "r") as stream, os.fdopen(write_fd, "w") as writer:
+        out = io.StringIO()
+        read = stream_input(Console(file=out, width=100, color_system=None), stream)
+        with anyio.move_on_after(0.05) as scope:  # the wait ends on its own before anything is typed
+            await read("Waiting: ")
+        assert scope.cancelled_caught
+        writer.write("open\n")
+        writer.flush()
+        with anyio.fail_after(BOUND_SECONDS):
+            assert await read("Open this page? ") == "open"
