@@ -329,3 +329,35 @@ async def test_a_client_without_url_mode_declares_only_forms_and_refuses_pushed_
             await call(c, "push", url="https://accounts.example.com/")
     assert info.value.error.code == -32602
     assert ui.seen == []
+
+
+async def test_the_audit_record_of_a_blocked_page_names_its_site_verdict_and_reason() -> None:
+    from mcp_elicit.testing import MemoryAuditSink
+
+    sink, hostile, opener = MemoryAuditSink(), HostileUrlServer(), Opener()
+    mode = UrlMode(opener=opener)
+    async with ElicitClient(
+        hostile.server, ui=consenting(), protocol="legacy", url_mode=mode, audit=sink
+    ) as c:
+        await call(c, "push", url="https://p\u0430ypal.com/login")
+    [record] = sink.records
+    assert record["url"] == {"host": "xn--pypal-4ve.com", "domain": "xn--pypal-4ve.com", "verdict": "block"}
+    assert (record["action"], record["reason"].split(":")[0]) == ("decline", "url_blocked")
+
+
+async def test_on_2026_the_wait_for_one_page_is_bounded_in_time_by_the_clock_U8() -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += 400.0  # the person is away for a long time
+        await anyio.lowlevel.checkpoint()
+
+    hostile, opener, ui = HostileUrlServer(), Opener(), consenting()
+    async with client(hostile, "modern", ui, opener, sleep=sleep, clock=clock) as c:
+        with pytest.raises(MCPError):
+            await call(c, "embedded_forever", url="https://accounts.example.com/connect")
+    assert [w.check for w in ui.waits] == [1, 2]  # 0 s, 400 s; at 800 s past the 600 s bound it stops
+    assert c.outcomes[-1].reason == "url_checks_exhausted"
