@@ -10,6 +10,12 @@ MCP_ELICIT_PUBLIC_BASE_URL (else the loopback origin of each request), MCP_ELICI
 development identity, default "local-dev", used when no MCP authorization is configured; it only
 serves browsers on loopback) and, to enable the OAuth tool, MCP_ELICIT_REFERENCE_OAUTH_AUTHORIZE_URL,
 _TOKEN_URL, _CLIENT_ID, optional _CLIENT_SECRET and _SCOPE.
+
+Several replicas behind one address share their hand-off state through Redis: set
+MCP_ELICIT_REDIS_URL (hand-off records, completion signals and the vault rows), the same
+MCP_ELICIT_HANDOFF_SECRET (at least 32 bytes: signs links and CSRF tokens) and the same
+MCP_ELICIT_VAULT_KEYS on every replica. A page then finishes on any replica and the waiting tool
+on another one continues.
 """
 
 from __future__ import annotations
@@ -42,7 +48,12 @@ from mcp_elicit.server import (
     install,
     require,
 )
-from mcp_elicit.server.vault import VAULT_KEYS_ENV
+from mcp_elicit.server.stores import RedisHandoffStore
+from mcp_elicit.server.vault import VAULT_KEYS_ENV, RedisVaultStorage
+
+REDIS_URL_ENV = "MCP_ELICIT_REDIS_URL"
+REDIS_PREFIX_ENV = "MCP_ELICIT_REDIS_PREFIX"
+HANDOFF_SECRET_ENV = "MCP_ELICIT_HANDOFF_SECRET"  # noqa: S105 - an environment variable name
 
 __all__ = ["EXAMPLE_API", "build_reference_server", "reference_handoffs"]
 
@@ -190,11 +201,23 @@ def reference_handoffs(environ: Mapping[str, str] | None = None) -> Handoffs:
             "no %s: the vault uses a throwaway key (connections end with the process)", VAULT_KEYS_ENV
         )
     oauth = _oauth_flow(env)
+    shared: dict[str, Any] = {}
+    vault_storage = None
+    if env.get(REDIS_URL_ENV):
+        import redis.asyncio
+
+        client = redis.asyncio.from_url(env[REDIS_URL_ENV])
+        prefix = env.get(REDIS_PREFIX_ENV, "mcp-elicit:")
+        shared["store"] = RedisHandoffStore(client, prefix=f"{prefix}handoff:")
+        vault_storage = RedisVaultStorage(client, prefix=f"{prefix}vault:")
+    if env.get(HANDOFF_SECRET_ENV):
+        shared["secret"] = env[HANDOFF_SECRET_ENV]
     return Handoffs(
-        vault=TokenVault(keys),
+        vault=TokenVault(keys, vault_storage),
         identity=IdentityPolicy(dev_user=env.get("MCP_ELICIT_DEV_USER", "local-dev")),
         public_base_url=env.get("MCP_ELICIT_PUBLIC_BASE_URL") or None,
         flows=[EXAMPLE_API] + ([oauth] if oauth is not None else []),
+        **shared,
     )
 
 
