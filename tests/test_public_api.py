@@ -35,6 +35,7 @@ PUBLIC = {
     "OAuthClient",
     "OAuthHandoff",
     "Option",
+    "OutcomeNotRecorded",
     "Question",
     "RawRequest",
     "SchemaError",
@@ -47,6 +48,7 @@ PUBLIC = {
     "TokenVault",
     "TooManyHandoffs",
     "UnsupportedInRevision",
+    "UrlHandoffStopped",
     "UrlVerdict",
     "VaultError",
     "ask",
@@ -103,3 +105,9 @@ def test_every_error_subclasses_the_project_base_and_a_builtin() -> None:
         if isinstance(obj, type) and issubclass(obj, BaseException) and obj is not errors.ElicitError:
             assert issubclass(obj, errors.ElicitError), name
             assert any(base.__module__ == "builtins" and base is not Exception for base in obj.__mro__), name
+
+
+def test_every_error_is_exported_at_the_top_level() -> None:
+    from mcp_elicit import errors
+
+    assert set(errors.__all__) - {"FieldProblem", "SchemaProblem"} <= set(mcp_elicit.__all__)

@@ -39,11 +39,13 @@ if TYPE_CHECKING:
         HandoffNotCompleted,
         IdentityRequired,
         NotInstalled,
+        OutcomeNotRecorded,
         SchemaError,
         SchemaProblem,
         SecretInForm,
         TooManyHandoffs,
         UnsupportedInRevision,
+        UrlHandoffStopped,
         VaultError,
     )
     from mcp_elicit.server import (
@@ -70,6 +72,8 @@ if TYPE_CHECKING:
     from mcp_elicit.ui.terminal import TerminalUI
 
 _SOURCES: dict[str, str] = {
+    "OutcomeNotRecorded": "mcp_elicit.errors",
+    "UrlHandoffStopped": "mcp_elicit.errors",
     "AuditReadError": "mcp_elicit.errors",
     "AuditWriteError": "mcp_elicit.errors",
     "ConfigError": "mcp_elicit.errors",
@@ -151,6 +155,7 @@ __all__ = [
     "OAuthClient",
     "OAuthHandoff",
     "Option",
+    "OutcomeNotRecorded",
     "Question",
     "RawRequest",
     "SchemaError",
@@ -163,6 +168,7 @@ __all__ = [
     "TokenVault",
     "TooManyHandoffs",
     "UnsupportedInRevision",
+    "UrlHandoffStopped",
     "UrlVerdict",
     "VaultError",
     "ask",
