@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 import click
 
 
@@ -28,309 +30,6 @@ def serve_reference(transport: str, host: str, port: int) -> None:
         server.run("stdio")
     else:
         server.run("streamable-http", host=host, port=port)
-
-
-# --- audit -----------------------------------------------------------------------------------------------
-import typing as _typing  # noqa: E402
-
-_AUDIT_SOURCE_HELP = "SQLite file (default: $MCP_ELICIT_AUDIT_DB or ~/.local/share/mcp-elicit/audit.sqlite3)."
-
-
-def _audit_source(func: _typing.Any) -> _typing.Any:
-    """Options naming the store to read: a SQLite file (default), a PostgreSQL table or a JSON Lines file."""
-    func = click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=_AUDIT_SOURCE_HELP)(
-        func
-    )
-    func = click.option("--postgres", "postgres", default=None, help="libpq URL of a PostgreSQL database.")(
-        func
-    )
-    func = click.option("--table", default="mcp_elicit_audit", show_default=True, help="PostgreSQL table.")(
-        func
-    )
-    func = click.option(
-        "--jsonl", "jsonl", type=click.Path(dir_okay=False), default=None, help="JSON Lines file."
-    )(func)
-    return func
-
-
-def _audit_filters(func: _typing.Any) -> _typing.Any:
-    func = click.option("--server", default=None, help="Only records of this server name.")(func)
-    func = click.option(
-        "--action",
-        type=click.Choice(["accept", "decline", "cancel", "error"]),
-        default=None,
-        help="Only this action.",
-    )(func)
-    func = click.option(
-        "--since", default=None, help="ISO date/time (UTC if no zone) or an age: 30m, 12h, 7d."
-    )(func)
-    func = click.option("--until", default=None, help="Same forms as --since; exclusive.")(func)
-    return func
-
-
-def _audit_time(value: str | None, option: str) -> str | None:
-    """An ISO 8601 date/time, or an age such as 90s, 30m, 12h, 7d meaning that long ago."""
-    if value is None:
-        return None
-    import re
-    import time
-
-    from mcp_elicit.core.consent import format_time, time_bound
-
-    age = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", value.strip())
-    if age:
-        seconds = float(age.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[age.group(2)]
-        return format_time(time.time() - seconds)
-    try:
-        return time_bound(value)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"{value!r} is neither an ISO date/time nor an age like 7d", param_hint=option
-        ) from exc
-
-
-class _AuditOpenError(click.ClickException):
-    exit_code = 2
-
-
-def _open_audit_reader(db: str | None, postgres: str | None, table: str, jsonl: str | None) -> _typing.Any:
-    """Open the chosen store for reading; never creates a SQLite file."""
-    from mcp_elicit.errors import AuditReadError, AuditWriteError
-
-    if sum(x is not None for x in (db, postgres, jsonl)) > 1:
-        raise click.UsageError("choose one of --db, --postgres, --jsonl")
-    try:
-        if postgres is not None:
-            from mcp_elicit.audit.postgres import PostgresAuditSink
-
-            return PostgresAuditSink(postgres, table=table, create=False)
-        if jsonl is not None:
-            from pathlib import Path
-
-            from mcp_elicit.audit.jsonl import JsonlAuditSink
-
-            if not Path(jsonl).is_file():
-                raise AuditReadError("jsonl", jsonl, "no such file")
-            return JsonlAuditSink(jsonl)
-        from mcp_elicit.audit.sqlite import SqliteAuditSink
-        from mcp_elicit.config import default_audit_db_path
-
-        return SqliteAuditSink(db if db is not None else default_audit_db_path(), readonly=True)
-    except (AuditReadError, AuditWriteError, ValueError) as exc:
-        raise _AuditOpenError(str(exc)) from exc
-
-
-def _audit_records(
-    sink: _typing.Any, server: str | None, action: str | None, since: str | None, until: str | None
-) -> _typing.Any:
-    from mcp_elicit.errors import AuditReadError
-
-    try:
-        yield from sink.iter_records(
-            server=server,
-            action=action,
-            since=_audit_time(since, "--since"),
-            until=_audit_time(until, "--until"),
-        )
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-
-
-@main.group("audit")
-def audit_group() -> None:
-    """Read, verify and export the consent audit trail."""
-
-
-@audit_group.command("list")
-@_audit_source
-@_audit_filters
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show only the last N matches.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON record per line instead of a table.")
-def audit_list(
-    db: str | None,
-    postgres: str | None,
-    table: str,
-    jsonl: str | None,
-    server: str | None,
-    action: str | None,
-    since: str | None,
-    until: str | None,
-    limit: int | None,
-    as_json: bool,
-) -> None:
-    """List consent records, oldest first."""
-    import collections
-    import json
-
-    sink = _open_audit_reader(db, postgres, table, jsonl)
-    try:
-        records = _audit_records(sink, server, action, since, until)
-        shown = collections.deque(records, maxlen=limit) if limit else records
-        for r in shown:
-            if as_json:
-                click.echo(json.dumps(r, sort_keys=True, ensure_ascii=False))
-                continue
-            who = r.get("server") or {}
-            click.echo(
-                f"{r.get('time', '?')}  #{r.get('seq', '?'):<6} {who.get('name', '') or '-':<20} "
-                f"{r.get('mode', ''):<4} {r.get('action', ''):<7} {r.get('decided_by', ''):<12} "
-                f"{r.get('reason', '') or '-':<16} {r.get('id', '')}"
-            )
-    finally:
-        sink.close()
-
-
-@audit_group.command("show")
-@_audit_source
-@click.argument("record_id")
-def audit_show(db: str | None, postgres: str | None, table: str, jsonl: str | None, record_id: str) -> None:
-    """Print one record as JSON; exit 1 when there is no such record."""
-    import json
-
-    from mcp_elicit.errors import AuditReadError
-
-    sink = _open_audit_reader(db, postgres, table, jsonl)
-    try:
-        record = sink.get(record_id)
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-    finally:
-        sink.close()
-    if record is None:
-        click.echo(f"no record with id {record_id}", err=True)
-        raise SystemExit(1)
-    click.echo(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False))
-
-
-@audit_group.command("verify")
-@_audit_source
-@click.option(
-    "--expect-head", default=None, help="The head hash kept elsewhere; catches a cut or rewritten tail."
-)
-def audit_verify(
-    db: str | None, postgres: str | None, table: str, jsonl: str | None, expect_head: str | None
-) -> None:
-    """Check the hash chain; exit 1 and say where when it is broken."""
-    from mcp_elicit.errors import AuditReadError
-
-    sink = _open_audit_reader(db, postgres, table, jsonl)
-    try:
-        report = sink.verify(expect_head)
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-    finally:
-        sink.close()
-    if report.ok:
-        click.echo(f"ok: {report.count} records, chain intact, head {report.head_hash}")
-        return
-    click.echo(f"BROKEN: {len(report.breaks)} break(s) in {report.count} records")
-    for b in report.breaks:
-        seq = "-" if b.seq is None else b.seq
-        click.echo(f"  record #{b.index} (seq {seq}, id {b.record_id or '-'}): {b.kind}: {b.detail}")
-    raise SystemExit(1)
-
-
-_CSV_COLUMNS = (
-    "seq",
-    "id",
-    "time",
-    "side",
-    "protocol",
-    "server",
-    "server_version",
-    "server_where",
-    "client",
-    "client_version",
-    "person",
-    "mode",
-    "method",
-    "request_id",
-    "call_name",
-    "fields",
-    "url_host",
-    "url_domain",
-    "url_verdict",
-    "action",
-    "decided_by",
-    "reason",
-    "latency_ms",
-    "message_sha256",
-    "prev_hash",
-    "hash",
-)
-
-
-def _csv_row(r: dict[str, _typing.Any]) -> list[_typing.Any]:
-    server, client = r.get("server") or {}, r.get("client") or {}
-    call, url = r.get("call") or {}, r.get("url") or {}
-    fields = ";".join(f"{f.get('name')}:{f.get('type')}" for f in r.get("fields") or [])
-    return [
-        r.get("seq"),
-        r.get("id"),
-        r.get("time"),
-        r.get("side"),
-        r.get("protocol"),
-        server.get("name"),
-        server.get("version"),
-        server.get("where"),
-        client.get("name"),
-        client.get("version"),
-        r.get("person"),
-        r.get("mode"),
-        call.get("method"),
-        call.get("request_id"),
-        call.get("name"),
-        fields,
-        url.get("host"),
-        url.get("domain"),
-        url.get("verdict"),
-        r.get("action"),
-        r.get("decided_by"),
-        r.get("reason"),
-        r.get("latency_ms"),
-        r.get("message_sha256"),
-        r.get("prev_hash"),
-        r.get("hash"),
-    ]
-
-
-@audit_group.command("export")
-@_audit_source
-@_audit_filters
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
-@click.option(
-    "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (- = stdout)."
-)
-def audit_export(
-    db: str | None,
-    postgres: str | None,
-    table: str,
-    jsonl: str | None,
-    server: str | None,
-    action: str | None,
-    since: str | None,
-    until: str | None,
-    fmt: str,
-    output: _typing.Any,
-) -> None:
-    """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
-    import csv
-
-    from mcp_elicit.core.consent import canonical_json
-
-    sink = _open_audit_reader(db, postgres, table, jsonl)
-    try:
-        records = _audit_records(sink, server, action, since, until)
-        if fmt == "jsonl":
-            for r in records:
-                output.write(canonical_json(r).decode("utf-8") + "\n")
-            return
-        writer = csv.writer(output, lineterminator="\n")
-        writer.writerow(_CSV_COLUMNS)
-        for r in records:
-            writer.writerow(_csv_row(r))
-    finally:
-        sink.close()
 
 
 # --- check-url -------------------------------------------------------------------------------------------
@@ -387,7 +86,7 @@ def check_url_command(
     show_default=True,
     help="The protocol revision to check against.",
 )
-def check_form_command(source: _typing.TextIO, as_json: bool, revision: str) -> None:
+def check_form_command(source: typing.TextIO, as_json: bool, revision: str) -> None:
     """Check a requestedSchema (or elicitation/create params) from FILE or - (stdin).
 
     Reports spec deviations and fields that ask for secrets; exits 0 when it ran, 2 when the
@@ -417,7 +116,7 @@ def check_form_command(source: _typing.TextIO, as_json: bool, revision: str) -> 
 
 
 # --- guardrail options shared by connect and call ---------------------------------------------------
-def _guardrail_options(func: _typing.Any) -> _typing.Any:
+def _guardrail_options(func: typing.Any) -> typing.Any:
     """--config PATH and --no-audit: the policy and the audit trail of the configuration file."""
     func = click.option("--no-audit", is_flag=True, help="Do not record the questions in the audit trail.")(
         func
@@ -433,7 +132,7 @@ def _guardrail_options(func: _typing.Any) -> _typing.Any:
     return func
 
 
-def _url_option(func: _typing.Any) -> _typing.Any:
+def _url_option(func: typing.Any) -> typing.Any:
     """--url/--no-url: URL mode (a server may ask the person to open a page, docs/url-mode-client.md)."""
     return click.option(
         "--url/--no-url",
@@ -444,7 +143,7 @@ def _url_option(func: _typing.Any) -> _typing.Any:
     )(func)
 
 
-def _load_config(path: str | None) -> _typing.Any:
+def _load_config(path: str | None) -> typing.Any:
     """The configuration (all defaults when the default file is missing); a bad file is a usage error."""
     from mcp_elicit.config import load_config
     from mcp_elicit.errors import ConfigError
@@ -499,7 +198,7 @@ def connect_command(
         except ConfigError as exc:
             raise click.UsageError(str(exc)) from exc
     session = ConnectSession(
-        server_spec, protocol=_typing.cast(_typing.Any, protocol), opener=opener, url_mode=url_mode
+        server_spec, protocol=typing.cast(typing.Any, protocol), opener=opener, url_mode=url_mode
     )
     try:
         code = anyio.run(session.run)
@@ -628,3 +327,13 @@ def conformance_client_command(url: str) -> None:
     from mcp_elicit.client.conformance import main as conformance_main
 
     raise SystemExit(conformance_main([url]))
+
+
+# --- audit (the commands live in mcp_elicit.audit.commands) -----------------------------------------------
+def _register_audit() -> None:
+    from mcp_elicit.audit.commands import audit_group
+
+    main.add_command(audit_group)
+
+
+_register_audit()
