@@ -361,3 +361,29 @@ async def test_on_2026_the_wait_for_one_page_is_bounded_in_time_by_the_clock_U8(
             await call(c, "embedded_forever", url="https://accounts.example.com/connect")
     assert [w.check for w in ui.waits] == [1, 2]  # 0 s, 400 s; at 800 s past the 600 s bound it stops
     assert c.outcomes[-1].reason == "url_checks_exhausted"
+
+
+async def test_a_page_is_opened_only_once_its_consent_is_on_record_so_a_failing_audit_opens_nothing() -> None:
+    from mcp_elicit.testing import MemoryAuditSink
+
+    sink, hostile, opener = MemoryAuditSink(), HostileUrlServer(), Opener()
+    sink.fail_writes = True
+    async with ElicitClient(
+        hostile.server, ui=consenting(), protocol="legacy", url_mode=UrlMode(opener=opener), audit=sink
+    ) as c:
+        result = await call(c, "push", url="https://accounts.example.com/")
+    assert opener.opened == []
+    assert text_of(result) == "decline"
+    assert [(o.action, o.decided_by) for o in c.outcomes] == [("decline", "error")]
+
+
+async def test_with_a_working_audit_the_consented_page_is_opened_after_one_accept_record() -> None:
+    from mcp_elicit.testing import MemoryAuditSink
+
+    sink, hostile, opener = MemoryAuditSink(), HostileUrlServer(), Opener()
+    async with ElicitClient(
+        hostile.server, ui=consenting(), protocol="legacy", url_mode=UrlMode(opener=opener), audit=sink
+    ) as c:
+        await call(c, "push", url="https://accounts.example.com/")
+    assert opener.opened == ["https://accounts.example.com/"]
+    assert [r["action"] for r in sink.records] == ["accept"]

@@ -98,7 +98,15 @@ class Pipeline:
         if decision is None:
             logger.error("no stage decided on the elicitation; it is cancelled")
             decision = Answer("cancel", "error", reason="no_decision")
-        return await self._finish(e, decision, started)
+        decision, outcome = await self._finish(e, decision, started)
+        # An effect a stage deferred until the decision is on record (URL mode opens the page
+        # here). If it changes the answer, that correction is recorded too.
+        after = e.extras.pop("after_recorded", None)
+        if after is not None and isinstance(decision, Answer) and decision.action == "accept":
+            final = await after()
+            if final != decision:
+                decision, outcome = await self._finish(e, final, started)
+        return decision, outcome
 
     async def screen(self, e: Elicitation) -> tuple[Refuse, Outcome] | None:
         """The screening stages only: a refusal and its outcome, or None when the request may pass."""

@@ -266,7 +266,10 @@ class UrlAsk:
             if call is not None:
                 call.refused[key] = decision.action
             return decision
-        return await self.mode.open_consented(e, verdict, decision, call)
+        # Open only once the consent is on record (the observers run first, and an audit sink that
+        # cannot write turns the answer into a decline before anything is opened: fail closed).
+        e.extras["after_recorded"] = lambda: self.mode.open_consented(e, verdict, decision, call)
+        return decision
 
 
 class UrlMode:
