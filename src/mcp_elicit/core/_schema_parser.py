@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.core import limits
-from mcp_elicit.core.answers import _check
+from mcp_elicit.core.answers import _check, json_type
 from mcp_elicit.core.forms import FORMATS, Field, Form, Option, is_finite_number, valid_name_problem
 from mcp_elicit.core.revisions import LATEST, REV_2025_06_18, REVISIONS
 from mcp_elicit.errors import FormDefinitionError, SchemaError, SchemaProblem
@@ -95,22 +95,6 @@ def _label(name: Any) -> str:
     return name
 
 
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int | float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list | tuple):
-        return "array"
-    if isinstance(v, Mapping):
-        return "object"
-    return type(v).__name__
-
-
 def parse_schema(schema: Any, *, revision: str = LATEST) -> Form:
     form, problems = _parse(schema, revision)
     if problems or form is None:
@@ -127,7 +111,7 @@ def _parse(schema: Any, revision: str) -> tuple[Form | None, tuple[SchemaProblem
         raise ValueError(f"unknown protocol revision {revision!r}; expected one of {REVISIONS}")
     p = _Problems()
     if not isinstance(schema, Mapping):
-        p.add("", "", f"requestedSchema must be an object, not {_json_type(schema)}")
+        p.add("", "", f"requestedSchema must be an object, not {json_type(schema)}")
         return None, tuple(p.items)
     for key in schema:
         if key not in _TOP_KEYS:
@@ -151,7 +135,7 @@ def _parse(schema: Any, revision: str) -> tuple[Form | None, tuple[SchemaProblem
         p.add("", "properties", "missing")
         properties = {}
     elif not isinstance(properties, Mapping):
-        p.add("", "properties", f"must be an object, not {_json_type(properties)}")
+        p.add("", "properties", f"must be an object, not {json_type(properties)}")
         properties = {}
     if len(properties) > limits.MAX_FIELDS:
         p.add("", "properties", f"{len(properties)} fields; at most {limits.MAX_FIELDS}")
@@ -177,7 +161,7 @@ def _text(p: _Problems, field: str, key: str, where: Mapping[Any, Any], limit: i
         return None
     value = where[key]
     if not isinstance(value, str):
-        p.add(field, key, f"must be a string, not {_json_type(value)}")
+        p.add(field, key, f"must be a string, not {json_type(value)}")
         return None
     if len(value) > limit:
         p.add(field, key, f"{len(value)} characters; at most {limit}")
@@ -190,12 +174,12 @@ def _required(p: _Problems, schema: Mapping[Any, Any]) -> list[str]:
         return []
     raw = schema["required"]
     if not isinstance(raw, list | tuple):
-        p.add("", "required", f"must be an array of field names, not {_json_type(raw)}")
+        p.add("", "required", f"must be an array of field names, not {json_type(raw)}")
         return []
     names: dict[str, None] = {}  # ordered and O(1) membership
     for item in raw:
         if not isinstance(item, str):
-            p.add("", "required", f"must contain only strings, found {_json_type(item)}")
+            p.add("", "required", f"must contain only strings, found {json_type(item)}")
         elif item in names:
             p.add(_label(item), "required", "listed twice")
         else:
@@ -222,7 +206,7 @@ def _field(p: _Problems, raw_name: Any, prop: Any, required: bool, revision: str
     if why:
         p.add(name, "properties", f"invalid field name: {why}")
     if not isinstance(prop, Mapping):
-        p.add(name, "", f"a field schema must be an object, not {_json_type(prop)}")
+        p.add(name, "", f"a field schema must be an object, not {json_type(prop)}")
         return None
     typ = prop.get("type")
     if "type" not in prop:
@@ -314,7 +298,7 @@ def _counts(
         if key not in prop:
             got.append(None)
         elif not _is_count(value):
-            p.add(name, key, f"must be an integer, not {_json_type(value)}")
+            p.add(name, key, f"must be an integer, not {json_type(value)}")
             got.append(None)
         elif not 0 <= value <= limit:
             p.add(name, key, f"must be between 0 and {limit}")
@@ -332,7 +316,7 @@ def _bounds(p: _Problems, name: str, prop: Mapping[Any, Any]) -> tuple[Any, Any]
     for key in ("minimum", "maximum"):
         value = prop.get(key)
         if key in prop and not is_finite_number(value):
-            p.add(name, key, f"must be a finite number, not {_json_type(value)}")
+            p.add(name, key, f"must be a finite number, not {json_type(value)}")
             value = None
         got.append(value)
     lo, hi = got
@@ -343,7 +327,7 @@ def _bounds(p: _Problems, name: str, prop: Mapping[Any, Any]) -> tuple[Any, Any]
 
 def _option_list(p: _Problems, name: str, keyword: str, raw: Any) -> list[Any]:
     if not isinstance(raw, list | tuple):
-        p.add(name, keyword, f"must be an array, not {_json_type(raw)}")
+        p.add(name, keyword, f"must be an array, not {json_type(raw)}")
         return []
     if not raw:
         p.add(name, keyword, "must list at least one option")
@@ -354,7 +338,7 @@ def _option_list(p: _Problems, name: str, keyword: str, raw: Any) -> list[Any]:
 
 def _option_value(p: _Problems, name: str, keyword: str, value: Any, seen: set[str]) -> bool:
     if not isinstance(value, str):
-        p.add(name, keyword, f"option values must be strings, found {_json_type(value)}")
+        p.add(name, keyword, f"option values must be strings, found {json_type(value)}")
         return False
     if len(value) > limits.MAX_OPTION_CHARS:
         p.add(
@@ -375,14 +359,14 @@ def _enum(p: _Problems, name: str, keyword: str, raw: Any) -> list[str]:
 
 def _with_enum_names(p: _Problems, name: str, values: list[str], raw: Any) -> tuple[Option, ...]:
     if not isinstance(raw, list | tuple):
-        p.add(name, "enumNames", f"must be an array, not {_json_type(raw)}")
+        p.add(name, "enumNames", f"must be an array, not {json_type(raw)}")
         return ()
     if len(raw) != len(values):
         p.add(name, "enumNames", f"{len(raw)} names for {len(values)} enum values")
         return ()
     for title in raw:
         if not isinstance(title, str):
-            p.add(name, "enumNames", f"names must be strings, found {_json_type(title)}")
+            p.add(name, "enumNames", f"names must be strings, found {json_type(title)}")
             return ()
         if len(title) > limits.MAX_TITLE_CHARS:
             p.add(name, "enumNames", f"a name has {len(title)} characters; at most {limits.MAX_TITLE_CHARS}")
@@ -395,7 +379,7 @@ def _titled_options(p: _Problems, name: str, keyword: str, raw: Any) -> tuple[Op
     options: list[Option] = []
     for item in _option_list(p, name, keyword, raw):
         if not isinstance(item, Mapping):
-            p.add(name, keyword, f"options must be objects with const and title, found {_json_type(item)}")
+            p.add(name, keyword, f"options must be objects with const and title, found {json_type(item)}")
             continue
         extra = [k for k in item if k not in ("const", "title")]
         if extra:
@@ -405,7 +389,7 @@ def _titled_options(p: _Problems, name: str, keyword: str, raw: Any) -> tuple[Op
             continue
         title = item["title"]
         if not isinstance(title, str):
-            p.add(name, keyword, f"option titles must be strings, found {_json_type(title)}")
+            p.add(name, keyword, f"option titles must be strings, found {json_type(title)}")
         elif len(title) > limits.MAX_TITLE_CHARS:
             p.add(
                 name,
@@ -422,7 +406,7 @@ def _items(p: _Problems, name: str, items: Any, present: bool) -> tuple[tuple[Op
         p.add(name, "items", "missing; a multi select needs items with enum or anyOf")
         return (), False
     if not isinstance(items, Mapping):
-        p.add(name, "items", f"must be an object, not {_json_type(items)}")
+        p.add(name, "items", f"must be an object, not {json_type(items)}")
         return (), False
     if "anyOf" in items:
         for key in items:

@@ -61,6 +61,7 @@ __all__ = [
     "is_date_time",
     "is_email",
     "is_uri",
+    "json_type",
     "parse_date",
     "parse_date_time",
     "validate_content",
@@ -193,21 +194,38 @@ def _check_number(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
     return v, None
 
 
-def _kind(v: Any) -> str:
-    """A JSON-ish name for the type of `v`, for problem details (never the value: it may be huge)."""
+def json_type(v: Any) -> str:
+    """The JSON type name of a decoded value ("null", "boolean", "number", "string", "array",
+    "object"), or its Python type name for anything JSON cannot hold."""
     if v is None:
         return "null"
     if isinstance(v, bool):
-        return "a boolean"
+        return "boolean"
     if isinstance(v, int | float):
-        return "a number"
+        return "number"
     if isinstance(v, str):
-        return "a string"
+        return "string"
     if isinstance(v, list | tuple):
-        return "an array"
+        return "array"
     if isinstance(v, Mapping):
-        return "an object"
+        return "object"
     return type(v).__name__
+
+
+_WITH_ARTICLE: Final = {
+    "null": "null",
+    "boolean": "a boolean",
+    "number": "a number",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
+
+
+def _kind(v: Any) -> str:
+    """A JSON-ish name for the type of `v`, for problem details (never the value: it may be huge)."""
+    name = json_type(v)
+    return _WITH_ARTICLE.get(name, name)
 
 
 # -- formats ---------------------------------------------------------------------------------

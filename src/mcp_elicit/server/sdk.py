@@ -181,14 +181,6 @@ async def push_request(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[
     return await push_watching(ctx, request)
 
 
-def input_responses(ctx: Context[Any, Any]) -> dict[str, Any]:
-    return dict(ctx.input_responses or {})
-
-
-def request_state(ctx: Context[Any, Any]) -> str | None:
-    return ctx.request_state
-
-
 # --- URL mode (hand-offs) ---------------------------------------------------------------------
 
 
