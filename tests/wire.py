@@ -7,8 +7,8 @@
 the aliases below, or a JSON pointer into the file (`"#/$defs/ElicitResult/properties/content"`).
 The whole file is the resolver root, so `$ref`s inside a definition resolve as in the spec.
 
-The files live in `shared/spec/` beside the checkout (`<checkout>/../shared/spec`); the nearest
-ancestor of this file that has `shared/spec` wins, and `MCP_ELICIT_SPEC_DIR` overrides the search.
+The files live in the repository's `spec/` folder (copies of the published files, source named in
+`spec/README.md`); `MCP_ELICIT_SPEC_DIR` points the tests at another copy.
 `require_spec()` skips the calling test with a clear reason when the folder is absent.
 
 Known generator artifacts are patched explicitly (see `KNOWN_ARTIFACTS`); pass `patched=False` to
@@ -75,12 +75,8 @@ def spec_dir() -> Path | None:
     if override:
         path = Path(override)
         return path if path.is_dir() else None
-    here = Path(__file__).resolve()
-    for ancestor in here.parents:
-        candidate = ancestor / "shared" / "spec"
-        if (candidate / "schema-2025-11-25.json").is_file():
-            return candidate
-    return None
+    candidate = Path(__file__).resolve().parents[1] / "spec"
+    return candidate if (candidate / "schema-2025-11-25.json").is_file() else None
 
 
 def require_spec() -> Path:
@@ -88,8 +84,8 @@ def require_spec() -> Path:
     found = spec_dir()
     if found is None:
         pytest.skip(
-            "official MCP JSON schemas not found: expected shared/spec/schema-<revision>.json beside the "
-            "checkout (e.g. ../shared/spec) or MCP_ELICIT_SPEC_DIR"
+            "official MCP JSON schemas not found: expected spec/schema-<revision>.json in the "
+            "repository or MCP_ELICIT_SPEC_DIR"
         )
     return found
 

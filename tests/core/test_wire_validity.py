@@ -1,7 +1,6 @@
 """Every schema and answer this project emits is valid for the official JSON schema of its revision.
 
-The published files sit in shared/spec beside the checkout (see tests/wire.py); the tests skip
-with a clear reason when they are absent.
+The published files are kept in the repository's spec/ folder (see tests/wire.py and spec/README.md).
 """
 
 from __future__ import annotations
