@@ -1,65 +1,129 @@
 """Every exception mcp-elicit raises, in one tree.
 
-Local errors mean the caller built something wrong and are raised at definition time;
-remote errors mean a peer sent something wrong and carry the evidence (which field,
-which keyword) so the adapter can answer with the right JSON-RPC error. Each class also
-subclasses the builtin a caller would already catch.
+The tree splits by whose mistake it is, as h11 does. A usage error means the caller (a tool
+author, a client author, an operator) built or configured something wrong; it is raised at
+definition time and says what to change. A peer error means the other side of the connection
+sent something wrong or went away; it carries the evidence (which field, which keyword). The
+audit and hand-off families belong to the consent trail and to URL hand-offs. Each class also
+subclasses the builtin a caller would already catch, and each `reason`-like field is an
+enumeration (a `StrEnum`, so it still compares equal to its plain string).
+
+How each error reaches the other side (a JSON-RPC error with code and data, or a tool error
+result with a one-line reason) is decided in one place: `mcp_elicit.core.refusals`.
 
     ElicitError
-    ├── FormDefinitionError (TypeError)          a Python type cannot become a spec-valid form
-    │   └── UnsupportedInRevision                the form needs a construct this revision lacks
-    ├── SchemaError (ValueError)                 an incoming requestedSchema deviates from the spec
-    ├── AnswerError (ValueError)                 content does not satisfy the form
-    ├── CapabilityError (RuntimeError)           the client did not declare the mode a question needs
-    ├── ElicitationTimeout (TimeoutError)        nobody answered within the per-call timeout
-    ├── ClientGone (ConnectionError)             the client disconnected while a question was open
-    ├── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
-    ├── SecretInForm (ValueError)                a form asks for a secret: use URL mode (F5)
-    ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
-    ├── AuditWriteError (OSError)                an audit sink could not store a record (fail closed)
-    ├── AuditReadError (OSError)                 an audit store could not be opened or read
-    ├── OutcomeNotRecorded (RuntimeError)        an observer could not record an answer: it is not sent
-    ├── IdentityRequired (PermissionError)       a URL hand-off needs a user and the request names none
-    ├── HandoffNotCompleted (PermissionError)    the person did not finish a required out-of-band step
-    ├── TooManyHandoffs (RuntimeError)           a user has too many hand-offs open at once
-    ├── UrlHandoffStopped (RuntimeError)         a request needing a URL step (-32042) could not go on
-    └── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
+    ├── UsageError                               the caller built or configured something wrong
+    │   ├── FormDefinitionError (TypeError)      a Python type cannot become a spec-valid form
+    │   │   └── UnsupportedInRevision            the form needs a construct this revision lacks
+    │   ├── InvalidArgument (ValueError, TypeError) an argument the function does not accept
+    │   ├── UnknownRevision (ValueError)         a protocol revision this project does not speak
+    │   ├── UnknownField (KeyError)              a form has no field of that name
+    │   ├── ConfigError (ValueError)             a setting (policy TOML, hand-off base URL) is wrong
+    │   ├── NotInstalled (RuntimeError)          the server lacks install(server) for what was asked
+    │   └── SecretInForm (ValueError)            a form asks for a secret: use URL mode (F5)
+    ├── PeerError                                the other side sent something wrong or went away
+    │   ├── SchemaError (ValueError)             an incoming requestedSchema deviates from the spec
+    │   ├── AnswerError (ValueError)             content does not satisfy the form
+    │   ├── InvalidRequestState (ValueError)     a requestState we did not mint, or one used up
+    │   ├── CapabilityError (RuntimeError)       the client did not declare what a question needs
+    │   ├── CapabilityRequired (RuntimeError)    the same on 2026-07-28: the request gets -32021
+    │   ├── ElicitationTimeout (TimeoutError)    nobody answered within the per-call timeout
+    │   └── ClientGone (ConnectionError)         the client disconnected while a question was open
+    ├── AuditError                               the consent trail
+    │   ├── AuditWriteError (OSError)            a sink could not store a record (fail closed)
+    │   ├── AuditReadError (OSError)             a store could not be opened or read
+    │   └── OutcomeNotRecorded (RuntimeError)    an observer could not record an answer: not sent
+    └── HandoffError                             URL hand-offs
+        ├── IdentityRequired (PermissionError)   a hand-off needs a user and the request names none
+        ├── HandoffNotCompleted (PermissionError) the person did not finish the out-of-band step
+        ├── TooManyHandoffs (RuntimeError)       a user has too many hand-offs open at once
+        ├── UrlHandoffStopped (RuntimeError)     a request needing a URL step (-32042) could not go on
+        └── VaultError (ValueError)              a vault row does not decrypt for this user and provider
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 __all__ = [
     "AnswerError",
+    "AuditError",
     "AuditReadError",
     "AuditWriteError",
     "CapabilityError",
+    "CapabilityRequired",
     "ClientGone",
     "ConfigError",
     "ElicitError",
     "ElicitationTimeout",
     "FieldProblem",
     "FormDefinitionError",
+    "HandoffError",
     "HandoffNotCompleted",
     "IdentityRequired",
+    "InvalidArgument",
+    "InvalidRequestState",
     "NotInstalled",
     "OutcomeNotRecorded",
+    "PeerError",
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
+    "StopReason",
     "TooManyHandoffs",
+    "UnknownField",
+    "UnknownRevision",
     "UnsupportedInRevision",
     "UrlHandoffStopped",
+    "UsageError",
     "VaultError",
+    "VaultProblem",
 ]
+
+
+class StopReason(StrEnum):
+    """Why a URL step (UrlHandoffStopped) could not go on."""
+
+    DECLINED = "declined"  # the person declined on the consent or the waiting screen
+    CANCELLED = "cancelled"  # the person cancelled
+    REFUSED = "refused"  # the client refused the listed request
+    TIMEOUT = "timeout"  # no completion in time
+    ROUNDS_EXCEEDED = "rounds_exceeded"  # the server kept answering -32042
+    REPEATED = "repeated"  # it asked again for a page already completed
+    INVALID = "invalid"  # a malformed -32042
+
+
+class VaultProblem(StrEnum):
+    """Why a vault row does not decrypt (VaultError)."""
+
+    UNKNOWN_KEY = "unknown_key"  # its key left the key ring
+    TAMPERED = "tampered"  # wrong user or provider, edited, or copied from another row
+    MALFORMED = "malformed"
+    TOO_LARGE = "too_large"  # a value over the vault's size limit (refused before storing)
 
 
 class ElicitError(Exception):
     """Base of every mcp-elicit error."""
 
 
-class FormDefinitionError(ElicitError, TypeError):
+class UsageError(ElicitError):
+    """The caller built or configured something wrong: fix the code or the settings."""
+
+
+class PeerError(ElicitError):
+    """The other side of the connection sent something wrong, did not answer, or went away."""
+
+
+class AuditError(ElicitError):
+    """The consent trail could not be written or read."""
+
+
+class HandoffError(ElicitError):
+    """A URL hand-off could not be made, finished or read."""
+
+
+class FormDefinitionError(UsageError, TypeError):
     """A Python type cannot be turned into a spec-valid form.
 
     `field` names the offending field ("" for the form as a whole) and `construct`
@@ -93,7 +157,7 @@ class SchemaProblem:
     problem: str
 
 
-class SchemaError(ElicitError, ValueError):
+class SchemaError(PeerError, ValueError):
     """An incoming requestedSchema is not one the spec allows; `problems` lists every deviation."""
 
     def __init__(self, problems: tuple[SchemaProblem, ...]) -> None:
@@ -112,7 +176,7 @@ class FieldProblem:
     detail: str = ""
 
 
-class AnswerError(ElicitError, ValueError):
+class AnswerError(PeerError, ValueError):
     """Content does not satisfy the form; `problems` lists each bad field."""
 
     def __init__(self, problems: tuple[FieldProblem, ...]) -> None:
@@ -126,7 +190,7 @@ class AnswerError(ElicitError, ValueError):
         return tuple(p.field for p in self.problems)
 
 
-class CapabilityError(ElicitError, RuntimeError):
+class CapabilityError(PeerError, RuntimeError):
     """The client did not declare the elicitation mode (`mode`: "form" or "url") a question needs."""
 
     def __init__(self, mode: str) -> None:
@@ -134,7 +198,18 @@ class CapabilityError(ElicitError, RuntimeError):
         super().__init__(f"the client did not declare the {mode} elicitation capability")
 
 
-class ElicitationTimeout(ElicitError, TimeoutError):
+class CapabilityRequired(PeerError, RuntimeError):
+    """A 2026-07-28 request needs a client capability (`capability`: "elicitation.form",
+    "elicitation.url", "sampling", "roots") the client did not declare for it. The specification
+    answers the whole request with -32021 (C2), so this is not a CapabilityError: a tool that
+    catches CapabilityError to fall back does not swallow it."""
+
+    def __init__(self, capability: str) -> None:
+        self.capability = capability
+        super().__init__(f"this request needs the client's {capability} capability")
+
+
+class ElicitationTimeout(PeerError, TimeoutError):
     """Nobody answered within `seconds`; the server stopped waiting."""
 
     def __init__(self, seconds: float) -> None:
@@ -142,15 +217,56 @@ class ElicitationTimeout(ElicitError, TimeoutError):
         super().__init__(f"no answer to the elicitation within {seconds:g} s")
 
 
-class ClientGone(ElicitError, ConnectionError):
+class ClientGone(PeerError, ConnectionError):
     """The client disconnected while a question was waiting for its answer."""
 
 
-class NotInstalled(ElicitError, RuntimeError):
-    """ask() ran on a 2026-07-28 request of a server that does not have the mcp-elicit middleware."""
+class NotInstalled(UsageError, RuntimeError):
+    """The server lacks what was asked of it: the mcp-elicit middleware (`install(server)`) on a
+    2026-07-28 request, or hand-off settings for `handoff`/`require`. `what` names the missing part
+    ("middleware", "handoffs"); installing twice is reported with "installed_twice"."""
+
+    def __init__(self, what: str, detail: str = "") -> None:
+        self.what = what
+        super().__init__(detail or f"mcp-elicit needs {what} on this server")
 
 
-class SecretInForm(ElicitError, ValueError):
+class InvalidArgument(UsageError, ValueError, TypeError):
+    """An argument is outside what the function accepts (a wrong value or a wrong type): `name` is
+    the argument, `problem` why."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        self.name = name
+        self.problem = problem
+        super().__init__(f"{name}: {problem}")
+
+
+class UnknownRevision(UsageError, ValueError):
+    """`revision` is not a protocol revision this project speaks (`known` lists those it does)."""
+
+    def __init__(self, revision: str, known: tuple[str, ...]) -> None:
+        self.revision = revision
+        self.known = known
+        super().__init__(f"unknown protocol revision {revision!r}; expected one of {known}")
+
+
+class UnknownField(UsageError, KeyError):
+    """A form has no field called `name`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
+
+
+class InvalidRequestState(PeerError, ValueError):
+    """A 2026-07-28 `requestState` is not one this server minted for this call, has expired, or was
+    used before (M3). Answered with -32602 and `{"reason": "invalid_request_state"}`."""
+
+    def __init__(self) -> None:
+        super().__init__("invalid or expired requestState")
+
+
+class SecretInForm(UsageError, ValueError):
     """A form would ask for a secret (spec F5): `fields` maps each offending field to its reason codes.
 
     Secrets belong in URL mode; `ask(..., allow_secret_fields=True)` is the audited override.
@@ -161,7 +277,7 @@ class SecretInForm(ElicitError, ValueError):
         super().__init__("form fields that ask for secrets (use URL mode): " + ", ".join(sorted(fields)))
 
 
-class ConfigError(ElicitError, ValueError):
+class ConfigError(UsageError, ValueError):
     """The configuration (policy TOML) is wrong at `key` (a dotted path such as "servers[2].form").
 
     `path` is the file it came from ("" when parsed from text); `problem` says what is wrong.
@@ -175,7 +291,7 @@ class ConfigError(ElicitError, ValueError):
         super().__init__(f"{where}{key or '<config>'}: {problem}")
 
 
-class AuditWriteError(ElicitError, OSError):
+class AuditWriteError(AuditError, OSError):
     """An audit sink could not store a record; callers fail closed and decline the elicitation.
 
     `sink` names the sink ("sqlite", "postgres", "jsonl", "memory"), `target` where it writes (a
@@ -189,7 +305,7 @@ class AuditWriteError(ElicitError, OSError):
         super().__init__(f"audit sink {sink} ({target}) could not write: {detail}")
 
 
-class OutcomeNotRecorded(ElicitError, RuntimeError):
+class OutcomeNotRecorded(AuditError, RuntimeError):
     """An outcome observer (the client's audit trail) could not record an answer, so it is not sent.
 
     The client pipeline turns an accept into `action` ("decline" or "cancel") with `reason` (a
@@ -203,7 +319,7 @@ class OutcomeNotRecorded(ElicitError, RuntimeError):
         super().__init__(f"outcome not recorded ({reason}); the answer becomes {action}: {detail}")
 
 
-class AuditReadError(ElicitError, OSError):
+class AuditReadError(AuditError, OSError):
     """An audit store could not be opened or read (missing file, unknown table, server down).
 
     Same fields as AuditWriteError: `sink`, `target` and `detail`.
@@ -216,7 +332,7 @@ class AuditReadError(ElicitError, OSError):
         super().__init__(f"audit sink {sink} ({target}) could not read: {detail}")
 
 
-class IdentityRequired(ElicitError, PermissionError):
+class IdentityRequired(HandoffError, PermissionError):
     """A URL hand-off must be bound to a person (U9), and this request names none: no MCP
     authorization and no development identity configured. `where` is "mcp" or "page"."""
 
@@ -225,7 +341,7 @@ class IdentityRequired(ElicitError, PermissionError):
         super().__init__(f"no identity to bind the hand-off to ({where} side)")
 
 
-class HandoffNotCompleted(ElicitError, PermissionError):
+class HandoffNotCompleted(HandoffError, PermissionError):
     """`require()` could not go on: the out-of-band step ended with `action` ("decline" or
     "cancel") instead of being completed. `handoff_id` names the hand-off (never a secret)."""
 
@@ -235,7 +351,7 @@ class HandoffNotCompleted(ElicitError, PermissionError):
         super().__init__(f"the out-of-band step was not completed ({action})")
 
 
-class TooManyHandoffs(ElicitError, RuntimeError):
+class TooManyHandoffs(HandoffError, RuntimeError):
     """The user already has `limit` hand-offs open; finish or let one expire first."""
 
     def __init__(self, limit: int) -> None:
@@ -243,7 +359,7 @@ class TooManyHandoffs(ElicitError, RuntimeError):
         super().__init__(f"too many open hand-offs for this user (limit {limit})")
 
 
-class UrlHandoffStopped(ElicitError, RuntimeError):
+class UrlHandoffStopped(HandoffError, RuntimeError):
     """A request the server answered with a URL step (-32042, or a pushed page the person was
     waiting on) could not go on. `reason`: "declined" or "cancelled" (the person, on the consent or
     the waiting screen), "refused" (the client refused the listed request), "timeout" (no
@@ -252,18 +368,19 @@ class UrlHandoffStopped(ElicitError, RuntimeError):
     the -32042 answers handled; `elicitation_id` names the step when known."""
 
     def __init__(self, reason: str, rounds: int = 0, elicitation_id: str | None = None) -> None:
-        self.reason = reason
+        self.reason = StopReason(reason)
         self.rounds = rounds
         self.elicitation_id = elicitation_id
         super().__init__(f"the URL step did not complete ({reason}) after {rounds} round(s)")
 
 
-class VaultError(ElicitError, ValueError):
-    """A vault row for `provider` did not decrypt: `reason` is "unknown_key" (its key left the
-    key ring), "tampered" (wrong user or provider, edited, or copied from another row) or
-    "malformed". The value itself never appears in the error."""
+class VaultError(HandoffError, ValueError):
+    """A vault row for `provider` cannot be used: `reason` (a VaultProblem) is "unknown_key" (its
+    key left the key ring), "tampered" (wrong user or provider, edited, or copied from another
+    row), "malformed", or "too_large" (a value over the size limit, refused before it is stored).
+    The value itself never appears in the error."""
 
     def __init__(self, provider: str, reason: str) -> None:
         self.provider = provider
-        self.reason = reason
-        super().__init__(f"vault row for provider {provider!r} does not decrypt ({reason})")
+        self.reason = VaultProblem(reason)
+        super().__init__(f"vault row for provider {provider!r} cannot be used ({reason})")

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp_elicit.audit.base import Filters, SinkBase, chain_records
 from mcp_elicit.core.consent import GENESIS_HASH, ConsentEvent, Level, VerifyReport, verify_chain
-from mcp_elicit.errors import AuditWriteError
+from mcp_elicit.errors import AuditWriteError, InvalidArgument
 from mcp_elicit.ui.scripted import ScriptedUI
 
 __all__ = ["ManualClock", "MemoryAuditSink", "ScriptedUI"]
@@ -26,7 +26,7 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         if seconds < 0:
-            raise ValueError("a clock does not run backwards")
+            raise InvalidArgument("seconds", "a clock does not run backwards")
         self._now += seconds
 
 

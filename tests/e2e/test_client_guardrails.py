@@ -2,7 +2,7 @@
 client consent record per elicitation whose chain verifies, and whose tampering is found (C4, U9).
 
 Servers: the raw SDK (`MCPServer` with `ctx.session.elicit_form` or a `Resolve` dependency: no
-server-side guard), the server kit (`mcp_elicit.server.ask`: refuses before sending) and the
+server-side guard), the server kit (`mcp_elicit.server.questions`: refuses before sending) and the
 reference server over stdio and streamable HTTP, in both protocol eras.
 """
 

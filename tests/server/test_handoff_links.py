@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
 
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
@@ -23,7 +23,7 @@ FLOW = ApiKeyHandoff(provider="github")
 
 
 def ctx_for(host: str, scheme: str = "http", root_path: str = "") -> Any:
-    """A stand-in for a tool's Context whose MCP request came over HTTP with this Host."""
+    """The SDK's request context of an MCP request that came over HTTP with this Host (no session)."""
     scope = {
         "type": "http",
         "method": "POST",
@@ -34,7 +34,13 @@ def ctx_for(host: str, scheme: str = "http", root_path: str = "") -> Any:
         "headers": [(b"host", host.encode())],
         "server": ("0.0.0.0", 443),
     }
-    return SimpleNamespace(request_context=SimpleNamespace(request=Request(scope)))
+    return ServerRequestContext(
+        session=None,  # type: ignore[arg-type]
+        lifespan_context=None,
+        protocol_version="2025-11-25",
+        method="tools/call",
+        request=Request(scope),
+    )
 
 
 @pytest.mark.parametrize(

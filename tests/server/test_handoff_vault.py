@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit.errors import ConfigError, VaultError
+from mcp_elicit.errors import ConfigError, VaultError, VaultProblem
 from mcp_elicit.server.vault import (
     MAX_VAULT_VALUE_BYTES,
     VAULT_KEY_BYTES,
@@ -145,8 +145,9 @@ def test_a_bad_key_ring_is_refused_at_startup(text: str) -> None:
 
 
 async def test_an_oversized_value_is_refused() -> None:
-    with pytest.raises(ValueError, match="limited"):
+    with pytest.raises(VaultError) as info:
         await TokenVault(ring("k1")).put(ALICE.key, "github", "x" * MAX_VAULT_VALUE_BYTES)
+    assert info.value.reason == VaultProblem.TOO_LARGE
 
 
 def test_a_secret_never_prints_its_value() -> None:

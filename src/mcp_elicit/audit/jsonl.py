@@ -27,7 +27,7 @@ from mcp_elicit.core.consent import (
     Level,
     VerifyReport,
 )
-from mcp_elicit.errors import AuditWriteError
+from mcp_elicit.errors import AuditReadError, AuditWriteError
 
 try:
     import fcntl
@@ -112,7 +112,9 @@ class JsonlAuditSink(SinkBase):
                     self._file.seek(0, os.SEEK_END)
                     return record["seq"], str(record["hash"]), chunk.endswith(b"\n")
         self._file.seek(0, os.SEEK_END)
-        raise ValueError(f"no intact record in the last {MAX_TAIL_SCAN_BYTES} bytes")
+        raise AuditReadError(
+            "jsonl", str(self.path), f"no intact record in the last {MAX_TAIL_SCAN_BYTES} bytes"
+        )
 
     def _lines(self) -> Iterator[str]:
         with open(self.path, encoding="utf-8", errors="replace", newline="\n") as reader:

@@ -30,7 +30,7 @@ from mcp_elicit.audit.base import (
     verify_rows,
 )
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
-from mcp_elicit.errors import AuditReadError, AuditWriteError
+from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
 __all__ = ["CONNECT_TIMEOUT_S", "DEFAULT_TABLE", "PostgresAuditSink"]
 
@@ -55,7 +55,7 @@ class PostgresAuditSink(SinkBase):
         create: bool = True,
     ) -> None:
         if not _IDENTIFIER.fullmatch(table):
-            raise ValueError(f"table name {table!r} is not a plain SQL identifier")
+            raise ConfigError("table", f"{table!r} is not a plain SQL identifier")
         self.conninfo = conninfo
         self.table = table
         self.level: Level = level

@@ -22,7 +22,7 @@ from mcp_elicit.core import limits
 from mcp_elicit.core.answers import _check, json_type
 from mcp_elicit.core.forms import FORMATS, Field, Form, Option, is_finite_number, valid_name_problem
 from mcp_elicit.core.revisions import LATEST, REV_2025_06_18, REVISIONS
-from mcp_elicit.errors import FormDefinitionError, SchemaError, SchemaProblem
+from mcp_elicit.errors import FormDefinitionError, SchemaError, SchemaProblem, UnknownRevision
 
 _TOP_KEYS: Final = frozenset(
     {
@@ -108,7 +108,7 @@ def schema_problems(schema: Any, *, revision: str = LATEST) -> tuple[SchemaProbl
 
 def _parse(schema: Any, revision: str) -> tuple[Form | None, tuple[SchemaProblem, ...]]:
     if revision not in REVISIONS:
-        raise ValueError(f"unknown protocol revision {revision!r}; expected one of {REVISIONS}")
+        raise UnknownRevision(revision, REVISIONS)
     p = _Problems()
     if not isinstance(schema, Mapping):
         p.add("", "", f"requestedSchema must be an object, not {json_type(schema)}")

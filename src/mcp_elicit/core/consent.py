@@ -37,6 +37,7 @@ from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from mcp_elicit.core.sensitive import FormVerdict, classify_schema
+from mcp_elicit.errors import InvalidArgument
 
 __all__ = [
     "BREAK_KINDS",
@@ -242,12 +243,12 @@ def make_sealed_record(
 ) -> tuple[dict[str, Any], str] | None:
     """`make_record`, plus the record's canonical JSON text (what sinks store), encoded only once."""
     if level not in LEVELS:
-        raise ValueError(f"unknown audit level {level!r}; expected one of {', '.join(LEVELS)}")
+        raise InvalidArgument("level", f"unknown audit level {level!r}; expected one of {', '.join(LEVELS)}")
     if level == "none":
         return None
     record_id = record_id or event.record_id
     if not record_id:
-        raise ValueError("ConsentEvent.record_id must be set before making a record")
+        raise InvalidArgument("record_id", "ConsentEvent.record_id must be set before making a record")
     schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
     verdict = None
     if event.mode == "form" and schema is not None:

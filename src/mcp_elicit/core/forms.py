@@ -72,7 +72,13 @@ from typing import Any, Final, Literal, get_args
 
 from mcp_elicit.core import limits
 from mcp_elicit.core.revisions import LATEST, REV_2025_06_18, REVISIONS
-from mcp_elicit.errors import FormDefinitionError, SchemaProblem, UnsupportedInRevision
+from mcp_elicit.errors import (
+    FormDefinitionError,
+    SchemaProblem,
+    UnknownField,
+    UnknownRevision,
+    UnsupportedInRevision,
+)
 
 __all__ = [
     "FORMATS",
@@ -330,11 +336,11 @@ class Form:
             raise FormDefinitionError("", "too many fields", f"{len(self.fields)} > {limits.MAX_FIELDS}")
 
     def field(self, name: str) -> Field:
-        """The field called `name`; KeyError if there is none."""
+        """The field called `name`; UnknownField (a KeyError) if there is none."""
         for f in self.fields:
             if f.name == name:
                 return f
-        raise KeyError(name)
+        raise UnknownField(name)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -343,7 +349,7 @@ class Form:
     def to_wire(self, revision: str = LATEST) -> dict[str, Any]:
         """The `requestedSchema` of this form in `revision` (deterministic, definition order)."""
         if revision not in REVISIONS:
-            raise ValueError(f"unknown protocol revision {revision!r}; expected one of {REVISIONS}")
+            raise UnknownRevision(revision, REVISIONS)
         properties = {f.name: _field_to_wire(f, revision) for f in self.fields}
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         required = [f.name for f in self.fields if f.required]

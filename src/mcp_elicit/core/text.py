@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from mcp_elicit.core.limits import MAX_COMBINING_MARKS
+from mcp_elicit.errors import InvalidArgument
 
 __all__ = ["CUT_MARKER", "Cleaned", "clean_text", "marker", "sanitize"]
 
@@ -115,7 +116,7 @@ def sanitize(text: str, *, limit: int, multiline: bool = True, defang: bool = Tr
     to reach it): everything else still applies.
     """
     if limit < len(CUT_MARKER):
-        raise ValueError(f"limit must be at least {len(CUT_MARKER)}")
+        raise InvalidArgument("limit", f"must be at least {len(CUT_MARKER)}")
     escapes = 0
     if _ESCAPE_START.search(text):
         text, escapes = _ESCAPES.subn("", text)

@@ -94,6 +94,7 @@ from publicsuffixlist import PublicSuffixList
 
 from mcp_elicit.core.data import idn_policy
 from mcp_elicit.core.data.well_known_domains import WELL_KNOWN_DOMAINS
+from mcp_elicit.errors import InvalidArgument
 
 __all__ = [
     "MAX_EMBEDDED_WINDOW",
@@ -362,7 +363,7 @@ def check_url(
     Never raises for any string; raises TypeError if `raw` is not a string.
     """
     if not isinstance(raw, str):
-        raise TypeError(f"check_url expects a str, got {type(raw).__name__}")
+        raise InvalidArgument("raw", f"check_url expects a str, got {type(raw).__name__}")
     trusted = _trusted_table(_trusted_key(trusted_domains))
     try:
         return _check(raw, trusted, allow_http_loopback)
@@ -784,7 +785,7 @@ def _trusted_key(trusted_domains: Iterable[str]) -> tuple[str, ...]:
     entries = tuple(trusted_domains)
     for entry in entries:
         if not isinstance(entry, str):
-            raise TypeError(f"trusted_domains entries must be str, got {type(entry).__name__}")
+            raise InvalidArgument("trusted_domains", f"entries must be str, got {type(entry).__name__}")
     return entries
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-
-from mcp_elicit.server.ask import Answer, Question, RawRequest, ask, client_supports, confirm, gather
+from mcp_elicit.server import sdk
 from mcp_elicit.server.flows import ApiKeyHandoff, HandoffFlow, OAuthClient, OAuthHandoff
-from mcp_elicit.server.handoff import HandoffResult, Handoffs, credential, handoff, require
+from mcp_elicit.server.handoffs import HandoffResult, Handoffs, credential, handoff, require
 from mcp_elicit.server.identity import IdentityPolicy, Principal
 from mcp_elicit.server.pages import mount_handoff_pages
+from mcp_elicit.server.questions import Answer, Question, RawRequest, ask, client_supports, confirm, gather
 from mcp_elicit.server.replay import MemoryReplayGuard, RedisReplayGuard, ReplayGuard
 from mcp_elicit.server.rounds import (
     DEFAULT_ASK_TIMEOUT_SECONDS,
@@ -62,14 +61,25 @@ __all__ = [
 ]
 
 
-def install(server: MCPServer[Any], settings: ElicitSettings | None = None) -> ElicitSettings:
-    """Put the mcp-elicit middleware on `server` (inside the SDK's requestState sealing) and
-    return its settings. Call once, before the server runs. With `settings.handoffs`, the
-    hand-off pages are mounted on the server's HTTP app too."""
-    if any(isinstance(m, ElicitMiddleware) for m in server.middleware):
-        raise ValueError("mcp-elicit is already installed on this server")
+def install(server: Any, settings: ElicitSettings | None = None) -> ElicitSettings:
+    """Put the mcp-elicit middleware on `server` (the SDK's `MCPServer` or a FastMCP server),
+    inside the SDK's requestState sealing, and return its settings. Call once, before the server
+    runs. With `settings.handoffs`, the hand-off pages are mounted on the server's HTTP app too."""
     settings = settings or ElicitSettings()
-    server.middleware.append(ElicitMiddleware(settings))
+    if sdk_fastmcp_server(server):
+        from mcp_elicit.server import sdk_fastmcp  # only FastMCP users have FastMCP installed
+
+        sdk.install_middleware(
+            sdk.lowlevel_of(server).middleware, ElicitMiddleware(settings, sdk_fastmcp.FLAVOR)
+        )
+        server.add_middleware(sdk_fastmcp.PendingToResult())
+    else:
+        sdk.install_middleware(server.middleware, ElicitMiddleware(settings))
     if settings.handoffs is not None:
         mount_handoff_pages(server, settings.handoffs)
     return settings
+
+
+def sdk_fastmcp_server(server: Any) -> bool:
+    """True for a FastMCP server (checked by module name, so plain SDK users never import FastMCP)."""
+    return type(server).__module__.startswith("fastmcp.") and hasattr(server, "_mcp_server")

@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio.to_thread
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.mcpserver import Context
 
 from mcp_elicit.core.consent import CallRef, ClientIdentity, ConsentEvent, ServerIdentity
 from mcp_elicit.errors import AuditWriteError
+from mcp_elicit.server import sdk
 from mcp_elicit.server.rounds import ElicitSettings
 
 __all__ = ["record"]
@@ -25,30 +24,19 @@ __all__ = ["record"]
 logger = logging.getLogger("mcp_elicit.server")
 
 
-def _identities(ctx: Context[Any, Any]) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str]:
-    server = ServerIdentity()
-    client = ClientIdentity()
-    call: CallRef | None = None
-    person = ""
-    try:
-        mcp_server = ctx.mcp_server
-        server = ServerIdentity(name=mcp_server.name, version=getattr(mcp_server, "version", "") or "")
-        rc = ctx.request_context
-        params = rc.session.client_params
-        if params is not None:
-            client = ClientIdentity(name=params.client_info.name, version=params.client_info.version)
-        target = (rc.params or {}).get("name") or (rc.params or {}).get("uri") or ""
-        call = CallRef(method=rc.method, request_id=rc.request_id, name=str(target))
-    except (ValueError, AttributeError):  # outside a request (a direct call in tests)
-        pass
-    token = get_access_token()
-    if token is not None:
-        person = str(getattr(token, "subject", None) or getattr(token, "client_id", "") or "")
-    return server, client, call, person
+def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str]:
+    (server_name, server_version), (client_name, client_version), call = sdk.identities(ctx)
+    ref = CallRef(method=call[0], request_id=call[1], name=call[2]) if call is not None else None
+    return (
+        ServerIdentity(name=server_name, version=server_version),
+        ClientIdentity(name=client_name, version=client_version),
+        ref,
+        sdk.access_subject(),
+    )
 
 
 async def record(
-    ctx: Context[Any, Any],
+    ctx: Any,
     settings: ElicitSettings,
     *,
     action: str,
@@ -72,7 +60,7 @@ async def record(
         decided_by=decided_by,  # type: ignore[arg-type]
         server=server,
         client=client,
-        protocol_revision=ctx.protocol_version or "",
+        protocol_revision=sdk.protocol_version(ctx) or "",
         person=person,
         message=message,
         requested_schema=requested_schema,

@@ -53,7 +53,7 @@ from mcp_elicit.server.flows import (
     HandoffFlow,
     Redirect,
 )
-from mcp_elicit.server.handoff import Handoffs
+from mcp_elicit.server.handoffs import Handoffs
 from mcp_elicit.server.identity import Principal
 from mcp_elicit.server.stores import DECLINED, DONE, FAILED, OPENED, PENDING, WORKING, HandoffRecord
 
@@ -402,4 +402,4 @@ def mount_handoff_pages(server: Any, hs: Handoffs) -> None:
     sdk.add_route(server, f"{prefix}/h/{{handoff_id}}", ["GET"], pages.page)
     sdk.add_route(server, f"{prefix}/h/{{handoff_id}}", ["POST"], pages.submit)
     sdk.add_route(server, f"{prefix}/oauth/callback", ["GET"], pages.oauth_callback)
-    sdk.wrap_lifespan(server, hs.running)
+    sdk.wrap_lifespan(sdk.lowlevel_of(server), hs.running)

@@ -38,9 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.shared.exceptions import MCPError
-
+from mcp_elicit.errors import ElicitError, InvalidRequestState
 from mcp_elicit.server import sdk
 from mcp_elicit.server.replay import MemoryReplayGuard, ReplayGuard
 
@@ -51,7 +49,6 @@ __all__ = [
     "MAX_INVALID_ANSWERS",
     "ElicitMiddleware",
     "ElicitSettings",
-    "InputPending",
 ]
 
 # How long a pushed (2025-11-25) question waits for a person before the tool sees
@@ -68,7 +65,6 @@ MAX_INVALID_ANSWERS = 3
 MAX_ASKS_PER_CALL = 32
 
 _PREFIX = "mcp-elicit/1:"
-_CARRIERS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 @dataclass
@@ -78,7 +74,7 @@ class ElicitSettings:
     `audit` is any `mcp_elicit.audit` sink; with one, every question the kit asks (or refuses to
     send) leaves one consent record at `audit_level`, and a sink that cannot write stops the
     tool with AuditWriteError unless `audit_fail_closed` is False. `handoffs` is a
-    `mcp_elicit.server.handoff.Handoffs`: with one, `handoff`/`require` work and `install()`
+    `mcp_elicit.server.handoffs.Handoffs`: with one, `handoff`/`require` work and `install()`
     mounts their pages.
     """
 
@@ -121,81 +117,76 @@ class _Round:
 _current: contextvars.ContextVar[_Round | None] = contextvars.ContextVar("mcp_elicit_round", default=None)
 
 
-class InputPending(MCPError):
-    """Raised inside a handler to end this round with an InputRequiredResult.
-
-    It is an MCPError so that the SDK's tool, prompt and resource wrappers let it through
-    untouched to `ElicitMiddleware`. Without the middleware the client sees this error.
-    """
-
-    def __init__(self, result: Any) -> None:
-        super().__init__(code=-32603, message="mcp-elicit: ask() needs mcp_elicit.server.install(server)")
-        self.result = result
-
-
 def question_digest(request: dict[str, Any]) -> str:
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()[:16]).decode().rstrip("=")
 
 
-def _reject() -> MCPError:
-    return MCPError(
-        code=sdk.INVALID_PARAMS,
-        message="Invalid or expired requestState",
-        data={"reason": "invalid_request_state"},
-    )
-
-
 def _decode(raw: str) -> dict[str, Any]:
     try:
         state = json.loads(raw[len(_PREFIX) :])
-        if not isinstance(state, dict) or not isinstance(state.get("a"), list):
-            raise ValueError("shape")
-        return state
     except ValueError:
-        raise _reject() from None
+        raise InvalidRequestState from None
+    if not isinstance(state, dict) or not isinstance(state.get("a"), list):
+        raise InvalidRequestState
+    return state
 
 
 class ElicitMiddleware:
-    """Opens a round for every tools/call, prompts/get and resources/read, and turns
-    `InputPending` into the round's InputRequiredResult."""
+    """Opens a round for every tools/call, prompts/get and resources/read, turns a pending step
+    into the round's InputRequiredResult, and an mcp-elicit error that left the handler into its
+    refusal (`core.refusals`, one line in the log). `install()` puts it inside the SDK's
+    requestState sealing, so it only ever sees state the server minted.
 
-    def __init__(self, settings: ElicitSettings) -> None:
+    `flavor`: extra base classes for the errors that leave a tool (see `sdk.carry`).
+    """
+
+    def __init__(self, settings: ElicitSettings, flavor: tuple[type[BaseException], ...] = ()) -> None:
         self.settings = settings
+        self.flavor = flavor
 
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method not in _CARRIERS:
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        if ctx.method not in sdk.CARRIERS:
             return await call_next(ctx)
-        rnd = _Round(self.settings)
-        raw = ctx.params.get("requestState") if ctx.params else None
-        if isinstance(raw, str) and raw.startswith(_PREFIX):
-            await self._restore(rnd, _decode(raw))
-            rnd.had_state = True
-        responses = ctx.params.get("inputResponses") if ctx.params else None
-        rnd.responses = dict(responses) if isinstance(responses, dict) else {}
-        token = _current.set(rnd)
+        flavor = sdk.flavored(self.flavor)
         try:
-            return await call_next(ctx)
-        except InputPending as pending:
-            result: HandlerResult = pending.result
-            return result
+            params = ctx.params or {}
+            rnd = _Round(self.settings)
+            raw = params.get("requestState")
+            if isinstance(raw, str) and raw.startswith(_PREFIX):
+                await self._restore(rnd, _decode(raw))
+                rnd.had_state = True
+            responses = params.get("inputResponses")
+            rnd.responses = dict(responses) if isinstance(responses, dict) else {}
+            token = _current.set(rnd)
+            try:
+                return await call_next(ctx)
+            finally:
+                _current.reset(token)
+        except ElicitError as exc:
+            return sdk.refusal_result(ctx, exc)
+        except Exception as exc:
+            pending = sdk.pending_result(exc)
+            if pending is None:
+                raise
+            return pending
         finally:
-            _current.reset(token)
+            sdk.unflavored(flavor)
 
     async def _restore(self, rnd: _Round, state: dict[str, Any]) -> None:
         now = self.settings.clock()
         expires, nonce = state.get("e"), state.get("n")
         if not isinstance(expires, int | float) or not now < expires or not isinstance(nonce, str):
-            raise _reject()
+            raise InvalidRequestState
         if not await self.settings.replay_guard.consume(nonce, float(expires), now):
-            raise _reject()
+            raise InvalidRequestState
         try:
             rnd.recorded = [_Recorded(str(q), dict(r)) for q, r in state["a"]]
             p = state.get("p")
             rnd.outstanding = _Outstanding(int(p[0]), str(p[1]), int(p[2]), float(p[3])) if p else None
             rnd.handoffs = {str(k): (str(v[0]), str(v[1])) for k, v in dict(state.get("h") or {}).items()}
         except (TypeError, ValueError, IndexError, KeyError):
-            raise _reject() from None
+            raise InvalidRequestState from None
 
 
 def current_round() -> _Round | None:
@@ -233,7 +224,7 @@ class Candidate:
 
 
 def _as_dict(raw: Any) -> Any:
-    return raw if isinstance(raw, dict) or raw is None else sdk.response_as_dict(raw)
+    return None if raw is None else sdk.response_as_dict(raw)
 
 
 def next_answers(rnd: _Round, requests: dict[str, dict[str, Any]]) -> Candidate | None:
@@ -270,11 +261,11 @@ def record(rnd: _Round, candidate: Candidate) -> None:
         rnd.outstanding = None
 
 
-def pend(rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int = 0) -> InputPending:
+def pend(rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int = 0) -> BaseException:
     """End this run: send `requests` (the step at `index`) and carry the answers so far."""
     del rnd.recorded[index:]
     state = _encode(rnd, _Outstanding(index, question_digest(requests), bad, rnd.settings.clock()))
-    return InputPending(sdk.input_required_result(requests, state))
+    return sdk.input_pending(requests, state)
 
 
 def handoff_slot(rnd: _Round, key: str) -> tuple[str, str] | None:

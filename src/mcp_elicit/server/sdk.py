@@ -1,62 +1,134 @@
-"""The one module on the server side that speaks the SDK's types.
+"""The server side's one door to the SDK (`mcp` 2.x).
 
-Everything else in `mcp_elicit.server` works with plain values; an SDK upgrade should
-touch only this file.
+Everything else in `mcp_elicit.server` works with plain values (dicts in wire shape, the
+project's own errors); an SDK upgrade should touch only this file and `sdk_fastmcp.py`. Tool
+code hands the kit whatever context its framework gives it (the SDK's `MCPServer` Context,
+FastMCP's Context, or the low-level `ServerRequestContext`); `call_of` finds the SDK's
+per-request context behind any of them, and everything here works from that.
+
+Private SDK hooks used here (each has a canary test in tests/server/test_sdk_canaries.py):
+- `MCPServer._lowlevel_server.lifespan`, wrapped so hand-off pages can run their completion relay.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-import anyio
 import mcp_types as t
-from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import principal_components
+from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern
+from mcp_elicit.errors import AuditError, ElicitError, InvalidArgument, UsageError
+from mcp_elicit.server import watch
 
 __all__ = [
-    "INVALID_PARAMS",
-    "MISSING_REQUIRED_CLIENT_CAPABILITY",
-    "URL_ELICITATION_REQUIRED",
+    "CARRIERS",
+    "Call",
+    "call_of",
+    "carry",
     "declared_capabilities",
-    "declared_modes",
-    "input_required_result",
-    "missing_capability",
+    "input_pending",
     "protocol_version",
     "push_request",
 ]
 
-INVALID_PARAMS = t.INVALID_PARAMS
-MISSING_REQUIRED_CLIENT_CAPABILITY = t.MISSING_REQUIRED_CLIENT_CAPABILITY
-URL_ELICITATION_REQUIRED = t.URL_ELICITATION_REQUIRED
+logger = logging.getLogger("mcp_elicit.server")
+
+Call = ServerRequestContext[Any, Any]
+# The requests that may ask questions (the only ones a 2026-07-28 InputRequiredResult answers).
+CARRIERS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
+_RESULT_TYPES: dict[str, Any] = {
+    "elicitation/create": t.ElicitResult,
+    "sampling/createMessage": t.CreateMessageResult,
+    "roots/list": t.ListRootsResult,
+}
+
+# --- the request behind a tool's context ------------------------------------------------------
 
 
-def protocol_version(ctx: Context[Any, Any]) -> str | None:
-    return ctx.protocol_version
-
-
-def declared_modes(ctx: Context[Any, Any]) -> frozenset[str]:
-    """The elicitation modes the client declared for this request (C1, C2).
-
-    A bare `elicitation: {}` predates modes and means form only.
-    """
+def call_of(ctx: Any) -> Call | None:
+    """The SDK's per-request context behind `ctx`, or None outside a request (a direct call)."""
+    if isinstance(ctx, ServerRequestContext):
+        return ctx
     try:
-        caps = ctx.client_capabilities
-    except ValueError:  # no request context: a direct call outside any session
+        rc = ctx.request_context  # MCPServer's Context raises ValueError outside a request
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(rc, ServerRequestContext):
+        return rc
+    inner = getattr(rc, "_srctx", None)  # FastMCP's wrapper keeps the SDK's context here
+    return inner if isinstance(inner, ServerRequestContext) else None
+
+
+def protocol_version(ctx: Any) -> str | None:
+    call = call_of(ctx)
+    return call.protocol_version if call is not None else None
+
+
+def declared_capabilities(ctx: Any) -> frozenset[str]:
+    """What the client declared for this request: "elicitation.form", "elicitation.url",
+    "sampling", "roots" (C1, C2). A bare `elicitation: {}` predates modes and means form only."""
+    call = call_of(ctx)
+    caps = call.session.client_capabilities if call is not None else None
+    if caps is None:
         return frozenset()
-    elicitation = caps.elicitation if caps is not None else None
-    if elicitation is None:
-        return frozenset()
-    modes = set()
-    if elicitation.form is not None or elicitation.url is None:
-        modes.add("form")
-    if elicitation.url is not None:
-        modes.add("url")
-    return frozenset(modes)
+    declared: set[str] = set()
+    elicitation = caps.elicitation
+    if elicitation is not None:
+        if elicitation.form is not None or elicitation.url is None:
+            declared.add("elicitation.form")
+        if elicitation.url is not None:
+            declared.add("elicitation.url")
+    if caps.sampling is not None:
+        declared.add("sampling")
+    if caps.roots is not None:
+        declared.add("roots")
+    return frozenset(declared)
+
+
+def http_request(ctx: Any) -> Any | None:
+    """The Starlette request that carried this MCP request (None over stdio and in memory)."""
+    call = call_of(ctx)
+    return call.request if call is not None else None
+
+
+def session_of(ctx: Any) -> Any:
+    call = call_of(ctx)
+    return call.session if call is not None else None
+
+
+def request_id(ctx: Any) -> Any:
+    call = call_of(ctx)
+    return call.request_id if call is not None else None
+
+
+def identities(ctx: Any) -> tuple[tuple[str, str], tuple[str, str], tuple[str, Any, str] | None]:
+    """((server name, version), (client name, version), (method, request id, target) or None)."""
+    app = getattr(ctx, "mcp_server", None) or getattr(ctx, "fastmcp", None)
+    server = (str(getattr(app, "name", "") or ""), str(getattr(app, "version", "") or ""))
+    call = call_of(ctx)
+    if call is None:
+        return server, ("", ""), None
+    params = call.session.client_params
+    client = (params.client_info.name, params.client_info.version) if params is not None else ("", "")
+    target = (call.params or {}).get("name") or (call.params or {}).get("uri") or ""
+    return server, client, (call.method, call.request_id, str(target))
+
+
+# --- wire shapes ------------------------------------------------------------------------------
 
 
 def form_request(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
@@ -74,152 +146,51 @@ def url_request(message: str, url: str, elicitation_id: str | None) -> dict[str,
     return {"method": "elicitation/create", "params": params}
 
 
-def input_required_result(requests: dict[str, dict[str, Any]], request_state: str) -> t.InputRequiredResult:
-    return t.InputRequiredResult(
-        input_requests={key: _INPUT_REQUEST.validate_python(r) for key, r in requests.items()},
-        request_state=request_state,
-    )
-
-
-async def _push(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
-    """Send a server-to-client `elicitation/create` (2025-11-25 and older) and return the raw result.
-
-    Returns None when the client's reply is not a well-formed ElicitResult; the caller
-    treats that like an invalid answer.
-    """
-    if is_modern(ctx.protocol_version):  # never push on a 2026-07-28 request
-        raise RuntimeError("server-to-client requests are not allowed on 2026-07-28 requests")
-    try:
-        result = await ctx.session.send_request(
-            _INPUT_REQUEST.validate_python(request),
-            _RESULT_TYPES[request["method"]],
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
-        )
-    except ValidationError:
-        return None
-    dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return dumped
-
-
-# How often a waiting question checks whether the HTTP client behind it went away. The SDK
-# keeps waiting for an answer from a client that disconnected (it might resume), which
-# would pin the tool forever; a quarter second keeps the release well under a second.
-DISCONNECT_POLL_SECONDS = 0.25
-
-
-class PeerGone(Exception):
-    """The HTTP connection that carried the question closed before an answer came."""
-
-
-async def _watch_disconnect(ctx: Context[Any, Any], scope: anyio.CancelScope, gone: list[bool]) -> None:
-    request = getattr(ctx.request_context, "request", None)
-    is_disconnected = getattr(request, "is_disconnected", None)
-    if is_disconnected is None:  # stdio and in-memory: the transport ends the process or the task
-        return
-    while not await is_disconnected():  # noqa: ASYNC110 - the ASGI server offers no disconnect event here
-        await anyio.sleep(DISCONNECT_POLL_SECONDS)
-    gone.append(True)
-    scope.cancel()
-
-
-async def push_watching(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
-    """`_push`, released with PeerGone as soon as the HTTP client disconnects."""
-    gone: list[bool] = []
-    result: dict[str, Any] | None = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_watch_disconnect, ctx, tg.cancel_scope, gone)
-        result = await _push(ctx, request)
-        tg.cancel_scope.cancel()
-    if gone:
-        raise PeerGone
-    return result
-
-
 def response_as_dict(response: Any) -> dict[str, Any] | None:
-    """An `inputResponses` entry as a plain dict, or None when it is not a result model."""
+    """An `inputResponses` entry as a plain dict, or None when it is not a result object."""
+    if isinstance(response, dict):
+        return response
     if isinstance(response, BaseModel):
         dumped: dict[str, Any] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
     return None
 
 
-def declared_capabilities(ctx: Context[Any, Any]) -> frozenset[str]:
-    """What the client declared for this request: "elicitation.form", "elicitation.url",
-    "sampling", "roots" (C1, C2)."""
-    declared = {f"elicitation.{mode}" for mode in declared_modes(ctx)}
-    try:
-        caps = ctx.client_capabilities
-    except ValueError:
-        return frozenset(declared)
-    if caps is not None and caps.sampling is not None:
-        declared.add("sampling")
-    if caps is not None and caps.roots is not None:
-        declared.add("roots")
-    return frozenset(declared)
+# --- pushing a question (2025-11-25 and older) ------------------------------------------------
 
 
-def missing_capability(capability: str) -> MCPError:
-    """-32021 naming `capability` ("elicitation.form", "sampling", ...) as a ClientCapabilities object."""
-    head, _, mode = capability.partition(".")
-    required: dict[str, Any] = {head: {mode: {}} if mode else {}}
-    return MCPError(
-        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-        message=f"This request needs the client's {capability} capability",
-        data={"requiredCapabilities": required},
-    )
+async def push_request(ctx: Any, request: dict[str, Any]) -> dict[str, Any] | None:
+    """Send an input request (elicitation, sampling, roots) server-to-client and return the raw
+    result; None when the reply is not a well-formed result of its kind (treated like an invalid
+    answer). Raises ClientGone as soon as the HTTP client behind the request disconnects."""
+    call = call_of(ctx)
+    if call is None or is_modern(call.protocol_version):  # never push on a 2026-07-28 request
+        raise InvalidArgument("ctx", "server-to-client requests need a 2025-11-25 (or older) request")
+    session = call.session
+
+    async def send() -> dict[str, Any] | None:
+        try:
+            result = await session.send_request(
+                _INPUT_REQUEST.validate_python(request),
+                _RESULT_TYPES[request["method"]],
+                metadata=ServerMessageMetadata(related_request_id=call.request_id),
+            )
+        except ValidationError:
+            return None
+        dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+    result: dict[str, Any] | None = await run_watching(ctx, send)
+    return result
 
 
-_RESULT_TYPES: dict[str, Any] = {
-    "elicitation/create": t.ElicitResult,
-    "sampling/createMessage": t.CreateMessageResult,
-    "roots/list": t.ListRootsResult,
-}
-
-
-async def push_request(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
-    """Send any input request (elicitation, sampling, roots) server-to-client, watching for disconnects."""
-    return await push_watching(ctx, request)
-
-
-# --- URL mode (hand-offs) ---------------------------------------------------------------------
-
-
-def access_token() -> Any | None:
-    """The verified MCP access token of the request being handled (None without MCP authorization)."""
-    from mcp.server.auth.middleware.auth_context import get_access_token
-
-    return get_access_token()
-
-
-def token_principal(token: Any) -> tuple[str, str | None, str | None]:
-    """(client_id, issuer, subject) of a verified access token, the SDK's own notion of a principal."""
-    from mcp.server.auth.provider import principal_components
-
-    return principal_components(token)
-
-
-def browser_access_token(request: Any) -> Any | None:
-    """The access token the SDK's bearer middleware verified on a plain HTTP request (a page), if any."""
-    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-
-    user = request.scope.get("user")
-    return user.access_token if isinstance(user, AuthenticatedUser) else None
-
-
-def http_request(ctx: Context[Any, Any]) -> Any | None:
-    """The Starlette request that carried this MCP request (None over stdio and in memory)."""
-    try:
-        return getattr(ctx.request_context, "request", None)
-    except ValueError:
-        return None
-
-
-def session_of(ctx: Context[Any, Any]) -> Any:
-    return ctx.request_context.session
-
-
-def request_id(ctx: Context[Any, Any]) -> Any:
-    return ctx.request_context.request_id
+async def run_watching(ctx: Any, fn: Callable[[], Any]) -> Any:
+    """Await `fn()`, released with ClientGone as soon as the HTTP client behind `ctx` disconnects."""
+    request = http_request(ctx)
+    is_disconnected = getattr(request, "is_disconnected", None)
+    if is_disconnected is None:  # stdio and in-memory: the transport ends the process or the task
+        return await fn()
+    return await watch.until_disconnected(is_disconnected, fn)
 
 
 async def send_elicit_complete(session: Any, elicitation_id: str, related_request_id: Any = None) -> None:
@@ -228,24 +199,180 @@ async def send_elicit_complete(session: Any, elicitation_id: str, related_reques
 
 
 def url_elicitation_required(elicitations: list[dict[str, Any]]) -> MCPError:
-    """Error -32042 listing URL elicitations (each with `elicitationId`); 2025-11-25 only (U7)."""
-    from mcp.shared.exceptions import UrlElicitationRequiredError
+    """Error -32042 listing URL elicitations (each with `elicitationId`); 2025-11-25 only (U7).
 
+    On a framework with its own error base (FastMCP) it also derives from that base, so the
+    framework's tool wrapper lets it through; `plain_url_elicitation_required` undoes that."""
     params = [t.ElicitRequestURLParams.model_validate(e) for e in elicitations]
-    return UrlElicitationRequiredError(params)
+    flavor = _FLAVOR.get()
+    if not flavor:
+        return UrlElicitationRequiredError(params)
+    bases: tuple[type[Any], ...] = (UrlElicitationRequiredError, *flavor)
+    cls = _CARRIER_TYPES.get(bases)
+    if cls is None:
+        cls = type("UrlElicitationRequiredError", bases, {"__module__": __name__, "log_level": logging.DEBUG})
+        _CARRIER_TYPES[bases] = cls
+    flavored: MCPError = cls(params)
+    return flavored
 
 
-async def run_watching(ctx: Context[Any, Any], fn: Any) -> Any:
-    """Await `fn()`, released with PeerGone as soon as the HTTP client behind `ctx` disconnects."""
-    gone: list[bool] = []
-    result: Any = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_watch_disconnect, ctx, tg.cancel_scope, gone)
-        result = await fn()
-        tg.cancel_scope.cancel()
-    if gone:
-        raise PeerGone
+def plain_url_elicitation_required(exc: BaseException) -> MCPError | None:
+    """A -32042 raised with a framework's error base, as the plain SDK error; None for anything else."""
+    if isinstance(exc, UrlElicitationRequiredError) and type(exc) is not UrlElicitationRequiredError:
+        return UrlElicitationRequiredError(list(exc.elicitations))
+    return None
+
+
+# --- identity ---------------------------------------------------------------------------------
+
+
+def access_token() -> Any | None:
+    """The verified MCP access token of the request being handled (None without MCP authorization)."""
+    return get_access_token()
+
+
+def token_principal(token: Any) -> tuple[str, str | None, str | None]:
+    """(client_id, issuer, subject) of a verified access token, the SDK's own notion of a principal."""
+    return principal_components(token)
+
+
+def browser_access_token(request: Any) -> Any | None:
+    """The access token the SDK's bearer middleware verified on a plain HTTP request (a page), if any."""
+    user = request.scope.get("user")
+    return user.access_token if isinstance(user, AuthenticatedUser) else None
+
+
+def access_subject() -> str:
+    """Who the verified MCP access token names (subject, else client id); "" without one."""
+    token = get_access_token()
+    if token is None:
+        return ""
+    return str(getattr(token, "subject", None) or getattr(token, "client_id", "") or "")
+
+
+# --- errors and results on the way out --------------------------------------------------------
+
+# Extra base classes for the exceptions that leave a tool, per framework: FastMCP's own error
+# base lets them through its tool wrapper without a traceback (see sdk_fastmcp).
+_FLAVOR: ContextVar[tuple[type[BaseException], ...]] = ContextVar("mcp_elicit_flavor", default=())
+_CARRIER_TYPES: dict[tuple[type[Any], ...], type[Any]] = {}
+
+
+class _Carried:
+    """Marks an mcp-elicit error dressed as an MCPError so framework tool wrappers let it through."""
+
+    refusal: Refusal
+
+
+def carry(exc: ElicitError, ctx: Any = None) -> ElicitError:
+    """`exc` as an instance of a subclass of its own class and of MCPError (plus the framework's
+    own error base where it needs one), so it leaves the tool untouched: `ElicitMiddleware` then
+    answers with its refusal (`core.refusals`). Tool code still catches it by its own class."""
+    if isinstance(exc, _Carried):
+        return exc
+    refusal = refusal_of(exc, modern=is_modern(protocol_version(ctx)))
+    flavor = _FLAVOR.get() if not refusal.protocol else ()
+    bases: tuple[type[BaseException] | type[_Carried], ...] = (type(exc), _Carried, *flavor, MCPError)
+    cls = _CARRIER_TYPES.get(bases)
+    if cls is None:
+        cls = type(
+            type(exc).__name__, bases, {"__module__": type(exc).__module__, "log_level": logging.DEBUG}
+        )
+        _CARRIER_TYPES[bases] = cls
+    carried: Any = cls.__new__(cls, *exc.args)
+    carried.__dict__.update(exc.__dict__)
+    carried.args = exc.args
+    carried.refusal = refusal
+    carried.error = t.ErrorData(code=refusal.code, message=refusal.text, data=refusal.error_data())
+    carried.__cause__ = exc.__cause__
+    result: ElicitError = carried
     return result
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def carrying(fn: Callable[Concatenate[Any, P], Awaitable[R]]) -> Callable[Concatenate[Any, P], Awaitable[R]]:
+    """Decorate a kit entry point `fn(ctx, ...)` so the mcp-elicit errors it raises are carried."""
+
+    async def wrapper(ctx: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(ctx, *args, **kwargs)
+        except ElicitError as exc:
+            raise carry(exc, ctx) from exc.__cause__
+
+    return functools.update_wrapper(wrapper, fn)
+
+
+class _Pending(MCPError):
+    """Ends this run of a handler with an InputRequiredResult (2026-07-28).
+
+    An MCPError, so the SDK's tool, prompt and resource wrappers let it through untouched to
+    `ElicitMiddleware`. Without the middleware the client sees this error.
+    """
+
+    result: t.InputRequiredResult
+
+
+def input_pending(requests: dict[str, dict[str, Any]], request_state: str) -> BaseException:
+    """The exception that ends this run with an InputRequiredResult carrying `requests`."""
+    flavor = _FLAVOR.get()
+    bases: tuple[type[BaseException] | type[_Carried], ...] = (_Pending, *flavor)
+    cls = _CARRIER_TYPES.get(bases)
+    if cls is None:
+        cls = type("InputPending", bases, {"__module__": __name__, "log_level": logging.DEBUG})
+        _CARRIER_TYPES[bases] = cls
+    pending: Any = cls(-32603, "mcp-elicit: ask() needs mcp_elicit.server.install(server)")
+    pending.result = t.InputRequiredResult(
+        input_requests={key: _INPUT_REQUEST.validate_python(r) for key, r in requests.items()},
+        request_state=request_state,
+    )
+    out: BaseException = pending
+    return out
+
+
+def pending_result(exc: BaseException) -> t.InputRequiredResult | None:
+    return exc.result if isinstance(exc, _Pending) else None
+
+
+def refusal_result(call: Call, exc: BaseException) -> HandlerResult:
+    """What the client gets for an mcp-elicit error that left a handler: a tool error result on
+    `tools/call` (unless the spec makes it a protocol error), else a JSON-RPC error. Logged as
+    one line: at WARNING when the server's own setup or code is at fault, else at INFO."""
+    method = call.method
+    refusal = (
+        exc.refusal if isinstance(exc, _Carried) else refusal_of(exc, modern=is_modern(call.protocol_version))
+    )
+    target = (call.params or {}).get("name") or (call.params or {}).get("uri") or ""
+    if refusal.ordinary:
+        logger.info("%s %s ended: %s", method, target, refusal.reason)
+    elif isinstance(exc, UsageError | AuditError):  # the server's own setup or code is wrong
+        logger.warning("%s %s failed: %s: %s", method, target, type(exc).__name__, exc)
+    else:
+        logger.info("%s %s refused: %s", method, target, refusal.reason)
+    if method == "tools/call" and not refusal.protocol:
+        return t.CallToolResult(content=[t.TextContent(type="text", text=refusal.text)], is_error=True)
+    raise MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data()) from None
+
+
+def flavored(flavor: tuple[type[BaseException], ...]) -> Any:
+    """Set the framework's extra error bases for the request being handled; returns a reset token."""
+    return _FLAVOR.set(flavor)
+
+
+def unflavored(token: Any) -> None:
+    _FLAVOR.reset(token)
+
+
+def install_middleware(chain: list[Any], middleware: Any) -> None:
+    """Append `middleware` to a server's chain: innermost, inside the SDK's requestState sealing."""
+    if any(type(m) is type(middleware) for m in chain):
+        raise InvalidArgument("server", "mcp-elicit is already installed on this server")
+    chain.append(middleware)
+
+
+# --- HTTP routes and lifespan (hand-off pages) -------------------------------------------------
 
 
 def add_route(server: Any, path: str, methods: list[str], endpoint: Any) -> None:
@@ -253,15 +380,12 @@ def add_route(server: Any, path: str, methods: list[str], endpoint: Any) -> None
     server.custom_route(path, methods=methods, include_in_schema=False)(endpoint)
 
 
-def wrap_lifespan(server: Any, context: Any) -> None:
-    """Run the async context manager factory `context()` around the server's own lifespan.
+def wrap_lifespan(low: Any, context: Any) -> None:
+    """Run the async context manager factory `context()` around a low-level server's lifespan.
 
-    The SDK enters the lifespan once per HTTP app (and once per in-memory connection); there
-    is no public hook for a library to add to it, so this wraps the low-level server's.
+    The SDK enters the lifespan once per HTTP app (and once per in-memory connection); there is
+    no public hook for a library to add to it, so this wraps the low-level server's.
     """
-    from contextlib import asynccontextmanager
-
-    low = server._lowlevel_server
     inner = low.lifespan
 
     @asynccontextmanager
@@ -270,3 +394,10 @@ def wrap_lifespan(server: Any, context: Any) -> None:
             yield state
 
     low.lifespan = lifespan
+
+
+def lowlevel_of(server: Any) -> Any:
+    """The SDK low-level server behind an MCPServer or a FastMCP server (private attributes;
+    canary-tested)."""
+    low = getattr(server, "_lowlevel_server", None)
+    return low if low is not None else server._mcp_server

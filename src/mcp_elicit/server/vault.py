@@ -39,7 +39,7 @@ import anyio.to_thread
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mcp_elicit.errors import ConfigError, VaultError
+from mcp_elicit.errors import ConfigError, InvalidArgument, VaultError
 
 __all__ = [
     "MAX_VAULT_VALUE_BYTES",
@@ -87,7 +87,7 @@ class Secret:
     __str__ = __repr__
 
     def __reduce__(self) -> Any:
-        raise TypeError("a vault Secret cannot be pickled")
+        raise InvalidArgument("Secret", "a vault Secret cannot be pickled")
 
 
 def _decode_key(text: str) -> bytes:
@@ -260,7 +260,7 @@ class TokenVault:
     def _seal(self, user: str, provider: str, value: Any) -> str:
         plain = json.dumps(value, separators=(",", ":")).encode()
         if len(plain) > MAX_VAULT_VALUE_BYTES:
-            raise ValueError(f"vault values are limited to {MAX_VAULT_VALUE_BYTES} bytes")
+            raise VaultError(provider, "too_large")
         kid = self.keys.primary
         cipher = self.keys.cipher(kid)
         if cipher is None:  # cannot happen: the primary is always in the ring

@@ -20,24 +20,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
-import anyio
-from mcp.server.mcpserver import Context
-
 from mcp_elicit.core.forms import Field, Form, form_of
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
-from mcp_elicit.core.revisions import is_modern, wire_revision
+from mcp_elicit.core.revisions import wire_revision
 from mcp_elicit.core.sensitive import classify_schema
 from mcp_elicit.errors import (
     AnswerError,
-    CapabilityError,
-    ClientGone,
-    ElicitationTimeout,
     FieldProblem,
     FormDefinitionError,
-    NotInstalled,
+    InvalidArgument,
     SecretInForm,
 )
-from mcp_elicit.server import audit, rounds, sdk
+from mcp_elicit.server import audit, sdk
+from mcp_elicit.server.eras import Era, era_of, question_key
 
 __all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confirm", "gather"]
 
@@ -94,7 +89,7 @@ class RawRequest:
     params: Mapping[str, Any] | None = None
 
 
-def client_supports(ctx: Context[Any, Any], capability: str) -> bool:
+def client_supports(ctx: Any, capability: str) -> bool:
     """True when the client declared `capability` for this request: "elicitation.form",
     "elicitation.url", "sampling" or "roots"."""
     return capability in sdk.declared_capabilities(ctx)
@@ -140,8 +135,8 @@ class _Step:
         return schema if isinstance(schema, dict) else None
 
 
-def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawRequest]) -> _Step:
-    revision = wire_revision(sdk.protocol_version(ctx))
+def _build_step(era: Era, items: Mapping[str, Question | RawRequest]) -> _Step:
+    revision = wire_revision(sdk.protocol_version(era.ctx))
     requests: dict[str, dict[str, Any]] = {}
     forms: dict[str, Form] = {}
     refused: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -162,13 +157,7 @@ def _build_step(ctx: Context[Any, Any], items: Mapping[str, Question | RawReques
                 refused[key] = blocked
         else:
             requests[key] = {"method": item.method, "params": dict(item.params or {})}
-    declared = sdk.declared_capabilities(ctx)
-    for request in requests.values():
-        needed = _CAPABILITY_OF[request["method"]]
-        if needed not in declared:
-            if is_modern(sdk.protocol_version(ctx)):
-                raise sdk.missing_capability(needed)
-            raise CapabilityError(needed.removeprefix("elicitation."))
+    era.need(_CAPABILITY_OF[request["method"]] for request in requests.values())
     return _Step(requests, forms, refused, frozenset(overridden))
 
 
@@ -187,22 +176,23 @@ def _secret_fields(form: Form, revision: str, wire: dict[str, Any]) -> dict[str,
         return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
 
 
+@sdk.carrying
 async def gather(
-    ctx: Context[Any, Any], items: Mapping[str, Question | RawRequest], *, timeout: float | None = None
+    ctx: Any, items: Mapping[str, Question | RawRequest], *, timeout: float | None = None
 ) -> dict[str, Any]:
     """Ask several things in one step: on 2026-07-28 they travel in one InputRequiredResult.
 
     Returns, per key, an `Answer` for a `Question` and the raw result dict for a `RawRequest`.
     """
     if not items:
-        raise ValueError("gather() needs at least one question")
-    step = _build_step(ctx, items)
-    settings = rounds.current_settings()
+        raise InvalidArgument("items", "gather() needs at least one question")
+    era = era_of(ctx)
+    step = _build_step(era, items)
     if step.secret_refused:
         for key in step.secret_refused:
             await audit.record(
                 ctx,
-                settings,
+                era.settings,
                 action="cancel",
                 decided_by="secret_guard",
                 reason="secret_in_form",
@@ -210,22 +200,27 @@ async def gather(
                 requested_schema=step.schema(key),
             )
         raise SecretInForm({f: r for fields in step.secret_refused.values() for f, r in fields.items()})
-    if is_modern(sdk.protocol_version(ctx)):
-        return await _step_in_rounds(ctx, step)
-    return await _step_by_push(ctx, step, timeout)
+
+    async def on_fail(key: str, reason: str, started: float) -> None:
+        await _record_failure(ctx, era, step, key, reason, started)
+
+    async def on_answer(key: str, answer: Any, latency_ms: float) -> None:
+        await _record_answer(ctx, era, step, key, answer, latency_ms)
+
+    def settle(key: str, response: Any) -> Any:
+        return step.settle({key: response})[key]
+
+    return await era.exchange(step.requests, settle, on_fail, on_answer, timeout)
 
 
-async def _record_answer(
-    ctx: Context[Any, Any], step: _Step, key: str, answer: Any, latency_ms: float, reason: str = ""
-) -> None:
+async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any, latency_ms: float) -> None:
     if key not in step.forms:
         return  # sampling and roots requests are not elicitations
-    if key in step.secret_overridden:
-        reason = reason or "secret_guard_overridden"
+    reason = "secret_guard_overridden" if key in step.secret_overridden else ""
     content = answer.data if isinstance(answer, Answer) and answer.accepted else None
     await audit.record(
         ctx,
-        rounds.current_settings(),
+        era.settings,
         action=answer.action,
         decided_by="person",
         reason=reason,
@@ -252,7 +247,7 @@ def _plain(data: Any) -> dict[str, Any] | None:
 
 @overload
 async def ask(
-    ctx: Context[Any, Any],
+    ctx: Any,
     message: str,
     form: type[T],
     *,
@@ -261,7 +256,7 @@ async def ask(
 ) -> Answer[T]: ...
 @overload
 async def ask(
-    ctx: Context[Any, Any],
+    ctx: Any,
     message: str,
     form: Form,
     *,
@@ -270,7 +265,7 @@ async def ask(
     allow_secret_fields: bool = False,
 ) -> Answer[Any]: ...
 async def ask(
-    ctx: Context[Any, Any],
+    ctx: Any,
     message: str,
     form: Any,
     *,
@@ -286,58 +281,21 @@ async def ask(
     `timeout` seconds; ClientGone when the client disconnects first; AnswerError after repeated
     invalid answers; SecretInForm, before anything is sent, when a field asks for a secret (F5).
     """
-    name = key or _default_key()
+    name = question_key(key)
     answers = await gather(ctx, {name: Question(message, form, allow_secret_fields)}, timeout=timeout)
     answer: Answer[Any] = answers[name]
     return answer
 
 
-def _default_key() -> str:
-    rnd = rounds.current_round()
-    return f"elicitation-{rnd.cursor if rnd is not None else 0}"
-
-
-async def _step_by_push(ctx: Context[Any, Any], step: _Step, timeout: float | None) -> dict[str, Any]:
-    settings = rounds.current_settings()
-    seconds = settings.ask_timeout if timeout is None else timeout
-    out: dict[str, Any] = {}
-    for key, request in step.requests.items():
-        error: AnswerError | None = None
-        started = settings.clock()
-        for _ in range(settings.max_invalid_answers):
-            try:
-                with anyio.fail_after(seconds):
-                    response = await sdk.push_request(ctx, request)
-            except TimeoutError:
-                await _record_failure(ctx, step, key, "timeout", "timeout", started)
-                raise ElicitationTimeout(seconds) from None
-            except sdk.PeerGone:
-                await _record_failure(ctx, step, key, "error", "client_gone", started)
-                raise ClientGone("the client disconnected before answering") from None
-            try:
-                out[key] = step.settle({key: response})[key]
-                break
-            except AnswerError as exc:
-                error = exc
-        else:
-            assert error is not None
-            await _record_failure(ctx, step, key, "error", "invalid_answers", started)
-            raise error
-        await _record_answer(ctx, step, key, out[key], (settings.clock() - started) * 1000)
-    return out
-
-
-async def _record_failure(
-    ctx: Context[Any, Any], step: _Step, key: str, decided_by: str, reason: str, started: float
-) -> None:
+async def _record_failure(ctx: Any, era: Era, step: _Step, key: str, reason: str, started: float) -> None:
     if key not in step.forms:
         return
-    settings = rounds.current_settings()
+    settings = era.settings
     await audit.record(
         ctx,
         settings,
-        action="cancel" if decided_by == "timeout" else "error",
-        decided_by=decided_by,
+        action="cancel" if reason == "timeout" else "error",
+        decided_by="timeout" if reason == "timeout" else "error",
         reason=reason,
         message=step.message(key),
         requested_schema=step.schema(key),
@@ -345,37 +303,11 @@ async def _record_failure(
     )
 
 
-async def _step_in_rounds(ctx: Context[Any, Any], step: _Step) -> dict[str, Any]:
-    rnd = rounds.current_round()
-    if rnd is None:
-        raise NotInstalled("ask() on a 2026-07-28 request needs mcp_elicit.server.install(server)")
-    if rnd.cursor >= rounds.MAX_ASKS_PER_CALL:
-        raise AnswerError((FieldProblem("", "too_many_questions", f"over {rounds.MAX_ASKS_PER_CALL}"),))
-    candidate = rounds.next_answers(rnd, step.requests)
-    if candidate is None:
-        raise rounds.pend(rnd, step.requests, rnd.cursor - 1)
-    try:
-        settled = step.settle(candidate.responses)
-    except AnswerError:
-        bad = candidate.bad + 1
-        if not candidate.fresh or bad >= rnd.settings.max_invalid_answers:
-            for key in step.forms:
-                await _record_failure(ctx, step, key, "error", "invalid_answers", candidate.issued)
-            raise
-        raise rounds.pend(rnd, step.requests, candidate.index, bad) from None  # M4: ask again
-    rounds.record(rnd, candidate)
-    if candidate.fresh:  # a replayed answer was recorded when it first arrived
-        latency_ms = max(0.0, rnd.settings.clock() - candidate.issued) * 1000
-        for key, answer in settled.items():
-            await _record_answer(ctx, step, key, answer, latency_ms)
-    return settled
-
-
 _CONFIRM_FIELD = "confirm"
 
 
 async def confirm(
-    ctx: Context[Any, Any],
+    ctx: Any,
     message: str,
     *,
     label: str = "Yes, go ahead",

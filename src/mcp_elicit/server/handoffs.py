@@ -46,14 +46,11 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 from itsdangerous import BadSignature, URLSafeSerializer
-from mcp.server.mcpserver import Context
 
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
-from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.urls import check_url
 from mcp_elicit.errors import (
     AnswerError,
-    CapabilityError,
     ClientGone,
     ConfigError,
     ElicitationTimeout,
@@ -63,6 +60,7 @@ from mcp_elicit.errors import (
     NotInstalled,
 )
 from mcp_elicit.server import audit, rounds, sdk
+from mcp_elicit.server.eras import Era, Push, Rounds, era_of
 from mcp_elicit.server.flows import HandoffFlow
 from mcp_elicit.server.identity import IdentityPolicy, Principal, is_loopback_host
 from mcp_elicit.server.stores import (
@@ -91,7 +89,7 @@ __all__ = [
     "require",
 ]
 
-logger = logging.getLogger("mcp_elicit.server.handoff")
+logger = logging.getLogger("mcp_elicit.server.handoffs")
 
 # How long a hand-off link stays usable. Ten minutes is enough to sign in at a provider and
 # paste a key, and matches the default requestState lifetime so neither outlives the other.
@@ -193,7 +191,7 @@ class Handoffs:
 
     # -- links, markers, CSRF ------------------------------------------------------------------
 
-    def base_url(self, ctx: Context[Any, Any] | None) -> str:
+    def base_url(self, ctx: Any | None) -> str:
         """This server's origin for links (see the module docstring for the rule)."""
         if self.public_base_url is not None:
             return self.public_base_url
@@ -224,7 +222,7 @@ class Handoffs:
     # -- records -------------------------------------------------------------------------------
 
     async def mint(
-        self, ctx: Context[Any, Any] | None, person: Principal, flow: HandoffFlow, message: str
+        self, ctx: Any | None, person: Principal, flow: HandoffFlow, message: str
     ) -> HandoffRecord:
         """Create and store a hand-off for `person`; its `url` is what the client is sent."""
         if len(message) > MAX_MESSAGE_CHARS:
@@ -297,27 +295,22 @@ class Handoffs:
             self._watched -= 1
 
 
-def _handoffs() -> Handoffs:
-    hs = rounds.current_settings().handoffs
+def _handoffs(era: Era) -> Handoffs:
+    hs = era.settings.handoffs
     if not isinstance(hs, Handoffs):
-        raise NotInstalled("URL hand-offs need install(server, ElicitSettings(handoffs=Handoffs(...)))")
+        raise NotInstalled(
+            "handoffs", "URL hand-offs need install(server, ElicitSettings(handoffs=Handoffs(...)))"
+        )
     return hs
 
 
-def _check_capability(ctx: Context[Any, Any]) -> None:
-    if "elicitation.url" not in sdk.declared_capabilities(ctx):
-        if is_modern(sdk.protocol_version(ctx)):
-            raise sdk.missing_capability("elicitation.url")
-        raise CapabilityError("url")
-
-
 async def _audit(
-    ctx: Context[Any, Any], message: str, action: str, reason: str = "", decided_by: str = "person"
+    ctx: Any, era: Era, message: str, action: str, reason: str = "", decided_by: str = "person"
 ) -> None:
     """One consent record per hand-off outcome (mode "url"; no URL, no content: nothing secret)."""
     await audit.record(
         ctx,
-        rounds.current_settings(),
+        era.settings,
         action=action,
         decided_by=decided_by,
         message=message,
@@ -327,8 +320,9 @@ async def _audit(
     )
 
 
+@sdk.carrying
 async def handoff(
-    ctx: Context[Any, Any],
+    ctx: Any,
     message: str,
     flow: HandoffFlow,
     *,
@@ -339,20 +333,22 @@ async def handoff(
 
     accept: the page completed (the credential is in the vault); decline: the person refused
     (in the client or on the page); cancel: dismissed, failed or expired. Raises CapabilityError
-    (2025-11-25) or answers -32021 (2026-07-28) when the client cannot do URL mode;
-    IdentityRequired when the request names no person; ElicitationTimeout when a 2025-11-25
-    page is not completed within `timeout` (default `Handoffs.wait_timeout`).
+    when the client cannot do URL mode (on 2026-07-28 the client gets -32021); IdentityRequired
+    when the request names no person; ElicitationTimeout when a 2025-11-25 page is not completed
+    within `timeout` (default `Handoffs.wait_timeout`).
     """
-    hs = _handoffs()
-    _check_capability(ctx)
+    era = era_of(ctx)
+    hs = _handoffs(era)
+    era.need(["elicitation.url"])
     person = hs.identity.of_request(ctx)
-    if is_modern(sdk.protocol_version(ctx)):
-        return await _in_rounds(ctx, hs, person, message, flow, key)
-    return await _by_push(ctx, hs, person, message, flow, timeout)
+    if isinstance(era, Rounds):
+        return await _in_rounds(era, hs, person, message, flow, era.key(key))
+    return await _by_push(era, hs, person, message, flow, timeout)
 
 
+@sdk.carrying
 async def require(
-    ctx: Context[Any, Any],
+    ctx: Any,
     flow: HandoffFlow,
     *,
     message: str | None = None,
@@ -367,13 +363,14 @@ async def require(
     difference (the round trip already ends the call). Raises HandoffNotCompleted when the
     person declines or cancels.
     """
-    hs = _handoffs()
+    era = era_of(ctx)
+    hs = _handoffs(era)
     person = hs.identity.of_request(ctx)
     if await flow.satisfied(hs.vault, person.key):
         return
-    _check_capability(ctx)
+    era.need(["elicitation.url"])
     text = message or flow.default_message()
-    if fail_fast and not is_modern(sdk.protocol_version(ctx)):
+    if fail_fast and isinstance(era, Push):
         record = await hs.mint(ctx, person, flow, text)
         hs.watch(record, sdk.session_of(ctx))
         raise sdk.url_elicitation_required(
@@ -384,76 +381,71 @@ async def require(
         raise HandoffNotCompleted(result.action, result.handoff_id)
 
 
-async def credential(ctx: Context[Any, Any], provider: str) -> Secret | None:
+@sdk.carrying
+async def credential(ctx: Any, provider: str) -> Secret | None:
     """The calling person's credential for `provider` from the vault, for the server's own use.
 
     Never return it (or anything derived from it that reveals it) to the client (U10).
     """
-    hs = _handoffs()
+    hs = _handoffs(era_of(ctx))
     return await hs.vault.get(hs.identity.of_request(ctx).key, provider)
 
 
 async def _by_push(
-    ctx: Context[Any, Any],
+    era: Push,
     hs: Handoffs,
     person: Principal,
     message: str,
     flow: HandoffFlow,
     timeout: float | None,
 ) -> HandoffResult:
+    ctx = era.ctx
     record = await hs.mint(ctx, person, flow, message)
-    request = sdk.url_request(message, record.url, record.id)
-    settings = rounds.current_settings()
     try:
-        with anyio.fail_after(settings.ask_timeout):
-            response = await sdk.push_request(ctx, request)
-    except TimeoutError:
+        response = await era.send(sdk.url_request(message, record.url, record.id), era.settings.ask_timeout)
+    except ElicitationTimeout:
         await hs.close(record.id)
-        await _audit(ctx, message, "cancel", "timeout", "timeout")
-        raise ElicitationTimeout(settings.ask_timeout) from None
-    except sdk.PeerGone:
+        await _audit(ctx, era, message, "cancel", "timeout", "timeout")
+        raise
+    except ClientGone:
         await hs.close(record.id)
-        raise ClientGone("the client disconnected before answering") from None
+        raise
     action = response.get("action") if isinstance(response, dict) else None
     if action != "accept":
         final = await hs.close(record.id)
         if final is None or final.status != DONE:  # the page may have finished anyway
             outcome: Action = "decline" if action == "decline" else "cancel"
-            await _audit(ctx, message, outcome)
+            await _audit(ctx, era, message, outcome)
             return HandoffResult(outcome, record.id)
     seconds = hs.wait_timeout if timeout is None else timeout
     remaining = max(0.0, min(seconds, record.expires_at - hs.clock()))
     try:
         final = await sdk.run_watching(ctx, lambda: hs.store.wait(record.id, remaining))
-    except sdk.PeerGone:
+    except ClientGone:
         await hs.close(record.id)
-        raise ClientGone("the client disconnected while the page was open") from None
+        raise
     if final is None:
         await hs.close(record.id)
-        await _audit(ctx, message, "cancel", "timeout", "timeout")
+        await _audit(ctx, era, message, "cancel", "timeout", "timeout")
         raise ElicitationTimeout(seconds)
     if final.status != CANCELLED:
         with anyio.move_on_after(NOTIFY_TIMEOUT_SECONDS):
             await sdk.send_elicit_complete(sdk.session_of(ctx), record.id, sdk.request_id(ctx))
     outcome = _OUTCOME[final.status]
-    await _audit(ctx, message, outcome)
+    await _audit(ctx, era, message, outcome)
     return HandoffResult(outcome, record.id)
 
 
 async def _in_rounds(
-    ctx: Context[Any, Any],
+    era: Rounds,
     hs: Handoffs,
     person: Principal,
     message: str,
     flow: HandoffFlow,
-    key: str | None,
+    name: str,
 ) -> HandoffResult:
-    rnd = rounds.current_round()
-    if rnd is None:
-        raise NotInstalled("handoff() on a 2026-07-28 request needs mcp_elicit.server.install(server)")
-    if rnd.cursor >= rounds.MAX_ASKS_PER_CALL:
-        raise AnswerError((FieldProblem("", "too_many_questions", f"over {rounds.MAX_ASKS_PER_CALL}"),))
-    name = key or f"elicitation-{rnd.cursor}"
+    ctx, rnd = era.ctx, era.rnd
+    era.check_limit()
     record: HandoffRecord | None = None
     slot = rounds.handoff_slot(rnd, name)
     if slot is not None:
@@ -466,33 +458,34 @@ async def _in_rounds(
         rounds.keep_handoff(rnd, name, *slot)
     hid, url = slot
     requests = {name: sdk.url_request(message, url, None)}
-    candidate = rounds.next_answers(rnd, requests)
-    if candidate is None:
-        now = hs.clock()
-        if record is None or (record.open and record.expired(now)):  # ask again with a live link
-            fresh = await hs.mint(ctx, person, flow, message)
-            rounds.keep_handoff(rnd, name, fresh.id, fresh.url)
-            requests = {name: sdk.url_request(message, fresh.url, None)}
-        raise rounds.pend(rnd, requests, rnd.cursor - 1)
+
+    async def reissue() -> dict[str, dict[str, Any]] | None:
+        """A fresh link when the one on record is gone or expired: never send anyone to a dead page."""
+        if record is not None and not (record.open and record.expired(hs.clock())):
+            return None
+        fresh = await hs.mint(ctx, person, flow, message)
+        rounds.keep_handoff(rnd, name, fresh.id, fresh.url)
+        return {name: sdk.url_request(message, fresh.url, None)}
+
+    candidate = await era.candidate(requests, reissue)
     response = candidate.responses.get(name)
     action = response.get("action") if isinstance(response, dict) else None
     if not candidate.fresh:  # recorded in an earlier round, when the store said so
         return HandoffResult(action if action in ("accept", "decline") else "cancel", hid)
     if action not in ("accept", "decline", "cancel"):
-        bad = candidate.bad + 1
-        if bad >= rnd.settings.max_invalid_answers:
+        if candidate.bad + 1 >= era.settings.max_invalid_answers:
             raise AnswerError((FieldProblem(name, "action", "not accept, decline or cancel"),))
-        raise rounds.pend(rnd, requests, candidate.index, bad)
+        raise era.again(candidate, requests, bad=True)
     if action == "accept":
         final = await hs.store.get(hid)
         if final is not None and final.open:
             if not final.expired(hs.clock()):
-                raise rounds.pend(rnd, requests, candidate.index, candidate.bad)  # not done yet: ask again
+                raise era.again(candidate, requests, bad=False)  # not done yet: ask again
             final = await hs.close(hid)
         outcome: Action = _OUTCOME[final.status] if final is not None and not final.open else "cancel"
     else:
         final = await hs.close(hid)
         outcome = "accept" if final is not None and final.status == DONE else action
     rounds.record(rnd, dataclasses.replace(candidate, responses={name: {"action": outcome}}))
-    await _audit(ctx, message, outcome)
+    await _audit(ctx, era, message, outcome)
     return HandoffResult(outcome, hid)

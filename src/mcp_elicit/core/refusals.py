@@ -1,0 +1,200 @@
+"""What every mcp-elicit error looks like on the wire, decided in one place.
+
+A server-side refusal (the client lacks a mode, a form asks for a secret, answers keep failing,
+nobody answered) has to reach the person at the other end as one readable line, not as "Error
+executing tool X" and a traceback in the server's log. `refusal_of` maps each class of the error
+tree (`mcp_elicit.errors`) to a `Refusal`:
+
+- `protocol`: True when the error is a JSON-RPC error by the specification's rules (-32021 for a
+  missing capability on 2026-07-28, -32602 for a bad requestState); False when, on `tools/call`,
+  it becomes a tool error result (`isError: true`) whose text is `text`. Requests that have no
+  error result (`prompts/get`, `resources/read`) always get the JSON-RPC error `code`.
+- `reason`: a stable code for programs, also put in the JSON-RPC error's `data`.
+- `ordinary`: an outcome that happens in normal use (the person did not answer, the client left);
+  it is logged as one line, never with a traceback.
+- `reply`: False when nobody is left to answer (the client disconnected).
+
+Every class in the tree has an entry; a test checks that none is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit import errors as e
+from mcp_elicit.core.wire_codes import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+)
+
+__all__ = ["Refusal", "refusal_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    code: int
+    reason: str
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    protocol: bool = False
+    ordinary: bool = False
+    reply: bool = True
+
+    def error_data(self) -> dict[str, Any]:
+        """The JSON-RPC error's `data`: the reason code plus the evidence, or, for an error the
+        specification defines (-32021), exactly the data it defines."""
+        if self.protocol and self.data:
+            return dict(self.data)
+        return {"reason": self.reason, **self.data}
+
+
+def _capability(exc: BaseException, modern: bool) -> Refusal:
+    if isinstance(exc, e.CapabilityRequired):
+        name = exc.capability
+    else:
+        mode = getattr(exc, "mode", "form")
+        name = mode if mode in ("sampling", "roots") else f"elicitation.{mode}"
+    head, _, sub = name.partition(".")
+    required: dict[str, Any] = {head: {sub: {}} if sub else {}}
+    text = f"This tool needs the client's {name} capability, which this client did not declare."
+    if isinstance(exc, e.CapabilityRequired):  # 2026-07-28 names the error (C2)
+        return Refusal(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "missing_capability",
+            text,
+            {"requiredCapabilities": required},
+            protocol=True,
+        )
+    return Refusal(INVALID_PARAMS, "missing_capability", text, {"requiredCapabilities": required})
+
+
+def _answers(exc: BaseException, modern: bool) -> Refusal:
+    assert isinstance(exc, e.AnswerError)
+    fields = sorted({p.field for p in exc.problems if p.field})
+    codes = sorted({p.code for p in exc.problems})
+    if "too_many_questions" in codes:
+        return Refusal(
+            INTERNAL_ERROR, "too_many_questions", "The tool asked more questions than one call allows."
+        )
+    where = f" (fields: {', '.join(fields)})" if fields else ""
+    return Refusal(
+        INVALID_PARAMS,
+        "invalid_answers",
+        f"The answers did not satisfy the form{where}; nothing was done.",
+        {"fields": fields, "codes": codes},
+    )
+
+
+def _secret(exc: BaseException, modern: bool) -> Refusal:
+    assert isinstance(exc, e.SecretInForm)
+    fields = sorted(exc.fields)
+    return Refusal(
+        INTERNAL_ERROR,
+        "secret_in_form",
+        f"The server refused to ask for secrets in a form (fields: {', '.join(fields)}); "
+        "secrets need a URL hand-off.",
+        {"fields": fields},
+    )
+
+
+def _timeout(exc: BaseException, modern: bool) -> Refusal:
+    assert isinstance(exc, e.ElicitationTimeout)
+    return Refusal(
+        INTERNAL_ERROR,
+        "timeout",
+        f"No answer came within {exc.seconds:g} s; nothing was done.",
+        {"seconds": exc.seconds},
+        ordinary=True,
+    )
+
+
+def _handoff(exc: BaseException, modern: bool) -> Refusal:
+    assert isinstance(exc, e.HandoffNotCompleted)
+    did = "declined" if exc.action == "decline" else "cancelled"
+    return Refusal(
+        INTERNAL_ERROR,
+        f"handoff_{did}",
+        f"The sign-in step was {did}; nothing was done.",
+        {"action": exc.action},
+        ordinary=True,
+    )
+
+
+def _fixed(code: int, reason: str, text: str, *, ordinary: bool = False) -> Callable[..., Refusal]:
+    def build(exc: BaseException, modern: bool) -> Refusal:
+        return Refusal(code, reason, text, ordinary=ordinary)
+
+    return build
+
+
+def _config(exc: BaseException, modern: bool) -> Refusal:
+    assert isinstance(exc, e.ConfigError)
+    return Refusal(
+        INTERNAL_ERROR,
+        "server_misconfigured",
+        f"The server is not set up for this ({exc.key or 'configuration'}: {exc.problem}).",
+        {"key": exc.key},
+    )
+
+
+_MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
+    e.CapabilityError: _capability,
+    e.CapabilityRequired: _capability,
+    e.AnswerError: _answers,
+    e.SecretInForm: _secret,
+    e.ElicitationTimeout: _timeout,
+    e.HandoffNotCompleted: _handoff,
+    e.ConfigError: _config,
+    e.ClientGone: lambda exc, modern: Refusal(
+        INTERNAL_ERROR, "client_gone", "The client disconnected.", ordinary=True, reply=False
+    ),
+    e.InvalidRequestState: lambda exc, modern: Refusal(
+        INVALID_PARAMS, "invalid_request_state", "Invalid or expired requestState.", protocol=True
+    ),
+    e.SchemaError: lambda exc, modern: Refusal(
+        INVALID_PARAMS,
+        "invalid_schema",
+        "The requested form is not one the specification allows.",
+        {"problems": [[p.field, p.keyword, p.problem] for p in exc.problems]}
+        if isinstance(exc, e.SchemaError)
+        else {},
+    ),
+    e.FormDefinitionError: _fixed(INTERNAL_ERROR, "form_definition", "The tool's form cannot be asked."),
+    e.InvalidArgument: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.UnknownRevision: _fixed(INTERNAL_ERROR, "unknown_revision", "The protocol revision is not supported."),
+    e.UnknownField: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.NotInstalled: _fixed(INTERNAL_ERROR, "not_installed", "The server is not set up to ask questions."),
+    e.AuditWriteError: _fixed(
+        INTERNAL_ERROR, "audit_write_failed", "The consent record could not be written; nothing was done."
+    ),
+    e.AuditReadError: _fixed(INTERNAL_ERROR, "audit_read_failed", "The consent trail could not be read."),
+    e.OutcomeNotRecorded: _fixed(
+        INTERNAL_ERROR, "outcome_not_recorded", "The answer could not be recorded, so it was not sent."
+    ),
+    e.IdentityRequired: _fixed(
+        INTERNAL_ERROR, "identity_required", "This step needs a signed-in user, and the request names none."
+    ),
+    e.TooManyHandoffs: _fixed(
+        INTERNAL_ERROR, "too_many_handoffs", "Too many sign-in steps are open; finish or close one first."
+    ),
+    e.UrlHandoffStopped: _fixed(INTERNAL_ERROR, "url_step_stopped", "The browser step did not complete."),
+    e.VaultError: _fixed(INTERNAL_ERROR, "vault_unreadable", "A stored credential could not be read."),
+}
+_FAMILY_FALLBACK = _fixed(INTERNAL_ERROR, "error", "The request could not be completed.")
+
+
+def refusal_of(exc: BaseException, *, modern: bool) -> Refusal:
+    """How `exc` reaches the other side on a request of the 2026-07-28 era (`modern`) or an older one."""
+    for cls in type(exc).__mro__:
+        build = _MAP.get(cls)
+        if build is not None:
+            return build(exc, modern)
+    return _FAMILY_FALLBACK(exc, modern)
+
+
+def mapped_classes() -> frozenset[type[BaseException]]:
+    """The classes with an entry of their own (the test that every class is mapped reads this)."""
+    return frozenset(_MAP)

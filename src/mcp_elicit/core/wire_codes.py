@@ -1,0 +1,19 @@
+"""JSON-RPC error codes the project reads or writes, named once.
+
+Values from JSON-RPC 2.0 (-32700 to -32603) and the MCP schema (`schema.ts` of 2025-11-25 for
+-32042, of 2026-07-28 for -32021); see spec/requirements.md.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+# 2025-11-25 only: the request needs URL elicitations first (U7).
+URL_ELICITATION_REQUIRED: Final = -32042
+# 2026-07-28: the request needs a client capability the client did not declare (C1, C2).
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021

@@ -1,0 +1,51 @@
+"""The server side's door to FastMCP (a second framework on the same SDK).
+
+A FastMCP server runs on the SDK's low-level server, with the SDK's requestState sealing, so
+the kit's middleware goes into the same chain as on `MCPServer`. Two things differ, and both
+are handled here:
+
+- FastMCP's tool wrapper turns any exception that is not its own `FastMCPError` into "Error
+  calling tool" and logs a traceback. The errors that leave a kit entry point (see `sdk.carry`)
+  and the pending-question signal therefore also derive from `FastMCPError` on a FastMCP server.
+- FastMCP returns a tool's 2026-07-28 question as an `InputRequiredToolResult`; a small FastMCP
+  middleware turns the pending signal into one, and re-raises -32042 as the protocol error it is.
+
+Private hooks used (canary-tested in tests/server/test_sdk_canaries.py): `FastMCP._mcp_server`
+(the low-level server) and FastMCP's request context keeping the SDK's context as `_srctx`
+(read by `sdk.call_of`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastmcp.exceptions import FastMCPError
+from fastmcp.server.middleware import Middleware
+from fastmcp.tools import InputRequiredToolResult
+
+from mcp_elicit.server import sdk
+
+__all__ = ["FLAVOR", "PendingToResult"]
+
+logger = logging.getLogger("mcp_elicit.server")
+
+# Extra bases for the exceptions that leave a tool on a FastMCP server.
+FLAVOR: tuple[type[BaseException], ...] = (FastMCPError,)
+
+
+class PendingToResult(Middleware):
+    """Turns the kit's pending signal into FastMCP's InputRequiredToolResult, and a relayed -32042
+    back into the plain protocol error FastMCP passes to the client."""
+
+    async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(context)
+        except FastMCPError as exc:
+            plain = sdk.plain_url_elicitation_required(exc)
+            if plain is not None:
+                raise plain from None
+            pending = sdk.pending_result(exc)
+            if pending is None:
+                raise
+            return InputRequiredToolResult(pending)
