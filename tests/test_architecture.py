@@ -44,12 +44,23 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
 
 
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node except those under `if TYPE_CHECKING:` (imports only a type checker follows)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
 def imports_of(name: str) -> Iterator[tuple[str, int]]:
-    """Every module `name` imports, with the line: `from a import b` names a.b when that is a module."""
+    """Every module `name` imports at run time (also inside functions), with the line; `from a import
+    b` names a.b when that is a module."""
     path = modules()[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 import pytest
 
 import mcp_elicit
+from mcp_elicit import errors
 
 PUBLIC = {
     "MISSING",
@@ -22,9 +25,9 @@ PUBLIC = {
     "ElicitError",
     "ElicitSettings",
     "ElicitationTimeout",
-    "Field",
     "FieldProblem",
     "Form",
+    "FormField",
     "FormDefinitionError",
     "HandoffNotCompleted",
     "Handoffs",
@@ -52,6 +55,18 @@ PUBLIC = {
     "UrlVerdict",
     "VaultError",
     "ask",
+    # the error tree's families and new leaves (errors.py)
+    "AuditError",
+    "CapabilityRequired",
+    "HandoffError",
+    "InvalidArgument",
+    "InvalidRequestState",
+    "PeerError",
+    "StopReason",
+    "UnknownField",
+    "UnknownRevision",
+    "UsageError",
+    "VaultProblem",
     "check_url",
     "client_supports",
     "confirm",
@@ -97,17 +112,28 @@ def test_every_name_in_a_modules_all_exists(module: str) -> None:
     assert missing == []
 
 
-def test_every_error_subclasses_the_project_base_and_a_builtin() -> None:
-    from mcp_elicit import errors
+FAMILIES = (errors.ElicitError, errors.UsageError, errors.PeerError, errors.AuditError, errors.HandoffError)
 
+
+def test_every_error_subclasses_the_project_base_a_family_and_a_builtin() -> None:
     for name in errors.__all__:
         obj = getattr(errors, name)
-        if isinstance(obj, type) and issubclass(obj, BaseException) and obj is not errors.ElicitError:
-            assert issubclass(obj, errors.ElicitError), name
+        if isinstance(obj, type) and issubclass(obj, BaseException) and obj not in FAMILIES:
+            assert any(issubclass(obj, family) for family in FAMILIES[1:]), name
             assert any(base.__module__ == "builtins" and base is not Exception for base in obj.__mro__), name
 
 
 def test_every_error_is_exported_at_the_top_level() -> None:
-    from mcp_elicit import errors
+    assert set(errors.__all__) <= set(mcp_elicit.__all__)
 
-    assert set(errors.__all__) - {"FieldProblem", "SchemaProblem"} <= set(mcp_elicit.__all__)
+
+def test_the_type_checkers_view_of_the_top_level_matches_what_it_loads() -> None:
+    tree = ast.parse(Path(mcp_elicit.__file__).read_text(encoding="utf-8"))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    seen = {
+        (node.module, alias.name)
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert seen == {(module, name) for module, names in mcp_elicit._EXPORTS.items() for name in names}

@@ -158,7 +158,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 _SOURCES = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted(_SOURCES)  # noqa: PLE0605 - derived from _EXPORTS, checked by tests/test_public_api.py
+__all__ = sorted(_SOURCES)
 
 
 def __getattr__(name: str) -> Any:

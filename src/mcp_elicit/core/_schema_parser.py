@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.core import limits
-from mcp_elicit.core.answers import _check, json_type
-from mcp_elicit.core.forms import FORMATS, Field, Form, Option, is_finite_number, valid_name_problem
+from mcp_elicit.core.answers import check_field_value, json_type
+from mcp_elicit.core.form_model import FORMATS, Field, Form, Option, is_finite_number, valid_name_problem
 from mcp_elicit.core.revisions import LATEST, REV_2025_06_18, REVISIONS
 from mcp_elicit.errors import FormDefinitionError, SchemaError, SchemaProblem, UnknownRevision
 
@@ -96,6 +96,7 @@ def _label(name: Any) -> str:
 
 
 def parse_schema(schema: Any, *, revision: str = LATEST) -> Form:
+    """Parse an untrusted `requestedSchema`; raises SchemaError listing every deviation, nothing else."""
     form, problems = _parse(schema, revision)
     if problems or form is None:
         raise SchemaError(problems)
@@ -103,6 +104,7 @@ def parse_schema(schema: Any, *, revision: str = LATEST) -> Form:
 
 
 def schema_problems(schema: Any, *, revision: str = LATEST) -> tuple[SchemaProblem, ...]:
+    """Every deviation of `schema` from the spec as SchemaProblem values (empty when it is valid)."""
     return _parse(schema, revision)[1]
 
 
@@ -274,7 +276,7 @@ def _field(p: _Problems, raw_name: Any, prop: Any, required: bool, revision: str
     if revision == REV_2025_06_18 and kind != "boolean":
         p.add(name, "default", f"protocol revision {revision} allows defaults on booleans only")
         return None
-    value, problem = _check(field, prop["default"])
+    value, problem = check_field_value(field, prop["default"])
     if problem is not None:
         p.add(name, "default", f"does not fit the field ({problem.code}: {problem.detail})")
         return None

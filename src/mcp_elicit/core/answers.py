@@ -48,14 +48,18 @@ import math
 import re
 import sys
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcp_elicit.core import limits
-from mcp_elicit.core.forms import MISSING, Field, Form
+from mcp_elicit.core.sentinels import MISSING
 from mcp_elicit.errors import AnswerError, FieldProblem
+
+if TYPE_CHECKING:  # the model imports these checks; they only read its fields
+    from mcp_elicit.core.form_model import Field, Form
 
 __all__ = [
     "CODES",
+    "check_field_value",
     "check_value",
     "is_date",
     "is_date_time",
@@ -98,7 +102,7 @@ def validate_content(form: Form, content: Any) -> dict[str, Any]:
             elif f.required:
                 problems.append(FieldProblem(f.name, "missing", "a required field has no value"))
             continue
-        value, problem = _check(f, content[f.name])
+        value, problem = check_field_value(f, content[f.name])
         if problem is not None:
             problems.append(problem)
         else:
@@ -115,10 +119,10 @@ def validate_content(form: Form, content: Any) -> dict[str, Any]:
 
 def check_value(field: Field, value: Any) -> FieldProblem | None:
     """Why `value` cannot be the answer to `field`, or None when it can (for per-field UI checks)."""
-    return _check(field, value)[1]
+    return check_field_value(field, value)[1]
 
 
-def _check(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
+def check_field_value(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
     """(normalised value, None) or (None, problem)."""
 
     def bad(code: str, detail: str) -> tuple[Any, FieldProblem]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from mcp_elicit import errors as e
 from mcp_elicit.core.wire_codes import (
@@ -72,7 +72,7 @@ def _capability(exc: BaseException, modern: bool) -> Refusal:
 
 
 def _answers(exc: BaseException, modern: bool) -> Refusal:
-    assert isinstance(exc, e.AnswerError)
+    exc = cast(e.AnswerError, exc)
     fields = sorted({p.field for p in exc.problems if p.field})
     codes = sorted({p.code for p in exc.problems})
     if "too_many_questions" in codes:
@@ -89,7 +89,7 @@ def _answers(exc: BaseException, modern: bool) -> Refusal:
 
 
 def _secret(exc: BaseException, modern: bool) -> Refusal:
-    assert isinstance(exc, e.SecretInForm)
+    exc = cast(e.SecretInForm, exc)
     fields = sorted(exc.fields)
     return Refusal(
         INTERNAL_ERROR,
@@ -101,7 +101,7 @@ def _secret(exc: BaseException, modern: bool) -> Refusal:
 
 
 def _timeout(exc: BaseException, modern: bool) -> Refusal:
-    assert isinstance(exc, e.ElicitationTimeout)
+    exc = cast(e.ElicitationTimeout, exc)
     return Refusal(
         INTERNAL_ERROR,
         "timeout",
@@ -112,7 +112,7 @@ def _timeout(exc: BaseException, modern: bool) -> Refusal:
 
 
 def _handoff(exc: BaseException, modern: bool) -> Refusal:
-    assert isinstance(exc, e.HandoffNotCompleted)
+    exc = cast(e.HandoffNotCompleted, exc)
     did = "declined" if exc.action == "decline" else "cancelled"
     return Refusal(
         INTERNAL_ERROR,
@@ -130,8 +130,18 @@ def _fixed(code: int, reason: str, text: str, *, ordinary: bool = False) -> Call
     return build
 
 
+def _revision(exc: BaseException, modern: bool) -> Refusal:
+    exc = cast(e.UnsupportedInRevision, exc)
+    return Refusal(
+        INTERNAL_ERROR,
+        "unsupported_in_revision",
+        f"This question cannot be asked in protocol revision {exc.revision} ({exc.construct}).",
+        {"revision": exc.revision, "field": exc.field},
+    )
+
+
 def _config(exc: BaseException, modern: bool) -> Refusal:
-    assert isinstance(exc, e.ConfigError)
+    exc = cast(e.ConfigError, exc)
     return Refusal(
         INTERNAL_ERROR,
         "server_misconfigured",
@@ -162,6 +172,7 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
         if isinstance(exc, e.SchemaError)
         else {},
     ),
+    e.UnsupportedInRevision: _revision,
     e.FormDefinitionError: _fixed(INTERNAL_ERROR, "form_definition", "The tool's form cannot be asked."),
     e.InvalidArgument: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
     e.UnknownRevision: _fixed(INTERNAL_ERROR, "unknown_revision", "The protocol revision is not supported."),

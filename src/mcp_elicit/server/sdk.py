@@ -29,7 +29,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit.core.refusals import Refusal, refusal_of
-from mcp_elicit.core.revisions import is_modern
+from mcp_elicit.core.revisions import is_modern, usable_capabilities
 from mcp_elicit.errors import AuditError, ElicitError, InvalidArgument, UsageError
 from mcp_elicit.server import watch
 
@@ -79,11 +79,12 @@ def protocol_version(ctx: Any) -> str | None:
 
 
 def declared_capabilities(ctx: Any) -> frozenset[str]:
-    """What the client declared for this request: "elicitation.form", "elicitation.url",
-    "sampling", "roots" (C1, C2). A bare `elicitation: {}` predates modes and means form only."""
+    """What the client declared for this request and its revision allows: "elicitation.form",
+    "elicitation.url", "sampling", "roots" (C1, C2). A bare `elicitation: {}` predates modes and
+    means form only; see `revisions.usable_capabilities` for the revision rules."""
     call = call_of(ctx)
     caps = call.session.client_capabilities if call is not None else None
-    if caps is None:
+    if call is None or caps is None:
         return frozenset()
     declared: set[str] = set()
     elicitation = caps.elicitation
@@ -96,7 +97,7 @@ def declared_capabilities(ctx: Any) -> frozenset[str]:
         declared.add("sampling")
     if caps.roots is not None:
         declared.add("roots")
-    return frozenset(declared)
+    return usable_capabilities(call.protocol_version, frozenset(declared))
 
 
 def http_request(ctx: Any) -> Any | None:

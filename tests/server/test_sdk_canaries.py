@@ -1,0 +1,78 @@
+"""Canaries for every private SDK (and FastMCP) hook the server side relies on.
+
+Each test names the hook it guards; when one fails after an upgrade, the module docstrings of
+`server/sdk.py` and `server/sdk_fastmcp.py` say where the hook is used, and `pyproject.toml` pins
+`mcp` to the minor versions these passed on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import fastmcp
+import pytest
+from fastmcp import Context as FastContext
+from mcp import Client
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+
+from mcp_elicit.server import sdk
+
+pytestmark = pytest.mark.anyio
+
+
+def test_hook_mcpserver_keeps_its_low_level_server_with_a_replaceable_lifespan() -> None:
+    server = MCPServer("canary")
+    low = sdk.lowlevel_of(server)
+    assert low is server._lowlevel_server
+    assert callable(low.lifespan)
+    assert isinstance(low.middleware, list)
+
+
+def test_hook_fastmcp_keeps_its_low_level_server_at_mcp_server() -> None:
+    server = fastmcp.FastMCP("canary")
+    low = sdk.lowlevel_of(server)
+    assert low is server._mcp_server
+    assert callable(low.lifespan)
+    assert isinstance(low.middleware, list)
+
+
+def test_hook_the_sdks_request_context_has_the_fields_the_kit_reads() -> None:
+    names = {f.name for f in dataclasses.fields(ServerRequestContext)}
+    assert {"session", "protocol_version", "method", "params", "request_id", "request"} <= names
+
+
+async def test_hook_call_of_finds_the_sdk_context_behind_an_mcpserver_context() -> None:
+    server = MCPServer("canary")
+    seen: list[Any] = []
+
+    @server.tool()
+    async def probe(ctx: Context) -> str:
+        seen.append(sdk.call_of(ctx))
+        return "ok"
+
+    async with Client(server) as client:
+        await client.call_tool("probe", {})
+    assert isinstance(seen[0], ServerRequestContext)
+
+
+async def test_hook_call_of_finds_the_sdk_context_behind_a_fastmcp_context() -> None:
+    """FastMCP's request wrapper keeps the SDK's context as `_srctx`."""
+    server = fastmcp.FastMCP("canary")
+    seen: list[Any] = []
+
+    @server.tool
+    async def probe(ctx: FastContext) -> str:
+        seen.append(sdk.call_of(ctx))
+        return "ok"
+
+    async with fastmcp.Client(server) as client:
+        await client.call_tool("probe", {})
+    assert isinstance(seen[0], ServerRequestContext)
+
+
+def test_outside_a_request_there_is_no_call() -> None:
+    assert sdk.call_of(object()) is None
+    assert sdk.protocol_version(object()) is None
+    assert sdk.declared_capabilities(object()) == frozenset()
