@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as t
 import pytest
 import redis.asyncio as aioredis
@@ -33,6 +34,7 @@ from mcp_elicit.server.vault import RedisVaultStorage
 from tests.e2e.servers import serving_http
 from tests.server.handoff_support import (
     Browser,
+    LateCallback,
     Notes,
     UrlCallback,
     make_server,
@@ -110,11 +112,18 @@ async def test_a_2025_tool_waiting_on_a_continues_when_the_page_completes_on_b()
 
 
 async def test_a_2026_retry_on_a_sees_the_page_completed_on_b() -> None:
+    """The retry accepted on A is held there while the person finishes the page on B."""
     async with two_replicas() as r:
-        cb = UrlCallback(r.enter_key, skip_first=1)
-        async with mcp_client(r.mcp_url, "2026-07-28", cb) as client:
+        cb = LateCallback()
+        async with mcp_client(r.mcp_url, "2026-07-28", cb) as client, anyio.create_task_group() as tg:
+
+            async def person() -> None:
+                await cb.answered.wait()
+                await r.enter_key(cb.seen[0]["url"])
+
+            tg.start_soon(person)
             assert text_of(await client.call_tool("connect", {})) == "accept"
-        assert len(cb.seen) == 2
+        assert len(cb.seen) == 1
 
 
 async def test_after_minus_32042_on_a_the_completion_on_b_reaches_the_session_on_a() -> None:

@@ -222,6 +222,20 @@ class UrlCallback:
         return t.ElicitResult(action=self.action)  # type: ignore[arg-type]
 
 
+@dataclass
+class LateCallback:
+    """An elicitation callback that accepts a URL request at once, before the person has finished
+    the page; `answered` is set then, so the test can finish the page while the server holds."""
+
+    seen: list[dict[str, Any]] = field(default_factory=list)
+    answered: anyio.Event = field(default_factory=anyio.Event)
+
+    async def __call__(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        self.seen.append(params.model_dump(mode="json", by_alias=True, exclude_none=True))
+        self.answered.set()
+        return t.ElicitResult(action="accept")
+
+
 class Notes:
     """A message handler that keeps the server notifications and lets a test wait for one."""
 

@@ -10,6 +10,7 @@ import json
 import logging
 from typing import Any
 
+import anyio
 import mcp_types as t
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
@@ -26,6 +27,7 @@ from tests.server.handoff_support import (
     ISSUER,
     SECRET_VALUE,
     Browser,
+    LateCallback,
     Notes,
     RecordingTransport,
     UrlCallback,
@@ -135,8 +137,9 @@ async def test_the_secret_never_reaches_the_client_nor_the_logs(
 
 
 async def test_a_2026_client_retrying_before_the_page_is_done_gets_the_same_url_again() -> None:
-    """U8, M4: the step is not recorded until the store says done; the retry re-asks the same URL."""
-    hs = dev_handoffs()
+    """U8, M4: the step is not recorded until the store says done; the retry re-asks the same URL
+    (here with no hold, so the re-ask comes at once)."""
+    hs = dev_handoffs(hold=0.0)
     server, _ = build(hs)
     cb = UrlCallback(enter_key, skip_first=1)
     async with serving_http(server) as url, mcp_client(url, "2026-07-28", cb) as client:
@@ -145,6 +148,38 @@ async def test_a_2026_client_retrying_before_the_page_is_done_gets_the_same_url_
     assert len(cb.seen) == 2
     assert cb.seen[0] == cb.seen[1]
     assert len(open_records(hs)) == 1
+
+
+async def test_a_2026_retry_that_accepts_a_page_still_in_progress_is_held_until_the_page_is_done() -> None:
+    """A client with the SDK's default round limit finishes a page the person completes only after
+    accepting: the server holds the retry instead of answering at once, so one retry is enough."""
+    hs = dev_handoffs()
+    server, _ = build(hs)
+    cb = LateCallback()
+    async with (
+        serving_http(server) as url,
+        mcp_client(url, "2026-07-28", cb) as client,
+        anyio.create_task_group() as tg,
+    ):
+
+        async def person() -> None:
+            await cb.answered.wait()
+            await enter_key(cb.seen[0]["url"])
+
+        tg.start_soon(person)
+        result = await client.call_tool("connect", {})
+    assert text_of(result) == "accept"
+    assert len(cb.seen) == 1
+
+
+async def test_a_held_retry_goes_back_with_the_same_url_when_the_hold_runs_out() -> None:
+    hs = dev_handoffs(hold=0.01)
+    server, _ = build(hs)
+    cb = UrlCallback(enter_key, skip_first=1)
+    async with serving_http(server) as url, mcp_client(url, "2026-07-28", cb) as client:
+        result = await client.call_tool("connect", {})
+    assert text_of(result) == "accept"
+    assert cb.seen[0] == cb.seen[1]
 
 
 async def test_a_2026_hand_off_that_expires_unfinished_ends_as_cancel() -> None:

@@ -75,6 +75,7 @@ from mcp_elicit.server.stores import (
 from mcp_elicit.server.vault import Secret, TokenVault
 
 __all__ = [
+    "DEFAULT_HANDOFF_HOLD_SECONDS",
     "DEFAULT_HANDOFF_TTL_SECONDS",
     "DEFAULT_HANDOFF_WAIT_SECONDS",
     "DEFAULT_PATH_PREFIX",
@@ -104,6 +105,11 @@ MIN_SECRET_BYTES = 32
 # Hand-offs one process watches at once to deliver a completion notification after -32042;
 # each watcher lives at most until its hand-off expires.
 MAX_WATCHED_HANDOFFS = 1_000
+# How long a 2026-07-28 retry that accepts a page still in progress is held open, waiting for the
+# page to complete, before the same URL request goes back. Holding (instead of answering at once)
+# lets clients with a small round limit (the SDK's and FastMCP's default is 10) finish a page that
+# takes a person minutes; it stays under the 30 s an HTTP client commonly waits for a response.
+DEFAULT_HANDOFF_HOLD_SECONDS = 25.0
 # How long sending one completion notification may take before it is given up.
 NOTIFY_TIMEOUT_SECONDS = 5.0
 # Where the pages live on the server's HTTP app.
@@ -159,6 +165,7 @@ class Handoffs:
     path_prefix: str = DEFAULT_PATH_PREFIX
     ttl: float = DEFAULT_HANDOFF_TTL_SECONDS
     wait_timeout: float = DEFAULT_HANDOFF_WAIT_SECONDS
+    hold: float = DEFAULT_HANDOFF_HOLD_SECONDS
     clock: Callable[[], float] = time.time
 
     def __post_init__(self) -> None:
@@ -436,6 +443,16 @@ async def _by_push(
     return HandoffResult(outcome, record.id)
 
 
+async def _hold(era: Rounds, hs: Handoffs, record: HandoffRecord) -> HandoffRecord | None:
+    """Wait (at most `hs.hold` seconds, never past the link's expiry) for a page the person is still
+    on; the finished record, or None when it is not done by then. ClientGone if the client leaves."""
+    seconds = min(hs.hold, max(0.0, record.expires_at - hs.clock()))
+    if seconds <= 0:
+        return None
+    final: HandoffRecord | None = await sdk.run_watching(era.ctx, lambda: hs.store.wait(record.id, seconds))
+    return final
+
+
 async def _in_rounds(
     era: Rounds,
     hs: Handoffs,
@@ -478,9 +495,11 @@ async def _in_rounds(
         raise era.again(candidate, requests, bad=True)
     if action == "accept":
         final = await hs.store.get(hid)
-        if final is not None and final.open:
-            if not final.expired(hs.clock()):
+        if final is not None and final.open and not final.expired(hs.clock()):
+            final = await _hold(era, hs, final)
+            if final is None:
                 raise era.again(candidate, requests, bad=False)  # not done yet: ask again
+        if final is not None and final.open:
             final = await hs.close(hid)
         outcome: Action = _OUTCOME[final.status] if final is not None and not final.open else "cancel"
     else:
