@@ -16,7 +16,7 @@ live here once:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -35,8 +35,26 @@ from mcp_elicit.server.rounds import Candidate, ElicitSettings
 
 __all__ = ["Era", "Push", "Rounds", "era_of", "question_key"]
 
-Settle = Callable[[str, Any], Any]
-"""Turns one raw response into the value the tool gets; raises AnswerError when it is not valid."""
+
+class Step(Protocol):
+    """What `exchange` needs of a step (see `questions._Step`)."""
+
+    @property
+    def requests(self) -> dict[str, dict[str, Any]]: ...
+
+    @property
+    def digest(self) -> str: ...
+
+    def settle(self, key: str, response: Any) -> tuple[Any, Any]:
+        """A fresh response as (the value the tool gets, what the state records); AnswerError
+        when it is not valid."""
+        ...
+
+    def replay(self, key: str, recorded: Any) -> Any:
+        """A recorded response back as the value the tool gets."""
+        ...
+
+
 OnFail = Callable[[str, str, float], Awaitable[None]]
 """Records a question that ended without an answer: (key, reason, started at)."""
 OnAnswer = Callable[[str, Any, float], Awaitable[None]]
@@ -48,10 +66,11 @@ class Era:
 
     modern = False
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, facts: tuple[str | None, frozenset[str]] | None = None) -> None:
         self.ctx = ctx
         self.round = rounds.current_round()
         self.settings: ElicitSettings = self.round.settings if self.round is not None else ElicitSettings()
+        self.protocol_version, self.declared = facts or facts_of(ctx)
 
     def key(self, key: str | None) -> str:
         return question_key(key)
@@ -60,9 +79,8 @@ class Era:
         """Refuse when the client did not declare one of `capabilities` (C1, C2): CapabilityError
         for the tool to handle on 2025-11-25; on 2026-07-28 the whole request is answered with
         -32021 naming it (CapabilityRequired, which tool code does not catch as CapabilityError)."""
-        declared = sdk.declared_capabilities(self.ctx)
         for capability in capabilities:
-            if capability not in declared:
+            if capability not in self.declared:
                 if self.modern:
                     raise CapabilityRequired(capability)
                 raise CapabilityError(capability.removeprefix("elicitation."))
@@ -80,18 +98,13 @@ class Push(Era):
             raise ElicitationTimeout(seconds) from None
 
     async def exchange(
-        self,
-        requests: dict[str, dict[str, Any]],
-        settle: Settle,
-        on_fail: OnFail,
-        on_answer: OnAnswer,
-        timeout: float | None = None,
+        self, step: Step, on_fail: OnFail, on_answer: OnAnswer, timeout: float | None = None
     ) -> dict[str, Any]:
         """Each request in turn, asked again after an invalid answer; the settled value per key."""
         seconds = self.settings.ask_timeout if timeout is None else timeout
         clock = self.settings.clock
         out: dict[str, Any] = {}
-        for key, request in requests.items():
+        for key, request in step.requests.items():
             started = clock()
             error: AnswerError | None = None
             for _ in range(self.settings.max_invalid_answers):
@@ -104,7 +117,7 @@ class Push(Era):
                     await on_fail(key, "client_gone", started)
                     raise
                 try:
-                    out[key] = settle(key, response)
+                    out[key] = step.settle(key, response)[0]
                     break
                 except AnswerError as exc:
                     error = exc
@@ -120,8 +133,8 @@ class Rounds(Era):
 
     modern = True
 
-    def __init__(self, ctx: Any) -> None:
-        super().__init__(ctx)
+    def __init__(self, ctx: Any, facts: tuple[str | None, frozenset[str]] | None = None) -> None:
+        super().__init__(ctx, facts)
         if self.round is None:
             raise NotInstalled("middleware", "ask() on a 2026-07-28 request needs mcp_elicit.install(server)")
         self.rnd = self.round
@@ -135,45 +148,52 @@ class Rounds(Era):
         self,
         requests: dict[str, dict[str, Any]],
         reissue: Callable[[], Awaitable[dict[str, dict[str, Any]] | None]] | None = None,
+        digest: str | None = None,
     ) -> Candidate:
         """The answers this run has for the step `requests`; ends the run to ask when it has none
         (with the requests `reissue()` returns, when it returns any)."""
         self.check_limit()
-        found = rounds.next_answers(self.rnd, requests)
+        found = rounds.next_answers(self.rnd, requests, digest)
         if found is None:
             if reissue is not None:
-                requests = await reissue() or requests
-            raise rounds.pend(self.rnd, requests, self.rnd.cursor - 1)
+                fresh = await reissue()
+                if fresh is not None:
+                    requests, digest = fresh, None
+            raise rounds.pend(self.rnd, requests, self.rnd.cursor - 1, digest=digest)
         return found
 
-    def again(self, candidate: Candidate, requests: dict[str, dict[str, Any]], *, bad: bool) -> BaseException:
+    def again(
+        self,
+        candidate: Candidate,
+        requests: dict[str, dict[str, Any]],
+        *,
+        bad: bool,
+        digest: str | None = None,
+    ) -> BaseException:
         """Ask the same step again (after an invalid answer when `bad`)."""
-        return rounds.pend(self.rnd, requests, candidate.index, candidate.bad + (1 if bad else 0))
+        return rounds.pend(self.rnd, requests, candidate.index, candidate.bad + (1 if bad else 0), digest)
 
     async def exchange(
-        self,
-        requests: dict[str, dict[str, Any]],
-        settle: Settle,
-        on_fail: OnFail,
-        on_answer: OnAnswer,
-        timeout: float | None = None,
+        self, step: Step, on_fail: OnFail, on_answer: OnAnswer, timeout: float | None = None
     ) -> dict[str, Any]:
-        """The step's settled answers, replayed from the state or fresh from this retry."""
-        candidate = await self.candidate(requests)
+        """The step's answers: replayed from the state (trusted as recorded), or fresh from this
+        retry (checked, then recorded as checked)."""
+        candidate = await self.candidate(step.requests, digest=step.digest)
+        if not candidate.fresh:
+            return {key: step.replay(key, response) for key, response in candidate.responses.items()}
         try:
-            settled = {key: settle(key, response) for key, response in candidate.responses.items()}
+            settled = {key: step.settle(key, response) for key, response in candidate.responses.items()}
         except AnswerError:
-            if not candidate.fresh or candidate.bad + 1 >= self.settings.max_invalid_answers:
-                for key in requests:
+            if candidate.bad + 1 >= self.settings.max_invalid_answers:
+                for key in step.requests:
                     await on_fail(key, "invalid_answers", candidate.issued)
                 raise
-            raise self.again(candidate, requests, bad=True) from None  # M4: ask again
-        rounds.record(self.rnd, candidate)
-        if candidate.fresh:  # a replayed answer was recorded when it first arrived
-            latency = max(0.0, self.settings.clock() - candidate.issued) * 1000
-            for key, value in settled.items():
-                await on_answer(key, value, latency)
-        return settled
+            raise self.again(candidate, step.requests, bad=True, digest=step.digest) from None  # M4
+        rounds.record(self.rnd, candidate, {key: kept for key, (_, kept) in settled.items()})
+        latency = max(0.0, self.settings.clock() - candidate.issued) * 1000
+        for key, (value, _) in settled.items():
+            await on_answer(key, value, latency)
+        return {key: value for key, (value, _) in settled.items()}
 
 
 def question_key(key: str | None) -> str:
@@ -182,6 +202,19 @@ def question_key(key: str | None) -> str:
     return key or f"elicitation-{rnd.cursor if rnd is not None else 0}"
 
 
+def facts_of(ctx: Any) -> tuple[str | None, frozenset[str]]:
+    """(protocol version, usable capabilities) of the request behind `ctx`, read once per request:
+    every question of a call shares them."""
+    rnd = rounds.current_round()
+    if rnd is None:
+        return sdk.protocol_version(ctx), sdk.declared_capabilities(ctx)
+    if rnd.facts is None:
+        source = rnd.call if rnd.call is not None else ctx
+        rnd.facts = (sdk.protocol_version(source), sdk.declared_capabilities(source))
+    return rnd.facts
+
+
 def era_of(ctx: Any) -> Push | Rounds:
     """The strategy for the request behind `ctx`."""
-    return Rounds(ctx) if is_modern(sdk.protocol_version(ctx)) else Push(ctx)
+    facts = facts_of(ctx)
+    return Rounds(ctx, facts) if is_modern(facts[0]) else Push(ctx, facts)

@@ -31,7 +31,7 @@ from mcp_elicit.errors import (
     InvalidArgument,
     SecretInForm,
 )
-from mcp_elicit.server import audit, sdk
+from mcp_elicit.server import audit, rounds, sdk
 from mcp_elicit.server.eras import Era, era_of, question_key
 
 __all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confirm", "gather"]
@@ -95,37 +95,45 @@ def client_supports(ctx: Any, capability: str) -> bool:
     return capability in sdk.declared_capabilities(ctx)
 
 
-def _settle(form: Form, response: Any) -> Answer[Any]:
-    """Turn a raw ElicitResult into an Answer, or raise AnswerError when it is not valid."""
-    action = response.get("action") if isinstance(response, dict) else None
-    if action not in _ACTIONS:
-        raise AnswerError((FieldProblem("", "action", f"not one of {_ACTIONS}"),))
-    if action != "accept":
-        return Answer(action)
-    return Answer("accept", form.parse(response.get("content")))
-
-
 @dataclass(frozen=True)
 class _Step:
-    """One step of a call: keyed wire requests, the forms that check the elicitation answers,
-    and the form fields the secret guard blocks (only when the override was used)."""
+    """One step of a call: keyed wire requests, the forms that check the elicitation answers, the
+    form fields the secret guard blocks (only when the override was used), the capabilities the
+    step needs and the digest that pins recorded answers to it. Built once per form, message, key
+    and revision (see `_step_of`), so a replayed question costs a dictionary lookup."""
 
     requests: dict[str, dict[str, Any]]
     forms: dict[str, Form]
     secret_refused: dict[str, dict[str, tuple[str, ...]]]
-    secret_overridden: frozenset[str]
+    secret_overridden: dict[str, dict[str, tuple[str, ...]]]
+    needs: tuple[str, ...]
+    digest: str
 
-    def settle(self, responses: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, response in responses.items():
-            form = self.forms.get(key)
-            if form is not None:
-                out[key] = _settle(form, response)
-            elif isinstance(response, dict):
-                out[key] = response
-            else:
+    def settle(self, key: str, response: Any) -> tuple[Any, Any]:
+        """A fresh response as (what the tool gets, what the state records). A form answer is
+        validated (F7, M4) and recorded as the checked values, so a replay need not check it again."""
+        form = self.forms.get(key)
+        if form is None:  # sampling and roots results pass through as they are
+            if not isinstance(response, dict):
                 raise AnswerError((FieldProblem(key, "type", "not a result object"),))
-        return out
+            return response, response
+        action = response.get("action") if isinstance(response, dict) else None
+        if action not in _ACTIONS:
+            raise AnswerError((FieldProblem("", "action", f"not one of {_ACTIONS}"),))
+        if action != "accept":
+            return Answer(action), {"action": action}
+        values = form.validate(response.get("content"))
+        return Answer("accept", form.build(values)), {"action": "accept", "content": values}
+
+    def replay(self, key: str, recorded: Any) -> Any:
+        """A response recorded in an earlier round, back as what the tool gets. The state is sealed
+        by the SDK and was written from checked values, so it is trusted as it stands."""
+        form = self.forms.get(key)
+        if form is None:
+            return recorded
+        if recorded.get("action") != "accept":
+            return Answer(recorded.get("action"))
+        return Answer("accept", form.build(recorded.get("content") or {}))
 
     def message(self, key: str) -> str:
         return str(self.requests[key]["params"].get("message", ""))
@@ -135,13 +143,12 @@ class _Step:
         return schema if isinstance(schema, dict) else None
 
 
-def _build_step(era: Era, items: Mapping[str, Question | RawRequest]) -> _Step:
-    revision = wire_revision(sdk.protocol_version(era.ctx))
+def _build_step(revision: str, items: tuple[tuple[str, Question | RawRequest], ...]) -> _Step:
     requests: dict[str, dict[str, Any]] = {}
     forms: dict[str, Form] = {}
     refused: dict[str, dict[str, tuple[str, ...]]] = {}
-    overridden: set[str] = set()
-    for key, item in items.items():
+    overridden: dict[str, dict[str, tuple[str, ...]]] = {}
+    for key, item in items:
         if isinstance(item, Question):
             if len(item.message) > MAX_MESSAGE_CHARS:
                 raise FormDefinitionError("", "message", f"longer than {MAX_MESSAGE_CHARS} characters")
@@ -149,31 +156,37 @@ def _build_step(era: Era, items: Mapping[str, Question | RawRequest]) -> _Step:
             forms[key] = form
             wire = form.to_wire(revision)
             requests[key] = sdk.form_request(item.message, wire)
-            blocked = _secret_fields(form, revision, wire)
+            blocked = _secret_fields(wire)
             if blocked and item.allow_secret_fields:
-                overridden.add(key)
-                logger.warning("secret guard overridden for form fields %s", sorted(blocked))
+                overridden[key] = blocked
             elif blocked:
                 refused[key] = blocked
         else:
             requests[key] = {"method": item.method, "params": dict(item.params or {})}
-    era.need(_CAPABILITY_OF[request["method"]] for request in requests.values())
-    return _Step(requests, forms, refused, frozenset(overridden))
+    needs = tuple(dict.fromkeys(_CAPABILITY_OF[r["method"]] for r in requests.values()))
+    return _Step(requests, forms, refused, overridden, needs, rounds.question_digest(requests))
 
 
-@functools.lru_cache(maxsize=256)
-def _cached_secret_fields(form: Form, revision: str) -> dict[str, tuple[str, ...]]:
-    verdict = classify_schema(form.to_wire(revision))
-    return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
+# Steps built so far, per revision and (key, question) pairs; bounded, least recently used out.
+STEP_CACHE_SIZE = 1024
+_cached_step = functools.lru_cache(maxsize=STEP_CACHE_SIZE)(_build_step)
 
 
-def _secret_fields(form: Form, revision: str, wire: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-    """Fields the secret guard blocks (F5), cached per form and revision: a form's wire shape is fixed."""
+def _step_of(era: Era, items: Mapping[str, Question | RawRequest]) -> _Step:
+    revision = wire_revision(era.protocol_version)
+    pairs = tuple(items.items())
     try:
-        return _cached_secret_fields(form, revision)
-    except TypeError:  # an unhashable form (a default that is a list): classify without the cache
-        verdict = classify_schema(wire)
-        return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
+        step = _cached_step(revision, pairs)
+    except TypeError:  # an unhashable form or raw request (a list default, params): build it afresh
+        step = _build_step(revision, pairs)
+    era.need(step.needs)
+    return step
+
+
+def _secret_fields(wire: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Fields the secret guard blocks (F5)."""
+    verdict = classify_schema(wire)
+    return {f.name: f.reasons for f in verdict.fields if f.verdict == "block"}
 
 
 @sdk.carrying
@@ -187,7 +200,10 @@ async def gather(
     if not items:
         raise InvalidArgument("items", "gather() needs at least one question")
     era = era_of(ctx)
-    step = _build_step(era, items)
+    step = _step_of(era, items)
+    if step.secret_overridden:
+        fields = sorted(f for blocked in step.secret_overridden.values() for f in blocked)
+        logger.warning("secret guard overridden for form fields %s", fields)
     if step.secret_refused:
         for key in step.secret_refused:
             await audit.record(
@@ -207,10 +223,7 @@ async def gather(
     async def on_answer(key: str, answer: Any, latency_ms: float) -> None:
         await _record_answer(ctx, era, step, key, answer, latency_ms)
 
-    def settle(key: str, response: Any) -> Any:
-        return step.settle({key: response})[key]
-
-    return await era.exchange(step.requests, settle, on_fail, on_answer, timeout)
+    return await era.exchange(step, on_fail, on_answer, timeout)
 
 
 async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any, latency_ms: float) -> None:

@@ -14,8 +14,9 @@ that boundary, so it only ever sees state the server minted. On top of that it e
 its own expiry (with an injectable clock) and single use (a nonce per state).
 
 Each `ask` (or `gather`) is one step; a step sends one or more keyed input requests.
-State, as JSON after the "mcp-elicit/1:" prefix:
-    {"a": [[step digest, {key: response}], ...],      answers recorded so far, in order
+State, as JSON after the "mcp-elicit/2:" prefix:
+    {"a": [[step digest, {key: response}], ...],      answers recorded so far, in order (a form
+                                                       answer as its checked values)
      "p": [index, step digest, bad answers, issued at],  the step now outstanding
      "n": nonce, "e": expires-at (seconds since the epoch),
      "h": {key: [hand-off id, url]}}                  URL hand-offs minted so far (see `handoff`)
@@ -64,7 +65,8 @@ MAX_INVALID_ANSWERS = 3
 # Questions one call may ask; bounds the state a client has to carry back and forth.
 MAX_ASKS_PER_CALL = 32
 
-_PREFIX = "mcp-elicit/1:"
+# Version 2 records checked form values (not the raw answer), so a state of version 1 is not read.
+_PREFIX = "mcp-elicit/2:"
 
 
 @dataclass
@@ -112,6 +114,10 @@ class _Round:
     fresh_taken: bool = False
     cursor: int = 0
     handoffs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The SDK's request context (cheaper to read than a framework's Context) and, read once per
+    # request, its (protocol version, usable capabilities).
+    call: Any = None
+    facts: tuple[str | None, frozenset[str]] | None = None
 
 
 _current: contextvars.ContextVar[_Round | None] = contextvars.ContextVar("mcp_elicit_round", default=None)
@@ -151,7 +157,7 @@ class ElicitMiddleware:
         flavor = sdk.flavored(self.flavor)
         try:
             params = ctx.params or {}
-            rnd = _Round(self.settings)
+            rnd = _Round(self.settings, call=ctx)
             raw = params.get("requestState")
             if isinstance(raw, str) and raw.startswith(_PREFIX):
                 await self._restore(rnd, _decode(raw))
@@ -227,11 +233,14 @@ def _as_dict(raw: Any) -> Any:
     return None if raw is None else sdk.response_as_dict(raw)
 
 
-def next_answers(rnd: _Round, requests: dict[str, dict[str, Any]]) -> Candidate | None:
-    """The answers this run has for its next step, or None when the step must be asked."""
+def next_answers(
+    rnd: _Round, requests: dict[str, dict[str, Any]], digest: str | None = None
+) -> Candidate | None:
+    """The answers this run has for its next step, or None when the step must be asked.
+    `digest` is `question_digest(requests)` when the caller has it already."""
     index = rnd.cursor
     rnd.cursor += 1
-    q = question_digest(requests)
+    q = digest or question_digest(requests)
     if index < len(rnd.recorded):
         rec = rnd.recorded[index]
         if rec.q == q:
@@ -255,16 +264,19 @@ def next_answers(rnd: _Round, requests: dict[str, dict[str, Any]]) -> Candidate 
     return Candidate(index, q, responses, fresh=True, bad=out.bad, issued=out.issued)
 
 
-def record(rnd: _Round, candidate: Candidate) -> None:
+def record(rnd: _Round, candidate: Candidate, responses: dict[str, Any] | None = None) -> None:
+    """Keep a fresh step's answers in the state (`responses`: what to keep instead of the raw ones)."""
     if candidate.fresh:
-        rnd.recorded.append(_Recorded(candidate.q, candidate.responses))
+        rnd.recorded.append(_Recorded(candidate.q, candidate.responses if responses is None else responses))
         rnd.outstanding = None
 
 
-def pend(rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int = 0) -> BaseException:
+def pend(
+    rnd: _Round, requests: dict[str, dict[str, Any]], index: int, bad: int = 0, digest: str | None = None
+) -> BaseException:
     """End this run: send `requests` (the step at `index`) and carry the answers so far."""
     del rnd.recorded[index:]
-    state = _encode(rnd, _Outstanding(index, question_digest(requests), bad, rnd.settings.clock()))
+    state = _encode(rnd, _Outstanding(index, digest or question_digest(requests), bad, rnd.settings.clock()))
     return sdk.input_pending(requests, state)
 
 
