@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.server import ElicitSettings, ask, install
 from mcp_elicit.testing import ManualClock
-from tests.support import text_of
+from tests.support import ScriptedCallback, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -157,3 +157,33 @@ async def test_without_state_a_client_cannot_answer_questions_it_was_never_shown
 
 async def _never(context: Any, params: Any) -> t.ElicitResult:
     raise AssertionError("these tests drive the rounds by hand")
+
+
+async def test_a_replayed_answer_is_neither_checked_again_nor_its_question_rebuilt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 14: on each 2026-07-28 retry every earlier `ask` replays; that must cost O(1), not a new
+    validation, wire schema and digest per earlier question."""
+    from mcp_elicit.core.form_model import Form
+    from mcp_elicit.server import questions
+
+    checked: list[Any] = []
+    original = Form.validate
+    monkeypatch.setattr(
+        Form, "validate", lambda self, content: checked.append(content) or original(self, content)
+    )
+    questions._cached_step.cache_clear()
+    server: MCPServer[Any] = MCPServer("replay-cost")
+    install(server)
+
+    @server.tool()
+    async def three(ctx: Context) -> str:
+        names = [await ask(ctx, f"Name {i}?", Name, key=f"n{i}") for i in range(3)]
+        return ",".join(a.data.name for a in names if a.data)
+
+    script = [{"action": "accept", "content": {"name": n}} for n in ("a", "b", "c")]
+    async with Client(server, mode="2026-07-28", elicitation_callback=ScriptedCallback(script)) as c:
+        assert text_of(await c.call_tool("three", {})) == "a,b,c"
+    assert len(checked) == 3  # one check per fresh answer; the 3 replays are trusted
+    info = questions._cached_step.cache_info()
+    assert (info.misses, info.hits) == (3, 6)  # built once each; runs 2-4 find 1 + 2 + 3 again
