@@ -23,7 +23,9 @@ subclasses the builtin a caller would already catch.
     ├── HandoffNotCompleted (PermissionError)    the person did not finish a required out-of-band step
     ├── TooManyHandoffs (RuntimeError)           a user has too many hand-offs open at once
     ├── UrlHandoffStopped (RuntimeError)         a request needing a URL step (-32042) could not go on
-    └── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
+    ├── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
+    ├── QueryRefused (PermissionError)           the data server will not run a query (write, no estimate…)
+    └── DataEngineError (OSError)                a data engine could not be reached or answered badly
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "CapabilityError",
     "ClientGone",
     "ConfigError",
+    "DataEngineError",
     "ElicitError",
     "ElicitationTimeout",
     "FieldProblem",
@@ -45,6 +48,7 @@ __all__ = [
     "IdentityRequired",
     "NotInstalled",
     "OutcomeNotRecorded",
+    "QueryRefused",
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
@@ -267,3 +271,24 @@ class VaultError(ElicitError, ValueError):
         self.provider = provider
         self.reason = reason
         super().__init__(f"vault row for provider {provider!r} does not decrypt ({reason})")
+
+
+class QueryRefused(ElicitError, PermissionError):
+    """The guarded data server will not run a query. `reason` is a category of
+    `mcp_elicit.apps.data.guard` ("not_read_only", "not_parsed", "no_estimate", "no_catalog",
+    "cannot_ask", "unknown_column", ...); `detail` says why in words."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"query refused ({reason})" + (f": {detail}" if detail else ""))
+
+
+class DataEngineError(ElicitError, OSError):
+    """A data engine (`engine`: "duckdb", "postgres", "trino") failed: it could not be reached, or
+    it rejected or could not plan a statement. `detail` carries the engine's own message."""
+
+    def __init__(self, engine: str, detail: str) -> None:
+        self.engine = engine
+        self.detail = detail
+        super().__init__(f"{engine}: {detail}")

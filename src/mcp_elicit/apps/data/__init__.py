@@ -1,0 +1,43 @@
+"""The guarded data server: asks before an expensive or personal-data query runs (issue 11).
+
+`build_data_server(engine, config)` embeds it; `open_engine` picks an engine from a name and a
+DSN; `mcp-elicit serve-data` runs it (with no arguments, on the sample DuckDB database).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp_elicit.apps.data.catalog import DataConfig, load_config
+from mcp_elicit.apps.data.server import build_data_server
+from mcp_elicit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcp_elicit.apps.data.engine import Engine
+
+__all__ = ["DataConfig", "build_data_server", "load_config", "open_engine"]
+
+
+def open_engine(kind: str = "duckdb", dsn: str | None = None) -> Engine:
+    """An engine by name: "duckdb" (a file path; the sample database when None), "postgres"
+    (a libpq DSN or URL; the tables served are those of the session's current schema, `public`
+    unless the DSN sets ``options=-csearch_path=...``) or "trino"
+    (``trino://user@host:port/catalog/schema``)."""
+    if kind == "duckdb":
+        from mcp_elicit.apps.data.duckdb import DuckDBEngine
+        from mcp_elicit.apps.data.sample import ensure_sample
+
+        return DuckDBEngine(dsn or str(ensure_sample()))
+    if kind == "postgres":
+        from mcp_elicit.apps.data.postgres import PostgresEngine
+
+        if not dsn:
+            raise ConfigError("dsn", "the postgres engine needs a DSN")
+        return PostgresEngine(dsn)
+    if kind == "trino":
+        from mcp_elicit.apps.data.trino import TrinoEngine
+
+        if not dsn:
+            raise ConfigError("dsn", "the trino engine needs a DSN")
+        return TrinoEngine(dsn)
+    raise ConfigError("engine", f"unknown engine {kind!r}; expected duckdb, postgres or trino")
