@@ -70,7 +70,8 @@ async def cheap_runs_unasked(s: Session) -> None:
     result = await s.call(CHEAP)
     out = payload(result)
     assert (out["status"], out["asked"], out["category"]) == ("ran", False, "ran_unasked")
-    assert out["columns"] == ["country", "n"] and len(out["rows"]) == 4
+    assert out["columns"] == ["country", "n"]
+    assert len(out["rows"]) == 4
     assert len(s.shown()) == before
     r = s.last_record()
     assert (r["reason"], r["action"], r["decided_by"]) == ("ran_unasked", "accept", "policy")
