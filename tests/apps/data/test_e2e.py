@@ -209,3 +209,36 @@ async def test_the_whole_story_over_a_real_transport(
         "user_cancelled",
     ]
     assert set(kinds[5:]) == {"not_read_only"}
+
+
+# -- our own client: ElicitClient in-process, and `mcp-elicit call --answers` as a user runs it --------
+
+STORY_ANSWERS = [
+    {"action": "accept", "content": {"decision": "run"}},
+    {"action": "accept", "content": {"decision": "run_masked"}},
+    {"action": "decline"},
+    {"action": "cancel"},
+]
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_the_whole_story_with_our_client(target: Target, protocol: str) -> None:
+    from mcp_elicit.client import ElicitClient
+    from mcp_elicit.ui.scripted import ScriptedUI
+
+    ui = ScriptedUI(list(STORY_ANSWERS))
+    sink = MemoryAuditSink()
+    server = build_data_server(
+        open_engine(target.engine, target.dsn), target.config, ElicitSettings(audit=sink)
+    )
+    async with ElicitClient(server, ui=ui, protocol=protocol) as client:
+        s = Session(
+            target,
+            lambda sql: client.call_tool("query", {"sql": sql}),
+            lambda answer: None,  # the script above holds the answers, in order
+            lambda: [(p.message, p.form.to_wire("2025-11-25")) for p in ui.seen],
+            lambda: sink.records,
+        )
+        for step in stories.STORY:
+            await step(s)
+    assert [o.action for o in client.outcomes] == ["accept", "accept", "decline", "cancel"]
