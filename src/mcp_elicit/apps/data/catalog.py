@@ -4,6 +4,7 @@
 [guard]
 pii_tags = ["pii", "personal", "sensitive"]   # matched as whole words, never substrings
 max_rows = 1000                                # rows returned to the client at most
+catalog_ttl_seconds = 30                       # reuse the engine's catalog this long (0: per query)
 fail_closed = { estimate = true, catalog = true, elicitation = true }
 
 [thresholds]                                   # rows a query may read before it asks, per engine
@@ -28,7 +29,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.apps.data.engine import DEFAULT_MAX_ROWS, TableInfo
 from mcp_elicit.apps.data.guard import (
@@ -41,10 +42,15 @@ from mcp_elicit.apps.data.guard import (
 )
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["DataConfig", "load_config"]
+__all__ = ["DEFAULT_CATALOG_TTL_SECONDS", "DataConfig", "config_from_mapping", "load_config"]
 
 _SECTIONS = {"guard", "thresholds", "tables"}
-_GUARD_KEYS = {"pii_tags", "max_rows", "fail_closed"}
+_GUARD_KEYS = {"pii_tags", "max_rows", "fail_closed", "catalog_ttl_seconds"}
+
+# How long a catalog snapshot (tables, columns, comments) is reused before the engine is asked
+# again. Reading DuckDB's catalog costs more than the EXPLAIN itself, so it is not read per query;
+# an unknown table or column refreshes it at once, a changed comment is seen within this window.
+DEFAULT_CATALOG_TTL_SECONDS: Final = 30.0
 _FAIL_KEYS = {"estimate", "catalog", "elicitation"}
 
 
@@ -56,6 +62,7 @@ class DataConfig:
     engine_thresholds: Mapping[str, float] = field(default_factory=dict)
     table_thresholds: Mapping[str, float] = field(default_factory=dict)
     column_tags: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    catalog_ttl: float = DEFAULT_CATALOG_TTL_SECONDS
 
     def thresholds(self, engine: str, default_schema: str) -> Thresholds:
         per_table = {_qualify(t, default_schema): v for t, v in self.table_thresholds.items()}
@@ -128,7 +135,10 @@ def config_from_mapping(data: Mapping[str, Any], path: str = "") -> DataConfig:
             table_limits[table] = _number(spec["threshold"], f"tables.{table}.threshold", path)
         for column, value in spec.get("columns", {}).items():
             column_tags[(table, column)] = _tag_list(value, f"tables.{table}.columns.{column}", path)
-    return DataConfig(tags, max_rows, FailClosed(**fail), engines, table_limits, column_tags)
+    ttl = _number(
+        guard.get("catalog_ttl_seconds", DEFAULT_CATALOG_TTL_SECONDS), "guard.catalog_ttl_seconds", path
+    )
+    return DataConfig(tags, max_rows, FailClosed(**fail), engines, table_limits, column_tags, ttl)
 
 
 def load_config(path: str | Path | None) -> DataConfig:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import functools
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
 import anyio.to_thread
@@ -25,10 +26,11 @@ import mcp_types as t
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
+from mcp_elicit.apps.data.assess import CatalogCache, assess, schema_of
 from mcp_elicit.apps.data.catalog import DataConfig
 from mcp_elicit.apps.data.engine import Engine, TableInfo
-from mcp_elicit.apps.data.guard import Decision, Estimate, decide, matching_tags
-from mcp_elicit.apps.data.sql import masked_sql, parse_read_only, read_columns
+from mcp_elicit.apps.data.guard import Decision, Estimate, matching_tags
+from mcp_elicit.apps.data.sql import masked_sql
 from mcp_elicit.core.forms import Titles
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
 from mcp_elicit.errors import ClientGone, DataEngineError, ElicitationTimeout, QueryRefused
@@ -114,23 +116,17 @@ class _Guarded:
     engine: Engine
     config: DataConfig
     settings: ElicitSettings
+    catalog: CatalogCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.catalog = CatalogCache(self.engine, self.config.catalog_ttl, self.settings.clock)
 
     async def call(self, fn: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args)
 
     async def tables(self) -> tuple[TableInfo, ...] | None:
-        try:
-            result: tuple[TableInfo, ...] = await self.call(self.engine.tables)
-            return result
-        except DataEngineError as exc:
-            logger.warning("catalog lookup failed: %s", exc)
-            return None
-
-    def schema_of(self, tables: tuple[TableInfo, ...]) -> dict[str, dict[str, dict[str, str]]]:
-        out: dict[str, dict[str, dict[str, str]]] = {}
-        for table in tables:
-            out.setdefault(table.schema, {})[table.name] = {c.name: c.type for c in table.columns}
-        return out
+        snapshot = await self.call(self.catalog.get)
+        return None if snapshot is None else snapshot[0]
 
     async def record(
         self,
@@ -180,33 +176,15 @@ class _Guarded:
 
     async def query(self, ctx: Context[Any, Any], sql: str) -> t.CallToolResult:
         engine, config = self.engine, self.config
+        can_ask = client_supports(ctx, "elicitation.form")
         try:
-            parsed = parse_read_only(sql, engine.dialect)
+            seen = await self.call(
+                functools.partial(assess, engine, config, sql, can_ask=can_ask, catalog=self.catalog)
+            )
         except QueryRefused as exc:
             return await self.refuse(ctx, sql, exc)
-        tables = await self.tables()
-        read: set[tuple[str, str]] = set()
-        if tables is not None:
-            try:
-                read = read_columns(parsed, self.schema_of(tables), engine.default_schema)
-            except QueryRefused as exc:
-                return await self.refuse(ctx, sql, exc)
-        estimate: Estimate | None
-        try:
-            estimate = await self.call(engine.estimate, sql)
-        except DataEngineError as exc:
-            logger.info("no estimate: %s", exc)
-            estimate = None
-        thresholds = config.thresholds(engine.name, engine.default_schema)
-        pii = config.pii_columns(tables, read, engine.default_schema) if tables is not None else ()
-        decision = decide(
-            estimate=estimate,
-            thresholds=thresholds,
-            pii=pii,
-            catalog_ok=tables is not None,
-            can_ask=client_supports(ctx, "elicitation.form"),
-            fail_closed=config.fail_closed,
-        )
+        tables, estimate, thresholds, decision = seen.tables, seen.estimate, seen.thresholds, seen.decision
+        parsed = seen.parsed
         facts: dict[str, Any] = {"estimate": estimate, "decision": decision}
         if decision.kind == "refuse":
             return await self.refuse(ctx, sql, QueryRefused(decision.category), **facts)
@@ -232,7 +210,7 @@ class _Guarded:
                 return _result({"status": "not_run", "outcome": outcome})
             if choice == "run_masked":
                 masked = tuple(f"{c.table}.{c.column}" for c in decision.pii)
-                schema = self.schema_of(tables or ())
+                schema = schema_of(tables or ())
                 run_sql = masked_sql(
                     parsed, schema, engine.default_schema, {(c.table, c.column) for c in decision.pii}
                 )

@@ -16,10 +16,11 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.schema import MappingSchema
 
 from mcp_elicit.errors import QueryRefused
 
-__all__ = ["MAX_SQL_CHARS", "ParsedQuery", "masked_sql", "parse_read_only", "read_columns"]
+__all__ = ["MAX_SQL_CHARS", "ParsedQuery", "compiled_schema", "masked_sql", "parse_read_only", "read_columns"]
 
 # Longest SQL text the guard parses; longer queries are refused before the parser sees them, so a
 # huge text cannot pin the server (a hand-written analytical query is a few kilobytes).
@@ -85,11 +86,20 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
     return ParsedQuery(sql, dialect, tree)
 
 
-def _qualified(query: ParsedQuery, schema: Schema, default_schema: str) -> exp.Expression:
+def compiled_schema(schema: Schema, dialect: str) -> MappingSchema:
+    """The schema in sqlglot's own form: build it once per catalog snapshot, not per query."""
+    return MappingSchema(
+        {s: {t: dict(c) for t, c in tables.items()} for s, tables in schema.items()}, dialect=dialect
+    )
+
+
+def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schema: str) -> exp.Expression:
+    if not isinstance(schema, MappingSchema):
+        schema = compiled_schema(schema, query.dialect)
     try:
         return qualify(
             query.tree.copy(),
-            schema={s: {t: dict(c) for t, c in tables.items()} for s, tables in schema.items()},
+            schema=schema,
             db=default_schema,
             dialect=query.dialect,
             validate_qualify_columns=True,
@@ -108,7 +118,9 @@ def _base_columns(tree: exp.Expression) -> Iterable[tuple[exp.Column, str]]:
                 yield column, f"{source.db}.{source.name}" if source.db else source.name
 
 
-def read_columns(query: ParsedQuery, schema: Schema, default_schema: str) -> set[tuple[str, str]]:
+def read_columns(
+    query: ParsedQuery, schema: Schema | MappingSchema, default_schema: str
+) -> set[tuple[str, str]]:
     """(qualified table, column) for every base column the query reads anywhere: projection,
     filters, joins, grouping, ``*`` expanded, through CTEs and subqueries."""
     tree = _qualified(query, schema, default_schema)
@@ -133,7 +145,9 @@ def _in_projection(column: exp.Column) -> bool:
     return node.parent is not None and node.arg_key == "expressions" and not _in_predicate(node.parent)
 
 
-def masked_sql(query: ParsedQuery, schema: Schema, default_schema: str, masked: set[tuple[str, str]]) -> str:
+def masked_sql(
+    query: ParsedQuery, schema: Schema | MappingSchema, default_schema: str, masked: set[tuple[str, str]]
+) -> str:
     """`query` rewritten so every output value computed from a `masked` column is NULL.
 
     Each SELECT list that feeds the output (the top, CTEs, derived tables, set operations, scalar
