@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Final
 
 from sqlglot.schema import MappingSchema
 
@@ -19,9 +21,14 @@ from mcp_elicit.apps.data.guard import Decision, Estimate, Thresholds, decide
 from mcp_elicit.apps.data.sql import ParsedQuery, Schema, compiled_schema, parse_read_only, read_columns
 from mcp_elicit.errors import DataEngineError, QueryRefused
 
-__all__ = ["Assessment", "CatalogCache", "assess", "schema_of"]
+__all__ = ["PLANNER_THREADS", "Assessment", "CatalogCache", "assess", "schema_of"]
 
 logger = logging.getLogger("mcp_elicit.data")
+
+# Threads that run engines' EXPLAIN beside the guard's own parsing (one per query in flight; more
+# queries than this wait their turn rather than pile threads on the engine).
+PLANNER_THREADS: Final = 4
+_PLANNER = ThreadPoolExecutor(max_workers=PLANNER_THREADS, thread_name_prefix="mcp-elicit-plan")
 
 
 @dataclass(frozen=True)
@@ -65,31 +72,45 @@ class CatalogCache:
             return tables, self._snapshot[2]
 
 
+def _estimate(engine: Engine, sql: str) -> Estimate | None:
+    try:
+        return engine.estimate(sql)
+    except DataEngineError as exc:
+        logger.info("no estimate: %s", exc)
+        return None
+
+
+def _read(
+    parsed: ParsedQuery, catalog: CatalogCache, default_schema: str
+) -> tuple[tuple[TableInfo, ...] | None, set[tuple[str, str]]]:
+    snapshot = catalog.get()
+    if snapshot is None:
+        return None, set()
+    try:
+        return snapshot[0], read_columns(parsed, snapshot[1], default_schema)
+    except QueryRefused:
+        snapshot = catalog.get(fresh=True)  # a table made since the snapshot: look again once
+        if snapshot is None:
+            raise
+        return snapshot[0], read_columns(parsed, snapshot[1], default_schema)
+
+
 def assess(
     engine: Engine, config: DataConfig, sql: str, *, can_ask: bool, catalog: CatalogCache | None = None
 ) -> Assessment:
     """QueryRefused when `sql` is not one read statement or names an unknown column; otherwise
-    the decision with the facts behind it."""
+    the decision with the facts behind it.
+
+    Once the text is known to be one read statement, the engine plans it on another thread while
+    this one resolves the columns: the planner works outside the GIL, so the guard's own work
+    mostly hides behind the EXPLAIN round trip."""
     parsed = parse_read_only(sql, engine.dialect)
     catalog = catalog or CatalogCache(engine, 0, lambda: 0.0)
-    snapshot = catalog.get()
-    tables = snapshot[0] if snapshot is not None else None
-    read: set[tuple[str, str]] = set()
-    if snapshot is not None:
-        try:
-            read = read_columns(parsed, snapshot[1], engine.default_schema)
-        except QueryRefused:
-            snapshot = catalog.get(fresh=True)  # a table made since the snapshot: look again once
-            if snapshot is None:
-                raise
-            tables = snapshot[0]
-            read = read_columns(parsed, snapshot[1], engine.default_schema)
-    estimate: Estimate | None
+    planning = _PLANNER.submit(_estimate, engine, sql)
     try:
-        estimate = engine.estimate(sql)
-    except DataEngineError as exc:
-        logger.info("no estimate: %s", exc)
-        estimate = None
+        tables, read = _read(parsed, catalog, engine.default_schema)
+    finally:
+        estimate = planning.result()
     thresholds = config.thresholds(engine.name, engine.default_schema)
     decision = decide(
         estimate=estimate,
