@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from mcp_elicit.audit import SqliteAuditSink
 from tests.apps.data.conftest import Target
@@ -78,3 +81,20 @@ def test_serve_data_refuses_a_write(target: Target, tmp_path: Path) -> None:
     report = call(target, tmp_path, WRITES[0], None)
     assert report["result"]["isError"] is True  # type: ignore[index]
     assert _payload(report)["reason"] == "not_read_only"
+
+
+@pytest.mark.anyio
+async def test_serve_data_with_no_arguments_creates_and_serves_the_sample(tmp_path: Path) -> None:
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.apps.data.stories import payload
+
+    sample = tmp_path / "fresh" / "sample.duckdb"
+    env = {"MCP_ELICIT_DATA_SAMPLE": str(sample), "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_elicit", "serve-data"], env=env)
+    async with Client(params, mode="legacy") as c:
+        listed = payload(await c.call_tool("list_tables", {}))
+    assert [t["table"] for t in listed["tables"]] == ["main.customers", "main.events", "main.orders"]
+    assert sample.exists()
+    assert (tmp_path / "fresh" / "data-server-audit.sqlite3").exists()

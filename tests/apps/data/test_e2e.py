@@ -242,3 +242,49 @@ async def test_the_whole_story_with_our_client(target: Target, protocol: str) ->
         for step in stories.STORY:
             await step(s)
     assert [o.action for o in client.outcomes] == ["accept", "accept", "decline", "cancel"]
+
+
+# -- the catalog tools, and a question nobody answers ----------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_list_and_describe_show_the_personal_data_columns_and_their_tags(
+    target: Target, era: str
+) -> None:
+    server = build_data_server(open_engine(target.engine, target.dsn), target.config)
+    async with Client(server, mode=era) as c:
+        listed = payload(await c.call_tool("list_tables", {}))
+        described = payload(await c.call_tool("describe_table", {"table": "customers"}))
+        missing = await c.call_tool("describe_table", {"table": "nope"})
+    tables = {t["table"]: t for t in listed["tables"]}
+    assert tables[f"{target.schema}.customers"]["personal_data"] == ["name", "email", "phone"]
+    assert tables[f"{target.schema}.events"]["personal_data"] == []
+    columns = {c["name"]: c for c in described["columns"]}
+    assert columns["email"]["personal_data"] == ["pii"]
+    assert columns["segment"]["tags"] == ["non-pii: marketing segment"]
+    assert columns["segment"]["personal_data"] == []
+    assert missing.is_error
+    assert payload(missing)["reason"] == "unknown_table"
+
+
+async def test_a_question_nobody_answers_ends_without_running_and_is_recorded(target: Target) -> None:
+    import anyio
+    import mcp_types as t
+
+    never = anyio.Event()
+
+    async def silent(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        await never.wait()  # the person walked away
+        return t.ElicitResult(action="cancel")
+
+    sink = MemoryAuditSink()
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    settings = ElicitSettings(audit=sink, ask_timeout=0.05)
+    server = build_data_server(engine, target.config, settings)
+    async with Client(server, mode="legacy", elicitation_callback=silent) as c:
+        result = await c.call_tool("query", {"sql": PII})
+        never.set()
+    assert result.is_error
+    assert payload(result)["outcome"] == "not_answered"
+    assert query_records(sink.records)[-1]["reason"] == "not_answered"
+    assert engine.ran == []
