@@ -75,6 +75,7 @@ MODULES_WITH_ALL = [
     "mcp_elicit.server",
     "mcp_elicit.client",
     "mcp_elicit.audit",
+    "mcp_elicit.apps.data",
     "mcp_elicit.ui.scripted",
     "mcp_elicit.ui.terminal",
     "mcp_elicit.ui.base",
