@@ -21,6 +21,7 @@ PUBLIC = {
     "CapabilityError",
     "ClientGone",
     "ConfigError",
+    "DataEngineError",
     "ElicitClient",
     "ElicitError",
     "ElicitSettings",
@@ -39,6 +40,7 @@ PUBLIC = {
     "OAuthHandoff",
     "Option",
     "OutcomeNotRecorded",
+    "QueryRefused",
     "Question",
     "RawRequest",
     "SchemaError",
@@ -62,6 +64,7 @@ PUBLIC = {
     "InvalidArgument",
     "InvalidRequestState",
     "PeerError",
+    "DataError",
     "StopReason",
     "UnknownField",
     "UnknownRevision",
@@ -88,6 +91,7 @@ MODULES_WITH_ALL = [
     "mcp_elicit.server",
     "mcp_elicit.client",
     "mcp_elicit.audit",
+    "mcp_elicit.apps.data",
     "mcp_elicit.ui.scripted",
     "mcp_elicit.ui.terminal",
     "mcp_elicit.ui.base",
@@ -112,7 +116,14 @@ def test_every_name_in_a_modules_all_exists(module: str) -> None:
     assert missing == []
 
 
-FAMILIES = (errors.ElicitError, errors.UsageError, errors.PeerError, errors.AuditError, errors.HandoffError)
+FAMILIES = (
+    errors.ElicitError,
+    errors.UsageError,
+    errors.PeerError,
+    errors.AuditError,
+    errors.HandoffError,
+    errors.DataError,
+)
 
 
 def test_every_error_subclasses_the_project_base_a_family_and_a_builtin() -> None:
@@ -131,9 +142,10 @@ def test_the_type_checkers_view_of_the_top_level_matches_what_it_loads() -> None
     tree = ast.parse(Path(mcp_elicit.__file__).read_text(encoding="utf-8"))
     guarded = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
     seen = {
-        (node.module, alias.name)
+        (node.module, name)
         for node in guarded.body
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
+        for name in (errors.__all__ if alias.name == "*" else [alias.name])
     }
     assert seen == {(module, name) for module, names in mcp_elicit._EXPORTS.items() for name in names}

@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit import errors  # pure: the tree imports nothing
+
 if TYPE_CHECKING:
     from mcp_elicit.client import ElicitClient, connect
     from mcp_elicit.core.forms import (
@@ -28,40 +30,7 @@ if TYPE_CHECKING:
         parse_schema,
     )
     from mcp_elicit.core.urls import UrlVerdict, check_url
-    from mcp_elicit.errors import (
-        AnswerError,
-        AuditError,
-        AuditReadError,
-        AuditWriteError,
-        CapabilityError,
-        CapabilityRequired,
-        ClientGone,
-        ConfigError,
-        ElicitationTimeout,
-        ElicitError,
-        FieldProblem,
-        FormDefinitionError,
-        HandoffError,
-        HandoffNotCompleted,
-        IdentityRequired,
-        InvalidArgument,
-        InvalidRequestState,
-        NotInstalled,
-        OutcomeNotRecorded,
-        PeerError,
-        SchemaError,
-        SchemaProblem,
-        SecretInForm,
-        StopReason,
-        TooManyHandoffs,
-        UnknownField,
-        UnknownRevision,
-        UnsupportedInRevision,
-        UrlHandoffStopped,
-        UsageError,
-        VaultError,
-        VaultProblem,
-    )
+    from mcp_elicit.errors import *  # every error (errors.__all__)
     from mcp_elicit.server import (
         Answer,
         ApiKeyHandoff,
@@ -99,40 +68,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_schema",
     ),
     "mcp_elicit.core.urls": ("UrlVerdict", "check_url"),
-    "mcp_elicit.errors": (
-        "AnswerError",
-        "AuditError",
-        "AuditReadError",
-        "AuditWriteError",
-        "CapabilityError",
-        "CapabilityRequired",
-        "ClientGone",
-        "ConfigError",
-        "ElicitError",
-        "ElicitationTimeout",
-        "FieldProblem",
-        "FormDefinitionError",
-        "HandoffError",
-        "HandoffNotCompleted",
-        "IdentityRequired",
-        "InvalidArgument",
-        "InvalidRequestState",
-        "NotInstalled",
-        "OutcomeNotRecorded",
-        "PeerError",
-        "SchemaError",
-        "SchemaProblem",
-        "SecretInForm",
-        "StopReason",
-        "TooManyHandoffs",
-        "UnknownField",
-        "UnknownRevision",
-        "UnsupportedInRevision",
-        "UrlHandoffStopped",
-        "UsageError",
-        "VaultError",
-        "VaultProblem",
-    ),
+    "mcp_elicit.errors": tuple(errors.__all__),  # the whole error tree
     "mcp_elicit.server": (
         "Answer",
         "ApiKeyHandoff",

@@ -32,6 +32,61 @@ def serve_reference(transport: str, host: str, port: int) -> None:
         server.run("streamable-http", host=host, port=port)
 
 
+# --- serve-data ------------------------------------------------------------------------------------------
+@main.command("serve-data")
+@click.option(
+    "--engine", type=click.Choice(["duckdb", "postgres", "trino"]), default="duckdb", show_default=True
+)
+@click.option(
+    "--dsn",
+    default=None,
+    help="DuckDB file, PostgreSQL URL or trino://user@host:port/catalog/schema "
+    "(DuckDB default: the sample database, created on first use).",
+)
+@click.option(
+    "--catalog",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="TOML with column tags, thresholds and fail-closed settings (docs/data-platform.md).",
+)
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http only).")
+@click.option("--port", type=int, default=8766, show_default=True, help="Port to listen on (http only).")
+@click.option(
+    "--audit-db",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="SQLite consent trail (default: data-server-audit.sqlite3 beside the sample database).",
+)
+@click.option(
+    "--audit-level",
+    type=click.Choice(["metadata", "request", "request_response"]),
+    default="metadata",
+    show_default=True,
+    help="request and above also keep the SQL text.",
+)
+@click.option("--no-audit", is_flag=True, help="Keep no consent trail.")
+def serve_data_command(
+    engine: str,
+    dsn: str | None,
+    catalog: str | None,
+    transport: str,
+    host: str,
+    port: int,
+    audit_db: str | None,
+    audit_level: str,
+    no_audit: bool,
+) -> None:
+    """Run the guarded data server: read-only SQL that asks before expensive or personal-data queries."""
+    from mcp_elicit.apps.data import serve_data
+    from mcp_elicit.errors import ConfigError, DataEngineError
+
+    try:
+        serve_data(engine, dsn, catalog, transport, host, port, "" if no_audit else audit_db, audit_level)
+    except (ConfigError, DataEngineError) as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 # --- check-url -------------------------------------------------------------------------------------------
 @main.command("check-url")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per URL (JSON Lines).")

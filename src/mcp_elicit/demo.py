@@ -73,6 +73,9 @@ async def run_demo(out: Any = None) -> None:
                 result = await client.call_tool(tool, args)
             say(f"  [{tool}] result: {''.join(getattr(c, 'text', '') for c in result.content)}")
         say()
+    from mcp_elicit.apps.data.demo import run_data_demo
+
+    await run_data_demo(say, ERAS)
 
 
 INTRO = """\
@@ -82,6 +85,8 @@ Try:
                   region, replicas; production adds a confirmation
   call signup     three steps: account, preferences (a multi select, a date), confirm
   tools           everything the server offers
+Guarded SQL on a sample database: mcp-elicit connect --server "mcp-elicit serve-data",
+then call query (try: SELECT name, email FROM customers LIMIT 3).
 In a form: Enter keeps the [value] · :decline or Ctrl-D declines · :cancel, Ctrl-C or Esc
 cancels. A review screen lets you change any answer before it is sent. quit leaves.
 """

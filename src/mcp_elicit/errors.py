@@ -33,12 +33,15 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── AuditWriteError (OSError)            a sink could not store a record (fail closed)
     │   ├── AuditReadError (OSError)             a store could not be opened or read
     │   └── OutcomeNotRecorded (RuntimeError)    an observer could not record an answer: not sent
-    └── HandoffError                             URL hand-offs
-        ├── IdentityRequired (PermissionError)   a hand-off needs a user and the request names none
-        ├── HandoffNotCompleted (PermissionError) the person did not finish the out-of-band step
-        ├── TooManyHandoffs (RuntimeError)       a user has too many hand-offs open at once
-        ├── UrlHandoffStopped (RuntimeError)     a request needing a URL step (-32042) could not go on
-        └── VaultError (ValueError)              a vault row does not decrypt for this user and provider
+    ├── HandoffError                             URL hand-offs
+    │   ├── IdentityRequired (PermissionError)   a hand-off needs a user and the request names none
+    │   ├── HandoffNotCompleted (PermissionError) the person did not finish the out-of-band step
+    │   ├── TooManyHandoffs (RuntimeError)       a user has too many hand-offs open at once
+    │   ├── UrlHandoffStopped (RuntimeError)     a request needing a URL step (-32042) could not go on
+    │   └── VaultError (ValueError)              a vault row does not decrypt for this user and provider
+    └── DataError                                the guarded data server (apps/data)
+        ├── QueryRefused (PermissionError)       the data server will not run a query (write, no estimate…)
+        └── DataEngineError (OSError)            a data engine could not be reached or answered badly
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ __all__ = [
     "CapabilityRequired",
     "ClientGone",
     "ConfigError",
+    "DataEngineError",
+    "DataError",
     "ElicitError",
     "ElicitationTimeout",
     "FieldProblem",
@@ -67,6 +72,7 @@ __all__ = [
     "NotInstalled",
     "OutcomeNotRecorded",
     "PeerError",
+    "QueryRefused",
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
@@ -121,6 +127,10 @@ class AuditError(ElicitError):
 
 class HandoffError(ElicitError):
     """A URL hand-off could not be made, finished or read."""
+
+
+class DataError(ElicitError):
+    """The guarded data server refused a query or its engine failed."""
 
 
 class FormDefinitionError(UsageError, TypeError):
@@ -384,3 +394,24 @@ class VaultError(HandoffError, ValueError):
         self.provider = provider
         self.reason = VaultProblem(reason)
         super().__init__(f"vault row for provider {provider!r} cannot be used ({reason})")
+
+
+class QueryRefused(DataError, PermissionError):
+    """The guarded data server will not run a query. `reason` is a category of
+    `mcp_elicit.apps.data.guard` ("not_read_only", "not_parsed", "no_estimate", "no_catalog",
+    "cannot_ask", "unknown_column", ...); `detail` says why in words."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"query refused ({reason})" + (f": {detail}" if detail else ""))
+
+
+class DataEngineError(DataError, OSError):
+    """A data engine (`engine`: "duckdb", "postgres", "trino") failed: it could not be reached, or
+    it rejected or could not plan a statement. `detail` carries the engine's own message."""
+
+    def __init__(self, engine: str, detail: str) -> None:
+        self.engine = engine
+        self.detail = detail
+        super().__init__(f"{engine}: {detail}")

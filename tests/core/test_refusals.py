@@ -8,7 +8,14 @@ from mcp_elicit import errors
 from mcp_elicit.core import wire_codes
 from mcp_elicit.core.refusals import Refusal, mapped_classes, refusal_of
 
-FAMILIES = {errors.ElicitError, errors.UsageError, errors.PeerError, errors.AuditError, errors.HandoffError}
+FAMILIES = {
+    errors.ElicitError,
+    errors.UsageError,
+    errors.PeerError,
+    errors.AuditError,
+    errors.HandoffError,
+    errors.DataError,
+}
 LEAVES = sorted(
     (
         obj
@@ -41,6 +48,8 @@ EXAMPLES: dict[type[errors.ElicitError], errors.ElicitError] = {
     errors.TooManyHandoffs: errors.TooManyHandoffs(5),
     errors.UrlHandoffStopped: errors.UrlHandoffStopped("timeout"),
     errors.VaultError: errors.VaultError("github", "tampered"),
+    errors.QueryRefused: errors.QueryRefused("not_read_only"),
+    errors.DataEngineError: errors.DataEngineError("duckdb", "down"),
 }
 
 

@@ -166,6 +166,9 @@ class ConsentEvent:
     # The secret guard's verdict on `requested_schema`, if the pipeline already has it (it runs the
     # guard before showing the form); computed here when None.
     form_verdict: FormVerdict | None = None
+    # Facts an application adds to its record (the data server: query digest, estimate, columns);
+    # stored as ``details`` at every level, so it must never hold what a person typed.
+    details: Mapping[str, Any] | None = None
 
 
 def canonical_json(value: Any) -> bytes:
@@ -298,6 +301,8 @@ def make_sealed_record(
     }
     if event.mode == "url" or event.url is not None:
         record["url"] = _url_part(event, level)
+    if event.details is not None:  # only when given, so other records keep their exact shape
+        record["details"] = _jsonable(event.details)
     if level in ("request", "request_response"):
         message = _text(event.message)
         record["message"] = message[:MAX_RECORDED_MESSAGE_CHARS]

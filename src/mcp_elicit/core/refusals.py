@@ -194,6 +194,13 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.UrlHandoffStopped: _fixed(INTERNAL_ERROR, "url_step_stopped", "The browser step did not complete."),
     e.VaultError: _fixed(INTERNAL_ERROR, "vault_unreadable", "A stored credential could not be read."),
 }
+_MAP[e.QueryRefused] = lambda exc, modern: Refusal(
+    INVALID_PARAMS,
+    "query_refused",
+    f"The query was not run ({getattr(exc, 'reason', '')}).",
+    {"category": str(getattr(exc, "reason", ""))},
+)
+_MAP[e.DataEngineError] = _fixed(INTERNAL_ERROR, "engine_failed", "The data engine could not run the query.")
 _FAMILY_FALLBACK = _fixed(INTERNAL_ERROR, "error", "The request could not be completed.")
 
 

@@ -47,6 +47,7 @@ async def record(
     reason: str = "",
     latency_ms: float = 0.0,
     mode: str = "form",
+    details: Mapping[str, Any] | None = None,
 ) -> None:
     sink = settings.audit
     if sink is None:
@@ -68,6 +69,7 @@ async def record(
         latency_ms=latency_ms,
         call=call,
         content=content,
+        details=details,
     )
     try:
         await anyio.to_thread.run_sync(sink.append, event)

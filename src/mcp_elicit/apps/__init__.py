@@ -1,0 +1,1 @@
+"""Applications built only with mcp-elicit's public kits."""

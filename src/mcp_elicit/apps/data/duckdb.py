@@ -1,0 +1,94 @@
+"""DuckDB, the embedded default: a database file opened read-only, estimates from EXPLAIN.
+
+The connection is opened with ``read_only=True`` and ``enable_external_access=false``, so even a
+statement the parser let through cannot write the file or read other files from disk.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import duckdb
+
+from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo
+from mcp_elicit.apps.data.guard import Estimate
+from mcp_elicit.errors import DataEngineError
+
+__all__ = ["DuckDBEngine", "plan_estimate"]
+
+
+def plan_estimate(plan: Any) -> Estimate:
+    """Per-table rows from DuckDB's ``EXPLAIN (FORMAT JSON)`` plan: each scan's "Estimated
+    Cardinality" under its "Table" (``catalog.schema.table``, kept as ``schema.table``)."""
+    tables: dict[str, float] = {}
+    stack = list(plan) if isinstance(plan, list) else [plan]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        stack.extend(node.get("children") or [])
+        info = node.get("extra_info") or {}
+        table = info.get("Table") if isinstance(info, dict) else None
+        rows = info.get("Estimated Cardinality") if isinstance(info, dict) else None
+        if isinstance(table, str) and rows is not None:
+            try:
+                value = float(str(rows).lstrip("~"))
+            except ValueError:
+                raise DataEngineError("duckdb", f"unreadable estimate {rows!r} for {table}") from None
+            key = ".".join(part.strip('"') for part in table.split(".")[-2:])
+            tables[key] = tables.get(key, 0.0) + value
+    return Estimate.of(tables)
+
+
+class DuckDBEngine:
+    name = "duckdb"
+    dialect = "duckdb"
+    default_schema = "main"
+
+    def __init__(self, path: str) -> None:
+        try:
+            self._conn = duckdb.connect(path, read_only=True, config={"enable_external_access": False})
+        except duckdb.Error as exc:
+            raise DataEngineError("duckdb", f"cannot open {path}: {exc}") from None
+        self._lock = threading.Lock()  # one DuckDB connection serves one statement at a time
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        rows = self._fetch(
+            "SELECT schema_name, table_name, column_name, data_type, coalesce(comment, '') "
+            "FROM duckdb_columns() WHERE NOT internal AND database_name = current_database() "
+            "ORDER BY schema_name, table_name, column_index"
+        )
+        found: dict[tuple[str, str], list[ColumnInfo]] = {}
+        for schema, table, column, kind, comment in rows:
+            found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
+        return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+
+    def estimate(self, sql: str) -> Estimate:
+        rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")
+        try:
+            plan = json.loads(rows[0][1])
+        except (IndexError, ValueError) as exc:
+            raise DataEngineError("duckdb", f"unreadable EXPLAIN output: {exc}") from None
+        return plan_estimate(plan)
+
+    def run(self, sql: str, max_rows: int) -> QueryResult:
+        with self._lock:
+            try:
+                cursor = self._conn.execute(sql)
+                names = tuple(d[0] for d in cursor.description or ())
+                rows = cursor.fetchmany(max_rows + 1)
+            except duckdb.Error as exc:
+                raise DataEngineError("duckdb", str(exc)) from None
+        return QueryResult(names, tuple(tuple(r) for r in rows[:max_rows]), len(rows) > max_rows)
+
+    def _fetch(self, sql: str) -> list[Any]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql).fetchall()
+            except duckdb.Error as exc:
+                raise DataEngineError("duckdb", str(exc)) from None
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,100 @@
+"""PostgreSQL: every session read-only, estimates from ``EXPLAIN (FORMAT JSON)`` plan rows.
+
+The session sets ``default_transaction_read_only`` and each statement runs in a transaction that
+is rolled back, with a statement timeout, so nothing the parser let through can write.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Final
+
+import psycopg
+
+from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo
+from mcp_elicit.apps.data.guard import Estimate
+from mcp_elicit.errors import DataEngineError
+
+__all__ = ["STATEMENT_TIMEOUT_MS", "PostgresEngine", "plan_estimate"]
+
+# Longest a planned or guarded statement may run on PostgreSQL before the server stops it.
+STATEMENT_TIMEOUT_MS: Final = 30_000
+_CONNECT_TIMEOUT_SECONDS: Final = 10
+
+
+def plan_estimate(plan: Any) -> Estimate:
+    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE)."""
+    tables: dict[str, float] = {}
+    roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
+    stack = [r for r in roots if isinstance(r, dict)]
+    while stack:
+        node = stack.pop()
+        stack.extend(p for p in node.get("Plans") or [] if isinstance(p, dict))
+        relation = node.get("Relation Name")
+        if isinstance(relation, str):
+            key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
+            tables[key] = tables.get(key, 0.0) + float(node.get("Plan Rows", 0))
+    if not roots:
+        raise DataEngineError("postgres", "EXPLAIN returned no plan")
+    return Estimate.of(tables)
+
+
+class PostgresEngine:
+    name = "postgres"
+    dialect = "postgres"
+
+    def __init__(self, dsn: str, schema: str | None = None) -> None:
+        guard = f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        try:
+            given = psycopg.conninfo.conninfo_to_dict(dsn).get("options") or ""
+            self._conn = psycopg.connect(
+                dsn, connect_timeout=_CONNECT_TIMEOUT_SECONDS, options=f"{given} {guard}".strip()
+            )
+        except psycopg.Error as exc:
+            raise DataEngineError("postgres", f"cannot connect: {exc}") from None
+        self._conn.read_only = True
+        self._lock = threading.Lock()
+        # The schema served: the one given, else the session's (search_path in the DSN, else public).
+        self.default_schema = schema or str(self._fetch("SELECT current_schema()")[0][0])
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        rows = self._fetch(
+            "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
+            "coalesce(col_description(format('%%I.%%I', c.table_schema, c.table_name)::regclass, "
+            "c.ordinal_position), '') FROM information_schema.columns c "
+            "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position",
+            (self.default_schema,),
+        )
+        found: dict[tuple[str, str], list[ColumnInfo]] = {}
+        for schema, table, column, kind, comment in rows:
+            found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
+        return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+
+    def estimate(self, sql: str) -> Estimate:
+        rows = self._fetch(f"EXPLAIN (FORMAT JSON, VERBOSE) {sql}")
+        if not rows:
+            raise DataEngineError("postgres", "EXPLAIN returned nothing")
+        return plan_estimate(rows[0][0])
+
+    def run(self, sql: str, max_rows: int) -> QueryResult:
+        with self._lock:
+            try:
+                with self._conn.transaction(force_rollback=True), self._conn.cursor() as cur:
+                    cur.execute(sql)  # a checked read-only statement
+                    names = tuple(d.name for d in cur.description or ())
+                    rows = cur.fetchmany(max_rows + 1)
+            except psycopg.Error as exc:
+                raise DataEngineError("postgres", str(exc).strip()) from None
+        return QueryResult(names, tuple(tuple(r) for r in rows[:max_rows]), len(rows) > max_rows)
+
+    def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
+        with self._lock:
+            try:
+                with self._conn.transaction(force_rollback=True), self._conn.cursor() as cur:
+                    cur.execute(sql, params)
+                    return cur.fetchall()
+            except psycopg.Error as exc:
+                raise DataEngineError("postgres", str(exc).strip()) from None
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,308 @@
+"""The guarded data server: list_tables, describe_table and query, built only with the server kit.
+
+`query` runs a statement only when the SQL parser accepts it as one read; it asks the engine
+for its own estimate and works out which columns the query reads, then `guard.decide` says run,
+ask or refuse. Asking is one `ask` with a real single-select form, so the same code pushes
+`elicitation/create` on 2025-11-25 and returns an InputRequiredResult on 2026-07-28. Every
+outcome, the refusals included, is written to the consent trail (when an audit sink is set)
+before anything runs: the SQL as the record's message (its digest at the ``metadata`` level, its
+text at ``request`` and above), the category as its reason, and the estimate and the personal
+data columns under ``details``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import functools
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Final
+
+import anyio.to_thread
+import mcp_types as t
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, Field
+
+from mcp_elicit.apps.data.assess import CatalogCache, assess, schema_of
+from mcp_elicit.apps.data.catalog import DataConfig
+from mcp_elicit.apps.data.engine import Engine, TableInfo
+from mcp_elicit.apps.data.guard import Decision, Estimate, matching_tags
+from mcp_elicit.apps.data.sql import masked_sql
+from mcp_elicit.core.forms import Titles
+from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
+from mcp_elicit.errors import ClientGone, DataEngineError, ElicitationTimeout, QueryRefused
+from mcp_elicit.server import ElicitSettings, ask, client_supports, install
+from mcp_elicit.server import audit as audit_trail
+
+__all__ = ["DATA_SERVER_NAME", "CostChoice", "PiiChoice", "build_data_server"]
+
+logger = logging.getLogger("mcp_elicit.data")
+
+DATA_SERVER_NAME: Final = "mcp-elicit-data"
+CONFIRM_KEY: Final = "confirm-query"
+# Characters of SQL quoted in the confirmation message (the rest is elided; the digest is recorded).
+MAX_QUOTED_SQL_CHARS: Final = 600
+
+
+class PiiChoice(enum.Enum):
+    RUN = "run"
+    RUN_MASKED = "run_masked"
+    DONT_RUN = "dont_run"
+
+
+class CostChoice(enum.Enum):
+    RUN = "run"
+    DONT_RUN = "dont_run"
+
+
+_TITLES = {"run": "Run it", "run_masked": "Run it with those columns masked", "dont_run": "Don't run it"}
+
+
+class PiiConfirmation(BaseModel):
+    decision: Annotated[PiiChoice, Titles({k: v for k, v in _TITLES.items()})] = Field(
+        title="What should happen to this query?"
+    )
+
+
+class CostConfirmation(BaseModel):
+    decision: Annotated[CostChoice, Titles({k: _TITLES[k] for k in ("run", "dont_run")})] = Field(
+        title="What should happen to this query?"
+    )
+
+
+def _rows(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, decision: Decision) -> str:
+    """What is at stake, in words: the estimate against the threshold, and each tagged column."""
+    parts: list[str] = []
+    if estimate is not None:
+        largest = estimate.largest
+        big = f" (largest: {largest[0]}, {_rows(largest[1])})" if largest else ""
+        parts.append(f"Estimated rows read: {_rows(estimate.total)}{big}; threshold {_rows(threshold)} rows.")
+    for e in decision.exceeded:
+        where = e.table or "the whole query"
+        parts.append(f"Over the limit: {where} {_rows(e.rows)} > {_rows(e.limit)}.")
+    if decision.pii:
+        parts.append("It reads personal data: " + "; ".join(c.label for c in decision.pii) + ".")
+    quoted = sql if len(sql) <= MAX_QUOTED_SQL_CHARS else sql[:MAX_QUOTED_SQL_CHARS] + " …"
+    text = " ".join(parts) + f"\nQuery: {quoted}"
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return str(value)
+
+
+def _result(payload: dict[str, Any], *, error: bool = False) -> t.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return t.CallToolResult(
+        content=[t.TextContent(type="text", text=text)], structured_content=payload, is_error=error
+    )
+
+
+@dataclass
+class _Guarded:
+    engine: Engine
+    config: DataConfig
+    settings: ElicitSettings
+    catalog: CatalogCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.catalog = CatalogCache(self.engine, self.config.catalog_ttl, self.settings.clock)
+
+    async def call(self, fn: Any, *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(fn, *args)
+
+    async def tables(self) -> tuple[TableInfo, ...] | None:
+        snapshot = await self.call(self.catalog.get)
+        return None if snapshot is None else snapshot[0]
+
+    async def record(
+        self,
+        ctx: Context[Any, Any],
+        sql: str,
+        category: str,
+        *,
+        action: str,
+        decided_by: str,
+        estimate: Estimate | None = None,
+        decision: Decision | None = None,
+        masked: tuple[str, ...] = (),
+    ) -> None:
+        largest = estimate.largest if estimate is not None else None
+        details = {
+            "engine": self.engine.name,
+            "category": category,
+            "estimate": None
+            if estimate is None
+            else {
+                "total": estimate.total,
+                "largest_table": largest[0] if largest else None,
+                "largest_rows": largest[1] if largest else None,
+            },
+            "threshold": self.config.thresholds(self.engine.name, self.engine.default_schema).total,
+            "exceeded": [[e.table, e.rows, e.limit] for e in decision.exceeded] if decision else [],
+            "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
+            "masked": list(masked),
+        }
+        await audit_trail.record(
+            ctx,
+            self.settings,
+            action=action,
+            decided_by=decided_by,
+            message=sql,
+            requested_schema=None,
+            reason=category,
+            details=details,
+        )
+
+    async def refuse(
+        self, ctx: Context[Any, Any], sql: str, exc: QueryRefused, **facts: Any
+    ) -> t.CallToolResult:
+        await self.record(ctx, sql, exc.reason, action="decline", decided_by="policy", **facts)
+        logger.info("query refused: %s", exc)
+        return _result({"status": "refused", "reason": exc.reason, "detail": exc.detail}, error=True)
+
+    async def query(self, ctx: Context[Any, Any], sql: str) -> t.CallToolResult:
+        engine, config = self.engine, self.config
+        can_ask = client_supports(ctx, "elicitation.form")
+        try:
+            seen = await self.call(
+                functools.partial(assess, engine, config, sql, can_ask=can_ask, catalog=self.catalog)
+            )
+        except QueryRefused as exc:
+            return await self.refuse(ctx, sql, exc)
+        tables, estimate, thresholds, decision = seen.tables, seen.estimate, seen.thresholds, seen.decision
+        parsed = seen.parsed
+        facts: dict[str, Any] = {"estimate": estimate, "decision": decision}
+        if decision.kind == "refuse":
+            return await self.refuse(ctx, sql, QueryRefused(decision.category), **facts)
+        run_sql, category = sql, decision.category
+        masked: tuple[str, ...] = ()
+        if decision.kind == "ask":
+            form = PiiConfirmation if decision.pii else CostConfirmation
+            message = confirmation_message(sql, estimate, thresholds.total, decision)
+            try:
+                answer = await ask(ctx, message, form, key=CONFIRM_KEY)
+            except (ElicitationTimeout, ClientGone) as exc:
+                await self.record(ctx, sql, "not_answered", action="cancel", decided_by="timeout", **facts)
+                return _result(
+                    {"status": "not_run", "outcome": "not_answered", "detail": str(exc)}, error=True
+                )
+            data: Any = answer.data
+            choice = data.decision.value if answer.accepted and data is not None else None
+            if choice in (None, "dont_run"):
+                category = "user_cancelled" if answer.cancelled else "user_declined"
+                action = "cancel" if answer.cancelled else "decline"
+                await self.record(ctx, sql, category, action=action, decided_by="person", **facts)
+                outcome = "cancelled" if answer.cancelled else "declined"
+                return _result({"status": "not_run", "outcome": outcome})
+            if choice == "run_masked":
+                masked = tuple(f"{c.table}.{c.column}" for c in decision.pii)
+                schema = schema_of(tables or ())
+                run_sql = masked_sql(
+                    parsed, schema, engine.default_schema, {(c.table, c.column) for c in decision.pii}
+                )
+                category = "user_accepted_masked"
+            else:
+                category = "user_accepted"
+        decided_by = "person" if decision.kind == "ask" else "policy"
+        await self.record(ctx, sql, category, action="accept", decided_by=decided_by, masked=masked, **facts)
+        try:
+            result = await self.call(engine.run, run_sql, config.max_rows)
+        except DataEngineError as exc:
+            return _result({"status": "failed", "reason": "engine_error", "detail": exc.detail}, error=True)
+        largest = estimate.largest if estimate is not None else None
+        return _result(
+            {
+                "status": "ran",
+                "asked": decision.kind == "ask",
+                "category": category,
+                "columns": list(result.columns),
+                "rows": [[_plain(v) for v in row] for row in result.rows],
+                "row_count": len(result.rows),
+                "truncated": result.truncated,
+                "masked": list(masked),
+                "estimate": None
+                if estimate is None
+                else {"total": estimate.total, "largest": list(largest) if largest else None},
+            }
+        )
+
+    async def list_tables(self) -> t.CallToolResult:
+        tables = await self.tables()
+        if tables is None:
+            return _result({"status": "failed", "reason": "no_catalog"}, error=True)
+        rows = []
+        for table in tables:
+            tagged = [c.name for c in table.columns if self.pii_tags_of(table, c.name, c.comment)]
+            rows.append({"table": table.qualified, "columns": len(table.columns), "personal_data": tagged})
+        return _result({"engine": self.engine.name, "tables": rows})
+
+    def pii_tags_of(self, table: TableInfo, column: str, comment: str) -> tuple[str, ...]:
+        texts = self.config.tags(table, column, comment, self.engine.default_schema)
+        return matching_tags(texts, self.config.pii_tags)
+
+    async def describe_table(self, name: str) -> t.CallToolResult:
+        tables = await self.tables()
+        if tables is None:
+            return _result({"status": "failed", "reason": "no_catalog"}, error=True)
+        wanted = name if "." in name else f"{self.engine.default_schema}.{name}"
+        table = next((tb for tb in tables if tb.qualified == wanted), None)
+        if table is None:
+            return _result({"status": "failed", "reason": "unknown_table", "detail": name}, error=True)
+        columns = [
+            {
+                "name": c.name,
+                "type": c.type,
+                "tags": list(self.config.tags(table, c.name, c.comment, self.engine.default_schema)),
+                "personal_data": list(self.pii_tags_of(table, c.name, c.comment)),
+            }
+            for c in table.columns
+        ]
+        limit = self.config.thresholds(self.engine.name, self.engine.default_schema)
+        threshold = limit.per_table.get(table.qualified, limit.total)
+        return _result({"table": table.qualified, "threshold_rows": threshold, "columns": columns})
+
+
+def build_data_server(
+    engine: Engine, config: DataConfig | None = None, settings: ElicitSettings | None = None
+) -> MCPServer[Any]:
+    """An MCP server over `engine` whose `query` tool asks before an expensive or personal-data
+    query runs (see the module docstring)."""
+    server: MCPServer[Any] = MCPServer(
+        DATA_SERVER_NAME,
+        version="0.1.0",
+        instructions="Read-only SQL over a data platform. Expensive queries and queries that read "
+        "columns tagged as personal data are confirmed by the person first.",
+    )
+    settings = install(server, settings)
+    guarded = _Guarded(engine, config or DataConfig(), settings)
+
+    @server.tool(description="List the tables, with their columns tagged as personal data.")
+    async def list_tables() -> t.CallToolResult:
+        return await guarded.list_tables()
+
+    @server.tool(description="Describe a table: each column's type, tags and whether it is personal data.")
+    async def describe_table(table: str) -> t.CallToolResult:
+        return await guarded.describe_table(table)
+
+    @server.tool(
+        description="Run one read-only SQL query (SELECT). Expensive queries and queries reading personal "
+        "data are confirmed by the person first; they may choose to mask those columns."
+    )
+    async def query(ctx: Context, sql: str) -> t.CallToolResult:
+        return await guarded.query(ctx, sql)
+
+    return server

@@ -1,0 +1,123 @@
+"""Trino through the official `trino` client; estimates from ``EXPLAIN (TYPE IO, FORMAT JSON)``.
+
+The IO plan lists every input table with its own estimate (``inputTableColumnInfos[].estimate.
+outputRowCount``); unknown estimates are the string "NaN", which counts as no estimate (the guard
+then fails closed by default). The layout is the one in Trino's documentation, "EXPLAIN (TYPE
+IO)" (docs/src/main/sphinx/sql/explain.md in trinodb/trino), which tests/apps/data/test_trino.py
+checks against. Trino's access control is the read-only barrier at the engine: give the server
+a user that may only read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo
+from mcp_elicit.apps.data.guard import Estimate
+from mcp_elicit.errors import DataEngineError
+
+__all__ = ["TrinoEngine", "io_estimate"]
+
+
+def _rows(estimate: Any) -> float | None:
+    value = estimate.get("outputRowCount") if isinstance(estimate, dict) else None
+    try:
+        rows = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return rows if math.isfinite(rows) and rows >= 0 else None
+
+
+def io_estimate(plan: Any) -> Estimate:
+    """Per-table rows from an IO plan (a dict, or its JSON text); DataEngineError when any input
+    table has no usable estimate, since a partial sum would understate the cost."""
+    if isinstance(plan, str):
+        try:
+            plan = json.loads(plan)
+        except ValueError as exc:
+            raise DataEngineError("trino", f"EXPLAIN (TYPE IO) output is not JSON: {exc}") from None
+    inputs = plan.get("inputTableColumnInfos") if isinstance(plan, dict) else None
+    if not isinstance(inputs, list):
+        raise DataEngineError("trino", "EXPLAIN (TYPE IO) output has no inputTableColumnInfos")
+    tables: dict[str, float] = {}
+    for item in inputs:
+        table = item.get("table") if isinstance(item, dict) else None
+        names = table.get("schemaTable") if isinstance(table, dict) else None
+        if not isinstance(names, dict):
+            raise DataEngineError("trino", "an input table without schemaTable")
+        key = f"{names.get('schema')}.{names.get('table')}"
+        rows = _rows(item.get("estimate"))
+        if rows is None:
+            raise DataEngineError("trino", f"no row estimate for {key}")
+        tables[key] = tables.get(key, 0.0) + rows
+    return Estimate.of(tables)
+
+
+class TrinoEngine:
+    """`dsn` is ``trino://user@host:port/catalog/schema`` (``https://`` style ports work too)."""
+
+    name = "trino"
+    dialect = "trino"
+
+    def __init__(self, dsn: str) -> None:
+        import trino.dbapi
+
+        parts = urlsplit(dsn)
+        path = [p for p in parts.path.split("/") if p]
+        if parts.scheme not in ("trino", "http", "https") or not parts.hostname or len(path) != 2:
+            raise DataEngineError("trino", "DSN must look like trino://user@host:8080/catalog/schema")
+        self.catalog, self.default_schema = path
+        self._conn = trino.dbapi.connect(  # type: ignore[no-untyped-call]
+            host=parts.hostname,
+            port=parts.port or 8080,
+            user=parts.username or "mcp-elicit",
+            catalog=self.catalog,
+            schema=self.default_schema,
+            http_scheme="https" if parts.scheme == "https" else "http",
+        )
+        self._lock = threading.Lock()
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        rows = self._fetch(
+            "SELECT table_schema, table_name, column_name, data_type, coalesce(comment, '') "
+            "FROM information_schema.columns WHERE table_schema = ? ORDER BY table_name, ordinal_position",
+            (self.default_schema,),
+        )
+        found: dict[tuple[str, str], list[ColumnInfo]] = {}
+        for schema, table, column, kind, comment in rows:
+            found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
+        return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+
+    def estimate(self, sql: str) -> Estimate:
+        rows = self._fetch(f"EXPLAIN (TYPE IO, FORMAT JSON) {sql}")
+        if not rows:
+            raise DataEngineError("trino", "EXPLAIN returned nothing")
+        return io_estimate(rows[0][0])
+
+    def run(self, sql: str, max_rows: int) -> QueryResult:
+        with self._lock:
+            try:
+                cur = self._conn.cursor()
+                cur.execute(sql)
+                rows = cur.fetchmany(max_rows + 1)
+                names = tuple(d[0] for d in cur.description or ())
+                cur.cancel()
+            except Exception as exc:  # the client raises its own and requests' errors
+                raise DataEngineError("trino", str(exc)) from None
+        return QueryResult(names, tuple(tuple(r) for r in rows[:max_rows]), len(rows) > max_rows)
+
+    def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
+        with self._lock:
+            try:
+                cur = self._conn.cursor()
+                cur.execute(sql, params)
+                return list(cur.fetchall())
+            except Exception as exc:
+                raise DataEngineError("trino", str(exc)) from None
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,290 @@
+"""The guarded data server end to end: the SDK's client in both eras over memory, a stdio subprocess
+(`mcp-elicit serve-data`) and streamable HTTP, on DuckDB and the real PostgreSQL."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from mcp_elicit.apps.data import build_data_server, open_engine
+from mcp_elicit.apps.data.catalog import DataConfig
+from mcp_elicit.apps.data.guard import FailClosed
+from mcp_elicit.audit import SqliteAuditSink
+from mcp_elicit.errors import DataEngineError
+from mcp_elicit.server import ElicitSettings
+from mcp_elicit.testing import MemoryAuditSink
+from tests.apps.data import stories
+from tests.apps.data.conftest import Target
+from tests.apps.data.stories import PII, CountingEngine, Session, payload, query_records
+from tests.e2e.servers import serving_http
+from tests.support import ScriptedCallback
+
+pytestmark = pytest.mark.anyio
+
+ERAS = ["legacy", "2026-07-28"]
+
+
+def _shown(cb: ScriptedCallback) -> Any:
+    return lambda: [(s["message"], s["requestedSchema"]) for s in cb.seen]
+
+
+@asynccontextmanager
+async def memory_session(
+    target: Target, era: str, *, engine: Any = None, config: DataConfig | None = None, elicit: bool = True
+) -> AsyncIterator[Session]:
+    sink = MemoryAuditSink()
+    engine = engine or open_engine(target.engine, target.dsn)
+    server = build_data_server(engine, config or target.config, ElicitSettings(audit=sink))
+    cb = ScriptedCallback([])
+    async with Client(server, mode=era, elicitation_callback=cb if elicit else None) as c:
+        yield Session(
+            target,
+            lambda sql: c.call_tool("query", {"sql": sql}),
+            cb.script.append,
+            _shown(cb),
+            lambda: sink.records,
+        )
+
+
+@asynccontextmanager
+async def transport_session(
+    target: Target, era: str, transport: str, tmp_path: Path
+) -> AsyncIterator[Session]:
+    cb = ScriptedCallback([])
+    if transport == "stdio":
+        audit = tmp_path / "audit.sqlite3"
+        args = ["-m", "mcp_elicit", "serve-data", "--engine", target.engine, "--dsn", target.dsn]
+        args += ["--catalog", target.catalog_toml, "--audit-db", str(audit)]
+        params = StdioServerParameters(command=sys.executable, args=args)
+
+        def records() -> list[dict[str, Any]]:
+            sink = SqliteAuditSink(audit, readonly=True)
+            try:
+                return list(sink.iter_records())
+            finally:
+                sink.close()
+
+        async with Client(params, mode=era, elicitation_callback=cb) as c:
+            yield Session(
+                target, lambda sql: c.call_tool("query", {"sql": sql}), cb.script.append, _shown(cb), records
+            )
+        return
+    sink = MemoryAuditSink()
+    server = build_data_server(
+        open_engine(target.engine, target.dsn), target.config, ElicitSettings(audit=sink)
+    )
+    async with serving_http(server) as url, Client(url, mode=era, elicitation_callback=cb) as c:
+        yield Session(
+            target,
+            lambda sql: c.call_tool("query", {"sql": sql}),
+            cb.script.append,
+            _shown(cb),
+            lambda: sink.records,
+        )
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_cheap_query_runs_without_asking(target: Target, era: str) -> None:
+    async with memory_session(target, era) as s:
+        await stories.cheap_runs_unasked(s)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_expensive_query_asks_with_estimate_and_threshold_and_runs_on_accept(
+    target: Target, era: str
+) -> None:
+    async with memory_session(target, era) as s:
+        await stories.expensive_asks_then_runs(s)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_pii_query_names_each_column_with_its_tag_and_runs_masked_on_that_choice(
+    target: Target, era: str
+) -> None:
+    async with memory_session(target, era) as s:
+        await stories.pii_names_columns_and_runs_masked(s)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_pii_query_never_runs_on_decline_or_cancel_and_records_which(
+    target: Target, era: str, action: str
+) -> None:
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    async with memory_session(target, era, engine=engine) as s:
+        await stories.pii_not_run_on(s, action)
+    assert engine.ran == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_choosing_dont_run_in_the_form_is_a_decline_and_nothing_runs(target: Target, era: str) -> None:
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    async with memory_session(target, era, engine=engine) as s:
+        s.answer({"action": "accept", "content": {"decision": "dont_run"}})
+        out = payload(await s.call(PII))
+        assert (out["status"], out["outcome"]) == ("not_run", "declined")
+        assert s.last_record()["reason"] == "user_declined"
+    assert engine.ran == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_write_statement_is_refused_before_the_engine_sees_it(target: Target, era: str) -> None:
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    async with memory_session(target, era, engine=engine) as s:
+        await stories.writes_are_refused(s)
+    assert engine.ran == []
+
+
+def test_the_engine_connection_itself_is_read_only(target: Target) -> None:
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        with pytest.raises(DataEngineError) as caught:
+            engine.run("CREATE TABLE mcp_elicit_should_not_exist (a int)", 1)
+        assert caught.value.engine == target.engine
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_client_that_cannot_show_forms_gets_a_refusal_not_an_unasked_run(
+    target: Target, era: str
+) -> None:
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    async with memory_session(target, era, engine=engine, elicit=False) as s:
+        result = await s.call(PII)
+        assert result.is_error
+        assert payload(result)["reason"] == "cannot_ask"
+        assert s.last_record()["reason"] == "cannot_ask"
+        await stories.cheap_runs_unasked(s)  # a query that needs no question still runs
+    assert engine.ran == [stories.CHEAP]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_fail_open_for_elicitation_is_a_setting_and_is_recorded(target: Target, era: str) -> None:
+    config = DataConfig(
+        fail_closed=FailClosed(elicitation=False),
+        engine_thresholds=target.config.engine_thresholds,
+        column_tags=target.config.column_tags,
+    )
+    async with memory_session(target, era, config=config, elicit=False) as s:
+        out = payload(await s.call(PII))
+        assert (out["status"], out["category"]) == ("ran", "ran_unguarded")
+        assert s.last_record()["reason"] == "ran_unguarded"
+
+
+@pytest.mark.parametrize(
+    ("broken", "reason"), [("estimate_fails", "no_estimate"), ("tables_fail", "no_catalog")]
+)
+async def test_no_estimate_or_no_catalog_refuses_the_query(target: Target, broken: str, reason: str) -> None:
+    engine = CountingEngine(open_engine(target.engine, target.dsn), **{broken: True})
+    async with memory_session(target, "2026-07-28", engine=engine) as s:
+        result = await s.call(stories.CHEAP)
+        assert result.is_error
+        assert payload(result)["reason"] == reason
+        assert s.last_record()["reason"] == reason
+    assert engine.ran == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_whole_story_over_a_real_transport(
+    target: Target, era: str, transport: str, tmp_path: Path
+) -> None:
+    async with transport_session(target, era, transport, tmp_path) as s:
+        for step in stories.STORY:
+            await step(s)
+        kinds = [r["reason"] for r in query_records(s.records())]
+    assert kinds[:5] == [
+        "ran_unasked",
+        "user_accepted",
+        "user_accepted_masked",
+        "user_declined",
+        "user_cancelled",
+    ]
+    assert set(kinds[5:]) == {"not_read_only"}
+
+
+# -- our own client: ElicitClient in-process, and `mcp-elicit call --answers` as a user runs it --------
+
+STORY_ANSWERS = [
+    {"action": "accept", "content": {"decision": "run"}},
+    {"action": "accept", "content": {"decision": "run_masked"}},
+    {"action": "decline"},
+    {"action": "cancel"},
+]
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_the_whole_story_with_our_client(target: Target, protocol: str) -> None:
+    from mcp_elicit.client import ElicitClient
+    from mcp_elicit.ui.scripted import ScriptedUI
+
+    ui = ScriptedUI(list(STORY_ANSWERS))
+    sink = MemoryAuditSink()
+    server = build_data_server(
+        open_engine(target.engine, target.dsn), target.config, ElicitSettings(audit=sink)
+    )
+    async with ElicitClient(server, ui=ui, protocol=protocol) as client:
+        s = Session(
+            target,
+            lambda sql: client.call_tool("query", {"sql": sql}),
+            lambda answer: None,  # the script above holds the answers, in order
+            lambda: [(p.message, p.form.to_wire("2025-11-25")) for p in ui.seen],
+            lambda: sink.records,
+        )
+        for step in stories.STORY:
+            await step(s)
+    assert [o.action for o in client.outcomes] == ["accept", "accept", "decline", "cancel"]
+
+
+# -- the catalog tools, and a question nobody answers ----------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_list_and_describe_show_the_personal_data_columns_and_their_tags(
+    target: Target, era: str
+) -> None:
+    server = build_data_server(open_engine(target.engine, target.dsn), target.config)
+    async with Client(server, mode=era) as c:
+        listed = payload(await c.call_tool("list_tables", {}))
+        described = payload(await c.call_tool("describe_table", {"table": "customers"}))
+        missing = await c.call_tool("describe_table", {"table": "nope"})
+    tables = {t["table"]: t for t in listed["tables"]}
+    assert tables[f"{target.schema}.customers"]["personal_data"] == ["name", "email", "phone"]
+    assert tables[f"{target.schema}.events"]["personal_data"] == []
+    columns = {c["name"]: c for c in described["columns"]}
+    assert columns["email"]["personal_data"] == ["pii"]
+    assert columns["segment"]["tags"] == ["non-pii: marketing segment"]
+    assert columns["segment"]["personal_data"] == []
+    assert missing.is_error
+    assert payload(missing)["reason"] == "unknown_table"
+
+
+async def test_a_question_nobody_answers_ends_without_running_and_is_recorded(target: Target) -> None:
+    import anyio
+    import mcp_types as t
+
+    never = anyio.Event()
+
+    async def silent(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        await never.wait()  # the person walked away
+        return t.ElicitResult(action="cancel")
+
+    sink = MemoryAuditSink()
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    settings = ElicitSettings(audit=sink, ask_timeout=0.05)
+    server = build_data_server(engine, target.config, settings)
+    async with Client(server, mode="legacy", elicitation_callback=silent) as c:
+        result = await c.call_tool("query", {"sql": PII})
+        never.set()
+    assert result.is_error
+    assert payload(result)["outcome"] == "not_answered"
+    assert query_records(sink.records)[-1]["reason"] == "not_answered"
+    assert engine.ran == []

@@ -1,0 +1,113 @@
+"""The SQL facts: one read statement only, the base columns a query reads, and the masking rewrite."""
+
+from __future__ import annotations
+
+import contextlib
+
+import duckdb
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.apps.data.sql import MAX_SQL_CHARS, masked_sql, parse_read_only, read_columns
+from mcp_elicit.errors import QueryRefused
+from tests.apps.data.stories import WRITES
+
+SCHEMA = {
+    "main": {
+        "customers": {"id": "INT", "name": "TEXT", "email": "TEXT", "country": "TEXT"},
+        "orders": {"id": "INT", "customer_id": "INT", "amount": "INT"},
+    }
+}
+CUST, ORD = "main.customers", "main.orders"
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "trino"])
+@pytest.mark.parametrize(
+    "sql", [*WRITES, "COPY customers TO 'x.csv'", "SET x = 1", "SELECT * FROM t FOR UPDATE"]
+)
+def test_anything_but_one_read_statement_is_refused(sql: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as caught:
+        parse_read_only(sql, dialect)
+    assert caught.value.reason in ("not_read_only", "not_parsed")
+
+
+@pytest.mark.parametrize(
+    "sql", ["SELECT 1", "WITH a AS (SELECT 1 AS x) SELECT x FROM a", "SELECT 1 UNION SELECT 2"]
+)
+def test_reads_are_accepted(sql: str) -> None:
+    assert parse_read_only(sql, "duckdb").text == sql
+
+
+def test_unparseable_and_oversized_text_is_refused_with_its_own_reason() -> None:
+    with pytest.raises(QueryRefused) as caught:
+        parse_read_only("SELEC FROM (", "duckdb")
+    assert caught.value.reason == "not_parsed"
+    with pytest.raises(QueryRefused) as caught:
+        parse_read_only("SELECT 1" + " " * MAX_SQL_CHARS, "duckdb")
+    assert caught.value.reason == "not_parsed"
+
+
+@given(st.text(max_size=200))
+def test_the_read_only_check_never_fails_with_anything_but_a_refusal(text: str) -> None:
+    with contextlib.suppress(QueryRefused):
+        parse_read_only(text, "duckdb")
+
+
+def cols(sql: str) -> set[tuple[str, str]]:
+    return read_columns(parse_read_only(sql, "duckdb"), SCHEMA, "main")
+
+
+def test_star_is_expanded_against_the_schema() -> None:
+    assert cols("SELECT * FROM customers") == {
+        (CUST, "id"),
+        (CUST, "name"),
+        (CUST, "email"),
+        (CUST, "country"),
+    }
+
+
+def test_filters_joins_and_grouping_count_as_reads() -> None:
+    sql = (
+        "SELECT o.amount FROM orders o JOIN customers c ON c.id = o.customer_id "
+        "WHERE c.email LIKE '%x' GROUP BY 1"
+    )
+    assert cols(sql) == {(ORD, "amount"), (ORD, "customer_id"), (CUST, "id"), (CUST, "email")}
+
+
+def test_ctes_and_subqueries_resolve_to_their_base_columns() -> None:
+    sql = (
+        "WITH c AS (SELECT email AS contact, id FROM customers) "
+        "SELECT x.contact FROM (SELECT contact FROM c) x "
+        "WHERE EXISTS (SELECT 1 FROM orders WHERE orders.customer_id = 1)"
+    )
+    assert cols(sql) == {(CUST, "email"), (CUST, "id"), (ORD, "customer_id")}
+
+
+def test_an_unknown_column_is_refused() -> None:
+    with pytest.raises(QueryRefused) as caught:
+        cols("SELECT nope FROM customers")
+    assert caught.value.reason == "unknown_column"
+
+
+MASK = {(CUST, "email"), (CUST, "name")}
+
+
+def masked_rows(sql: str) -> list[tuple[object, ...]]:
+    conn = duckdb.connect()
+    conn.execute(
+        "CREATE TABLE customers AS SELECT 1 AS id, 'Ada' AS name, 'ada@x.org' AS email, 'GB' AS country"
+    )
+    conn.execute("CREATE TABLE orders AS SELECT 7 AS id, 1 AS customer_id, 30 AS amount")
+    rewritten = masked_sql(parse_read_only(sql, "duckdb"), SCHEMA, "main", MASK)
+    return conn.execute(rewritten).fetchall()
+
+
+def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> None:
+    assert masked_rows("SELECT * FROM customers WHERE email = 'ada@x.org'") == [(1, None, None, "GB")]
+    assert masked_rows("SELECT upper(name) || '!' AS shout, country FROM customers") == [(None, "GB")]
+    assert masked_rows("WITH c AS (SELECT email AS e FROM customers) SELECT e FROM c") == [(None,)]
+    assert masked_rows("SELECT (SELECT max(email) FROM customers) AS m") == [(None,)]
+    joined = "SELECT o.amount, c.name FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY c.email"
+    assert masked_rows(joined) == [(30, None)]
+    assert masked_rows("SELECT id FROM customers WHERE email IN (SELECT email FROM customers)") == [(1,)]

@@ -1,0 +1,86 @@
+"""The Trino adapter's estimate, against the output Trino documents for EXPLAIN (TYPE IO, FORMAT JSON).
+
+Source of the fixture: Trino's documentation, "EXPLAIN" > "EXPLAIN (TYPE IO)"
+(https://trino.io/docs/current/sql/explain.html; docs/src/main/sphinx/sql/explain.md in
+trinodb/trino). The page prints the JSON with unquoted keys; the server sends real JSON, so the
+fixture is the same document with its keys quoted and nothing else changed. The "NaN" strings are
+how Trino reports an unknown estimate (the same page's top-level `estimate`).
+
+A live contract test runs when MCP_ELICIT_TEST_TRINO names a server
+(trino://user@host:port/catalog/schema).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_elicit.apps.data.trino import io_estimate
+from mcp_elicit.errors import DataEngineError
+
+DOCS_EXAMPLE = Path(__file__).parent / "fixtures" / "trino_explain_io_docs.json"
+TRINO_ENV = "MCP_ELICIT_TEST_TRINO"
+
+
+def docs_plan() -> dict[str, Any]:
+    plan = json.loads(DOCS_EXAMPLE.read_text())
+    assert isinstance(plan, dict)
+    return plan
+
+
+def test_the_documented_io_plan_gives_each_input_tables_row_estimate() -> None:
+    estimate = io_estimate(docs_plan())
+    assert dict(estimate.tables) == {"tpch.test_orders": 2.0}
+    assert estimate.total == 2.0
+    assert estimate.largest == ("tpch.test_orders", 2.0)
+
+
+def test_the_plan_is_read_from_its_json_text_too() -> None:
+    assert io_estimate(DOCS_EXAMPLE.read_text()).total == 2.0
+
+
+def test_several_inputs_report_the_largest_and_the_total() -> None:
+    plan = docs_plan()
+    other = copy.deepcopy(plan["inputTableColumnInfos"][0])
+    other["table"]["schemaTable"] = {"schema": "tpch", "table": "lineitem"}
+    other["estimate"]["outputRowCount"] = 6_001_215.0
+    plan["inputTableColumnInfos"].append(other)
+    estimate = io_estimate(plan)
+    assert estimate.largest == ("tpch.lineitem", 6_001_215.0)
+    assert estimate.total == 6_001_217.0
+
+
+def test_an_unknown_nan_estimate_is_no_estimate_not_zero() -> None:
+    plan = docs_plan()
+    plan["inputTableColumnInfos"][0]["estimate"]["outputRowCount"] = "NaN"
+    with pytest.raises(DataEngineError) as caught:
+        io_estimate(plan)
+    assert caught.value.engine == "trino"
+
+
+@pytest.mark.parametrize("broken", ["not json", "{}", '{"inputTableColumnInfos": [{"table": {}}]}'])
+def test_malformed_output_is_an_engine_error(broken: str) -> None:
+    with pytest.raises(DataEngineError):
+        io_estimate(broken)
+
+
+@pytest.mark.skipif(not os.environ.get(TRINO_ENV), reason=f"{TRINO_ENV} is not set (no Trino server here)")
+def test_a_live_trino_plans_lists_and_runs_read_only() -> None:
+    from mcp_elicit.apps.data.trino import TrinoEngine
+
+    engine = TrinoEngine(os.environ[TRINO_ENV])
+    try:
+        tables = engine.tables()
+        assert tables
+        first = tables[0]
+        estimate = engine.estimate(f'SELECT * FROM "{first.schema}"."{first.name}"')
+        assert first.qualified in estimate.tables
+        result = engine.run(f'SELECT * FROM "{first.schema}"."{first.name}"', 1)
+        assert len(result.rows) <= 1
+    finally:
+        engine.close()
