@@ -6,7 +6,8 @@ from typing import Any
 
 from mcp_elicit.server import sdk
 from mcp_elicit.server.flows import ApiKeyHandoff, HandoffFlow, OAuthClient, OAuthHandoff
-from mcp_elicit.server.handoffs import HandoffResult, Handoffs, credential, handoff, require
+from mcp_elicit.server.handoff_calls import credential, handoff, require
+from mcp_elicit.server.handoffs import HandoffResult, Handoffs
 from mcp_elicit.server.identity import IdentityPolicy, Principal
 from mcp_elicit.server.pages import mount_handoff_pages
 from mcp_elicit.server.questions import Answer, Question, RawRequest, ask, client_supports, confirm, gather
