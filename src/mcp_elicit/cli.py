@@ -25,10 +25,11 @@ def serve_reference(transport: str, host: str, port: int) -> None:
     """Run the reference server (both protocol eras at once)."""
     from mcp_elicit.reference import build_reference_server
 
-    server = build_reference_server()
+    server = build_reference_server(stdio=transport == "stdio")
     if transport == "stdio":
         server.run("stdio")
     else:
+        click.echo(f"mcp-elicit reference server: http://{host}:{port}/mcp", err=True)
         server.run("streamable-http", host=host, port=port)
 
 

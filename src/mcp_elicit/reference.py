@@ -4,8 +4,11 @@
 protocol eras at once: a 2025-11-25 client gets pushed `elicitation/create` requests, a
 2026-07-28 client gets InputRequiredResult rounds, from the same tool code.
 
-URL hand-offs (HTTP only: the pages live on the server's own HTTP app) are configured from the
-environment by `reference_handoffs()`: MCP_ELICIT_VAULT_KEYS (else a throwaway key),
+URL hand-offs are configured from the environment by `reference_handoffs()`. Over HTTP the pages
+live on the server's own HTTP app; over stdio (`build_reference_server(stdio=True)`, which
+`serve-reference --transport stdio` uses) they are served on a loopback listener of the server's
+own (MCP_ELICIT_PAGES_LISTEN, default 127.0.0.1 on a free port) unless a public base URL is set.
+Settings: MCP_ELICIT_VAULT_KEYS (else a throwaway key),
 MCP_ELICIT_PUBLIC_BASE_URL (else the loopback origin of each request), MCP_ELICIT_DEV_USER (the
 development identity, default "local-dev", used when no MCP authorization is configured; it only
 serves browsers on loopback) and, to enable the OAuth tool, MCP_ELICIT_REFERENCE_OAUTH_AUTHORIZE_URL,
@@ -102,7 +105,10 @@ class Reader(BaseModel):
     name: str = Field(title="Your name", max_length=80)
 
 
-def build_reference_server(settings: ElicitSettings | None = None) -> MCPServer[Any]:
+PAGES_LISTEN_ENV = "MCP_ELICIT_PAGES_LISTEN"
+
+
+def build_reference_server(settings: ElicitSettings | None = None, *, stdio: bool = False) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
         REFERENCE_SERVER_NAME,
         version="0.1.0",
@@ -110,7 +116,7 @@ def build_reference_server(settings: ElicitSettings | None = None) -> MCPServer[
     )
     settings = settings or ElicitSettings()
     if settings.handoffs is None:
-        settings = dataclasses.replace(settings, handoffs=reference_handoffs())
+        settings = dataclasses.replace(settings, handoffs=reference_handoffs(stdio=stdio))
     install(server, settings)
     _add_realistic_tools(server)
     _add_handoff_tools(server, settings.handoffs)
@@ -190,9 +196,11 @@ def _oauth_flow(environ: Mapping[str, str]) -> OAuthHandoff | None:
     return OAuthHandoff(provider=get("PROVIDER") or "example-oauth", client=client, title="Example account")
 
 
-def reference_handoffs(environ: Mapping[str, str] | None = None) -> Handoffs:
+def reference_handoffs(environ: Mapping[str, str] | None = None, *, stdio: bool = False) -> Handoffs:
     """The reference server's hand-off settings, from the environment (see the module docstring)."""
     env = os.environ if environ is None else environ
+    public = env.get("MCP_ELICIT_PUBLIC_BASE_URL") or None
+    listen = env.get(PAGES_LISTEN_ENV) or ("127.0.0.1:0" if stdio and public is None else None)
     if env.get(VAULT_KEYS_ENV):
         keys = KeyRing.from_env(environ=env)
     else:
@@ -215,7 +223,8 @@ def reference_handoffs(environ: Mapping[str, str] | None = None) -> Handoffs:
     return Handoffs(
         vault=TokenVault(keys, vault_storage),
         identity=IdentityPolicy(dev_user=env.get("MCP_ELICIT_DEV_USER", "local-dev")),
-        public_base_url=env.get("MCP_ELICIT_PUBLIC_BASE_URL") or None,
+        public_base_url=public,
+        pages_listen=listen,
         flows=[EXAMPLE_API] + ([oauth] if oauth is not None else []),
         **shared,
     )

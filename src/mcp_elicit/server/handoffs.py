@@ -57,6 +57,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.server import sdk
 from mcp_elicit.server.flows import HandoffFlow
 from mcp_elicit.server.identity import IdentityPolicy, Principal, is_loopback_host
+from mcp_elicit.server.loopback import parse_listen
 from mcp_elicit.server.stores import (
     CANCELLED,
     DECLINED,
@@ -143,7 +144,9 @@ class Handoffs:
     only suits a single process). `vault` keeps what the flows obtain. `store` keeps open
     hand-offs (memory by default; `RedisHandoffStore` for replicas). `identity` says whom a
     hand-off is for. `flows` are the flows the pages can serve; others are added on first use,
-    which is only enough for a single process.
+    which is only enough for a single process. `pages_listen` ("127.0.0.1:0"): also serve the
+    pages on the server's own loopback listener, and build links on it when a request does not
+    come over HTTP (a stdio server; see `loopback`). `hold`: see DEFAULT_HANDOFF_HOLD_SECONDS.
     """
 
     vault: TokenVault
@@ -157,6 +160,7 @@ class Handoffs:
     ttl: float = DEFAULT_HANDOFF_TTL_SECONDS
     wait_timeout: float = DEFAULT_HANDOFF_WAIT_SECONDS
     hold: float = DEFAULT_HANDOFF_HOLD_SECONDS
+    pages_listen: str | None = None
     clock: Callable[[], float] = time.time
 
     def __post_init__(self) -> None:
@@ -166,6 +170,8 @@ class Handoffs:
             raise ConfigError("secret", f"at least {MIN_SECRET_BYTES} bytes")
         if self.public_base_url is not None:
             self.public_base_url = _check_base_url(self.public_base_url)
+        if self.pages_listen is not None:
+            parse_listen(self.pages_listen)
         if not self.path_prefix.startswith("/") or self.path_prefix.endswith("/"):
             raise ConfigError("path_prefix", "must start with '/' and not end with '/'")
         self.allowed_hosts = tuple(h.lower() for h in self.allowed_hosts)
@@ -177,6 +183,7 @@ class Handoffs:
             self.register(flow)
         self._groups: list[anyio.abc.TaskGroup] = []
         self._watched = 0
+        self.loopback_origin: str | None = None  # set while the loopback listener runs
 
     # -- flows ---------------------------------------------------------------------------------
 
@@ -195,7 +202,11 @@ class Handoffs:
             return self.public_base_url
         request = sdk.http_request(ctx) if ctx is not None else None
         if request is None:
-            raise ConfigError("public_base_url", "needed when the MCP request does not come over HTTP")
+            if self.loopback_origin is not None:
+                return self.loopback_origin
+            raise ConfigError(
+                "public_base_url", "needed when the MCP request does not come over HTTP (or set pages_listen)"
+            )
         host = (request.url.hostname or "").lower()
         if not (is_loopback_host(host) or host in self.allowed_hosts):
             raise ConfigError("allowed_hosts", "the request's Host may not be used to build links")

@@ -35,6 +35,8 @@ import hashlib
 import hmac
 import logging
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -42,7 +44,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from mcp_elicit.server import sdk
+from mcp_elicit.server import loopback, sdk
 from mcp_elicit.server.flows import (
     Again,
     Declined,
@@ -395,11 +397,30 @@ async def _read_form(request: Request) -> dict[str, str] | None:
 
 
 def mount_handoff_pages(server: Any, hs: Handoffs) -> None:
-    """Add the hand-off pages to `server`'s HTTP app and run the completion relay on its lifespan."""
+    """Add the hand-off pages to `server`'s HTTP app and run the completion relay on its lifespan;
+    with `hs.pages_listen`, also serve them on the server's own loopback listener (for stdio)."""
     pages = _Pages(hs)
     prefix = hs.path_prefix
-    sdk.add_route(server, f"{prefix}/start/{{token}}", ["GET"], pages.start)
-    sdk.add_route(server, f"{prefix}/h/{{handoff_id}}", ["GET"], pages.page)
-    sdk.add_route(server, f"{prefix}/h/{{handoff_id}}", ["POST"], pages.submit)
-    sdk.add_route(server, f"{prefix}/oauth/callback", ["GET"], pages.oauth_callback)
-    sdk.wrap_lifespan(sdk.lowlevel_of(server), hs.running)
+    routes: list[tuple[str, list[str], Any]] = [
+        (f"{prefix}/start/{{token}}", ["GET"], pages.start),
+        (f"{prefix}/h/{{handoff_id}}", ["GET"], pages.page),
+        (f"{prefix}/h/{{handoff_id}}", ["POST"], pages.submit),
+        (f"{prefix}/oauth/callback", ["GET"], pages.oauth_callback),
+    ]
+    for path, methods, endpoint in routes:
+        sdk.add_route(server, path, methods, endpoint)
+
+    @asynccontextmanager
+    async def running() -> AsyncIterator[None]:
+        async with hs.running():
+            if hs.pages_listen is None:
+                yield
+                return
+            async with loopback.serving(routes, hs.pages_listen) as origin:
+                hs.loopback_origin = origin
+                try:
+                    yield
+                finally:
+                    hs.loopback_origin = None
+
+    sdk.wrap_lifespan(sdk.lowlevel_of(server), running)
