@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit.client import Pipeline, run_call
+from mcp_elicit.cli.call import run_call
+from mcp_elicit.client import Pipeline
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.model import Answer, Elicitation
 from mcp_elicit.client.opener import BROWSER_ENV, argv_opener, system_opener

@@ -47,19 +47,22 @@ from mcp_elicit.client.http_guard import guarded_streamable_http_client
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
+from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
 from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.ui.base import Requester, UserInterface
 
-__all__ = ["PROTOCOLS", "ElicitClient", "ServerSpec", "connect", "parse_server_spec"]
+__all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect", "parse_server_spec"]
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+ProtocolChoice = Literal["legacy", "modern", "auto"]
+"""How a client picks the era: the 2025-11-25 handshake, 2026-07-28, or whichever the server offers."""
 
 PROTOCOLS: Final[dict[str, str]] = {"legacy": "legacy", "modern": "2026-07-28", "auto": "auto"}
 """`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or discover then fall back."""

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import anyio
 
 from mcp_elicit.client.model import Answer, Decision, Elicitation, Outcome
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.core import policy as core_policy
 from mcp_elicit.core.forms import Form
 from mcp_elicit.core.policy import Deny, Policy, PolicyState, Request, ServerRef, evaluate
 from mcp_elicit.core.sensitive import FormVerdict, classify_schema
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UserInterface
 
 if TYPE_CHECKING:
     from mcp_elicit.client.pipeline import Pipeline

@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from mcp_elicit.client.ui_protocol import Purpose, Requester, UrlPrompt
 from mcp_elicit.core.forms import Form
 from mcp_elicit.core.revisions import is_modern
-from mcp_elicit.ui.base import Purpose, Requester, UrlPrompt
 
 __all__ = [
     "INVALID_PARAMS",

@@ -24,9 +24,9 @@ from typing import Final
 from mcp_elicit.client.guardrails import SecretGuard
 from mcp_elicit.client.model import Answer, Decision, Elicitation, Outcome, Refuse
 from mcp_elicit.client.stages import MODES, Stage, default_stages
+from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.errors import OutcomeNotRecorded
-from mcp_elicit.ui.base import UserInterface
 
 __all__ = ["SCREENING_STAGES", "Observer", "Pipeline"]
 

@@ -50,7 +50,7 @@ from mcp_elicit.client.model import (
     Refuse,
 )
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.ui.base import Requester, UserInterface
+from mcp_elicit.client.ui_protocol import Requester, UserInterface
 
 __all__ = ["ElicitationHandler", "GuardedTransport", "KitClient", "capability", "to_result"]
 

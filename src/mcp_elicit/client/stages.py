@@ -32,12 +32,12 @@ from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
 import anyio
 
 from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
 from mcp_elicit.core.revisions import wire_revision
 from mcp_elicit.core.text import clean_text, sanitize
 from mcp_elicit.errors import AnswerError, SchemaError
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UserInterface
 
 __all__ = [
     "AnswerWithoutAsking",

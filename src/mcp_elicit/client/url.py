@@ -61,6 +61,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
 from mcp_elicit.client.opener import UrlOpener, system_opener
 from mcp_elicit.client.stages import Stage
+from mcp_elicit.client.ui_protocol import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url_flow import (
     CompletionTracker,
     Consent,
@@ -72,7 +73,6 @@ from mcp_elicit.client.url_flow import (
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.urls import UrlVerdict, check_url, escape_for_display
 from mcp_elicit.errors import ConfigError, UrlHandoffStopped
-from mcp_elicit.ui.base import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
 
 if TYPE_CHECKING:
     from mcp_elicit.client.pipeline import Pipeline

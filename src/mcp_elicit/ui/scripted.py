@@ -61,8 +61,8 @@ from typing import Any, Final, Literal
 
 import anyio
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 
 __all__ = ["Match", "ScriptedUI", "Step"]
 

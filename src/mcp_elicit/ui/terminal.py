@@ -55,9 +55,17 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
+from mcp_elicit.client.ui_protocol import (
+    FormPrompt,
+    Purpose,
+    Requester,
+    UIResult,
+    UrlPrompt,
+    UrlWaiting,
+    WaitChoice,
+)
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 
 __all__ = [
     "CTRL_C",

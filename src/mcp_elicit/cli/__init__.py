@@ -185,7 +185,7 @@ def connect_command(
 
     import anyio
 
-    from mcp_elicit.ui.connect import ConnectSession, open_pipeline_client
+    from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
 
     config = _load_config(config_path)
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
@@ -265,7 +265,7 @@ def call_command(
 
     import anyio
 
-    from mcp_elicit.client.call import run_call
+    from mcp_elicit.cli.call import run_call
     from mcp_elicit.core.text import clean_text
     from mcp_elicit.errors import ConfigError
 
@@ -324,14 +324,14 @@ def call_command(
 @click.argument("url")
 def conformance_client_command(url: str) -> None:
     """The client the official conformance suite drives: accepts every form with its defaults."""
-    from mcp_elicit.client.conformance import main as conformance_main
+    from mcp_elicit.cli.conformance import main as conformance_main
 
     raise SystemExit(conformance_main([url]))
 
 
-# --- audit (the commands live in mcp_elicit.audit.commands) -----------------------------------------------
+# --- audit (the commands live in mcp_elicit.cli.audit) -----------------------------------------------
 def _register_audit() -> None:
-    from mcp_elicit.audit.commands import audit_group
+    from mcp_elicit.cli.audit import audit_group
 
     main.add_command(audit_group)
 

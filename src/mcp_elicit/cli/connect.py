@@ -27,7 +27,7 @@ import tempfile
 import typing
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Final, Literal, TextIO
+from typing import Any, Final, TextIO
 
 import anyio
 import mcp_types as t
@@ -37,12 +37,13 @@ from rich.console import Console
 from rich.text import Text
 
 from mcp_elicit.client import ElicitClient
+from mcp_elicit.client.connection import ProtocolChoice
 from mcp_elicit.client.opener import system_opener
+from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
 from mcp_elicit.core.revisions import LATEST
 from mcp_elicit.errors import UrlHandoffStopped
-from mcp_elicit.ui.base import Requester
 from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
 
 __all__ = [
@@ -52,12 +53,10 @@ __all__ = [
     "MAX_TOOL_DESCRIPTION_CHARS",
     "ConnectSession",
     "Opener",
-    "Protocol",
     "SessionClient",
     "open_pipeline_client",
 ]
 
-Protocol = Literal["legacy", "modern", "auto"]
 """`--protocol`: legacy = the 2025-11-25 handshake, modern = 2026-07-28 directly, auto = discover."""
 
 # Characters of a tool description in the `tools` list: one line per tool keeps the list scannable.
@@ -96,7 +95,7 @@ class SessionClient(typing.Protocol):
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> t.CallToolResult: ...
 
 
-Opener = Callable[[str, TerminalUI, Protocol, TextIO], AbstractAsyncContextManager[SessionClient]]
+Opener = Callable[[str, TerminalUI, ProtocolChoice, TextIO], AbstractAsyncContextManager[SessionClient]]
 """Opens a connection to SPEC whose questions go to the UI; a stdio server's stderr goes to the file.
 Raises ValueError for an unusable SPEC."""
 
@@ -104,7 +103,7 @@ Raises ValueError for an unusable SPEC."""
 def open_pipeline_client(
     spec: str,
     ui: TerminalUI,
-    protocol: Protocol,
+    protocol: ProtocolChoice,
     errlog: TextIO,
     *,
     config: Config | None = None,
@@ -142,14 +141,14 @@ class ConnectSession:
         self,
         spec: str,
         *,
-        protocol: Protocol = "auto",
+        protocol: ProtocolChoice = "auto",
         console: Console | None = None,
         read_line: LineReader | None = None,
         opener: Opener | None = None,
         url_mode: bool | UrlMode | None = None,
     ) -> None:
         self.spec = spec
-        self.protocol: Protocol = protocol
+        self.protocol: ProtocolChoice = protocol
         self.console = console or Console(markup=False, emoji=False, highlight=False)
         self.read = read_line or terminal_input(self.console)
         self.ui = TerminalUI(self.console, self.read)

@@ -38,11 +38,18 @@ from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.opener import system_opener
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.client.ui_protocol import (
+    FormPrompt,
+    Requester,
+    UIResult,
+    UrlCapableUI,
+    UrlPrompt,
+    UserInterface,
+)
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ConfigError, UrlHandoffStopped
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlCapableUI, UrlPrompt, UserInterface
 
 __all__ = ["CallReport", "run_call"]
 
