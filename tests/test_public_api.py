@@ -49,6 +49,7 @@ PUBLIC = {
     "TooManyHandoffs",
     "UnsupportedInRevision",
     "UrlHandoffStopped",
+    "UsageError",
     "UrlVerdict",
     "VaultError",
     "ask",

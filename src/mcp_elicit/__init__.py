@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         TooManyHandoffs,
         UnsupportedInRevision,
         UrlHandoffStopped,
+        UsageError,
         VaultError,
     )
     from mcp_elicit.server import (
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
 _SOURCES: dict[str, str] = {
     "OutcomeNotRecorded": "mcp_elicit.errors",
     "UrlHandoffStopped": "mcp_elicit.errors",
+    "UsageError": "mcp_elicit.errors",
     "AuditReadError": "mcp_elicit.errors",
     "AuditWriteError": "mcp_elicit.errors",
     "ConfigError": "mcp_elicit.errors",
@@ -170,6 +172,7 @@ __all__ = [
     "UnsupportedInRevision",
     "UrlHandoffStopped",
     "UrlVerdict",
+    "UsageError",
     "VaultError",
     "ask",
     "check_url",

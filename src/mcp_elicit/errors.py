@@ -23,7 +23,8 @@ subclasses the builtin a caller would already catch.
     ├── HandoffNotCompleted (PermissionError)    the person did not finish a required out-of-band step
     ├── TooManyHandoffs (RuntimeError)           a user has too many hand-offs open at once
     ├── UrlHandoffStopped (RuntimeError)         a request needing a URL step (-32042) could not go on
-    └── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
+    ├── VaultError (ValueError)                  a vault row does not decrypt for this user and provider
+    └── UsageError (RuntimeError)                the client kit was used out of order (not entered, too late)
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "TooManyHandoffs",
     "UnsupportedInRevision",
     "UrlHandoffStopped",
+    "UsageError",
     "VaultError",
 ]
 
@@ -267,3 +269,13 @@ class VaultError(ElicitError, ValueError):
         self.provider = provider
         self.reason = reason
         super().__init__(f"vault row for provider {provider!r} does not decrypt ({reason})")
+
+
+class UsageError(ElicitError, RuntimeError):
+    """The caller used the client kit out of order: `what` was used before `needs` (a client
+    outside its `async with`, URL mode enabled on a connected client, a `UrlMode` never installed)."""
+
+    def __init__(self, what: str, needs: str) -> None:
+        self.what = what
+        self.needs = needs
+        super().__init__(f"{what}: {needs} first")

@@ -17,12 +17,12 @@ from __future__ import annotations
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.connection import PROTOCOLS, ElicitClient, ServerSpec, connect, parse_server_spec
 from mcp_elicit.client.guardrails import AskFirst, Guardrails, PolicyGate, SecretGuard, install_guardrails
-from mcp_elicit.client.model import Answer, CallRegistry, Decision, Elicitation, Outcome, Refuse
+from mcp_elicit.client.model import CallRegistry, Decision, Elicitation, Outcome, Refuse, Reply
 from mcp_elicit.client.pipeline import SCREENING_STAGES, Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, KitClient
 from mcp_elicit.client.stages import (
     AnswerWithoutAsking,
-    AskPerson,
+    AskThroughUI,
     CheckMode,
     CleanText,
     GateSchema,
@@ -35,10 +35,9 @@ from mcp_elicit.client.url import CheckUrl, UrlAsk, UrlMode, UrlSettings
 __all__ = [
     "PROTOCOLS",
     "SCREENING_STAGES",
-    "Answer",
     "AnswerWithoutAsking",
     "AskFirst",
-    "AskPerson",
+    "AskThroughUI",
     "AuditTrail",
     "CallRegistry",
     "CheckMode",
@@ -56,6 +55,7 @@ __all__ = [
     "Pipeline",
     "PolicyGate",
     "Refuse",
+    "Reply",
     "SecretGuard",
     "ServerSpec",
     "Stage",

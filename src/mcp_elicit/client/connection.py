@@ -54,6 +54,7 @@ from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
+from mcp_elicit.errors import ConfigError, UsageError
 
 __all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect", "parse_server_spec"]
 
@@ -90,7 +91,7 @@ def parse_server_spec(spec: str) -> ServerSpec:
         return ServerSpec(url=spec)
     argv = tuple(shlex.split(spec))
     if not argv:
-        raise ValueError("the server spec is empty: give a URL or a command line")
+        raise ConfigError("server", "the server spec is empty: give a URL or a command line")
     return ServerSpec(argv=argv)
 
 
@@ -134,7 +135,7 @@ class ElicitClient:
     ) -> None:
         if pipeline is None:
             if ui is None:
-                raise ValueError("give a ui or a pipeline")
+                raise ConfigError("ui", "give a ui or a pipeline")
             pipeline = Pipeline(ui)
         self.pipeline = pipeline
         self.guardrails: Guardrails | None = None
@@ -161,9 +162,9 @@ class ElicitClient:
     def enable_url_mode(self, mode: UrlMode | None = None) -> UrlMode:
         """Add URL mode to this client's pipeline, before connecting (what `url_mode=True` does)."""
         if self._sdk is not None:
-            raise RuntimeError("enable URL mode before connecting")
+            raise UsageError("enable_url_mode", "call it before connecting, not after")
         if self.url is not None:
-            raise ValueError("this client already has URL mode")
+            raise ConfigError("url_mode", "this client already has URL mode")
         self.url = mode if mode is not None else UrlMode()
         self.url.install(self.pipeline)
         return self.url
@@ -172,7 +173,7 @@ class ElicitClient:
     def sdk(self) -> KitClient:
         """The underlying `mcp.client.Client`, for everything this wrapper does not cover."""
         if self._sdk is None:
-            raise RuntimeError("ElicitClient must be used as an async context manager")
+            raise UsageError("ElicitClient.sdk", "enter the client with `async with`")
         return self._sdk
 
     @property

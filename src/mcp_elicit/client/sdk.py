@@ -41,8 +41,6 @@ from pydantic import ValidationError
 
 from mcp_elicit.client.http_guard import MALFORMED_METHOD
 from mcp_elicit.client.model import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
     CallRegistry,
     Decision,
     Elicitation,
@@ -51,6 +49,7 @@ from mcp_elicit.client.model import (
 )
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
+from mcp_elicit.core.wire_codes import INVALID_PARAMS, INVALID_REQUEST
 
 __all__ = ["ElicitationHandler", "GuardedTransport", "KitClient", "capability", "to_result"]
 

@@ -13,7 +13,7 @@ to end the chain (see `client/model.py`). The default chain:
 4. `clean_text`: message, titles, descriptions and option labels made safe to show
    (`core/text.py`); defaults pre-filled when safe (F6). Never decides.
 5. *(extension point)*: URL checks, the secret guard, policy and auditing plug in here, before
-   `ask`, and decide with `Refuse` or `Answer` (a denial is a value).
+   `ask`, and decide with `Refuse` or `Reply` (a denial is a value).
 6. `ask`: one question at a time through the UI, with an idle timeout; the answer is validated on
    the client and an invalid one goes back to the person (F7), a bounded number of times.
 
@@ -31,8 +31,9 @@ from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 
-from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
-from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UserInterface
+from mcp_elicit.client.asking import show_bounded
+from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
 from mcp_elicit.core.revisions import wire_revision
@@ -41,7 +42,7 @@ from mcp_elicit.errors import AnswerError, SchemaError
 
 __all__ = [
     "AnswerWithoutAsking",
-    "AskPerson",
+    "AskThroughUI",
     "CheckMode",
     "CleanText",
     "GateSchema",
@@ -308,7 +309,7 @@ def _clean_field(f: Field) -> tuple[Field, bool, bool]:
     return dataclasses.replace(f, **changes), hidden, held_back
 
 
-class AskPerson:
+class AskThroughUI:
     """Ask through the UI, one question at a time, with an idle timeout; validate before sending."""
 
     name = "ask"
@@ -331,7 +332,7 @@ class AskPerson:
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         if self._waiting >= self.max_waiting:
-            return Answer("cancel", "rate_limit", reason="queue_full")
+            return Reply("cancel", "rate_limit", reason="queue_full")
         self._waiting += 1
         try:
             await self._turn.acquire()
@@ -345,20 +346,20 @@ class AskPerson:
     async def _ask_form(self, e: Elicitation) -> Decision:
         form = e.prompt_form
         if form is None:
-            return Answer("cancel", "error", reason="no_form")
+            return Reply("cancel", "error", reason="no_form")
         prompt = FormPrompt(
             e.requester, e.purpose, e.message, form, values=e.values, warnings=tuple(e.warnings)
         )
         decided_by: Literal["person", "script", "timeout"] = "person"
         for _ in range(self.max_reasks + 1):
-            result = await self._show(self.ui.ask_form, prompt)
-            if isinstance(result, Answer):
+            result = await show_bounded(self.ui.ask_form, prompt, self.idle_timeout)
+            if isinstance(result, Reply):
                 return result
             decided_by = result.decided_by
             if result.action != "accept":
-                return Answer(result.action, decided_by)
+                return Reply(result.action, decided_by)
             try:
-                return Answer("accept", decided_by, content=form.validate(result.content or {}))
+                return Reply("accept", decided_by, content=form.validate(result.content or {}))
             except AnswerError as err:
                 given = result.content if isinstance(result.content, Mapping) else {}
                 prompt = dataclasses.replace(
@@ -369,38 +370,21 @@ class AskPerson:
                         for p in err.problems
                     },
                 )
-        return Answer("cancel", decided_by, reason="invalid_answers")
+        return Reply("cancel", decided_by, reason="invalid_answers")
 
     async def _ask_url(self, e: Elicitation) -> Decision:
         if e.url_prompt is None:
             # Showing an unchecked URL is not safe (U3, U4): URL mode needs the URL check stage.
             await self.ui.notice(e.requester, "A URL request was cancelled: no URL check is configured.")
-            return Answer("cancel", "error", reason="url_unchecked")
-        result = await self._show(self.ui.ask_url, e.url_prompt)
-        if isinstance(result, Answer):
+            return Reply("cancel", "error", reason="url_unchecked")
+        result = await show_bounded(self.ui.ask_url, e.url_prompt, self.idle_timeout)
+        if isinstance(result, Reply):
             return result
-        return Answer(result.action, result.decided_by)
-
-    async def _show(self, ask: Any, prompt: Any) -> UIResult | Answer:
-        """One question on screen, bounded by the idle timeout; a failing UI cancels, never crashes."""
-        try:
-            with anyio.move_on_after(self.idle_timeout) as scope:
-                result = await ask(prompt)
-        except KeyboardInterrupt:
-            return Answer("cancel", "person", reason="interrupted")  # Ctrl-C is a cancel (C3)
-        except Exception:
-            logger.exception("the UI failed while asking; the question is cancelled")
-            return Answer("cancel", "error", reason="ui_failed")
-        if scope.cancelled_caught:
-            return Answer("cancel", "timeout", reason="idle_timeout")
-        if not isinstance(result, UIResult) or result.action not in ("accept", "decline", "cancel"):
-            logger.error("the UI returned %r, not a UIResult; the question is cancelled", type(result))
-            return Answer("cancel", "error", reason="ui_failed")
-        return result
+        return Reply(result.action, result.decided_by)
 
 
 class AnswerWithoutAsking:
-    """Answer every question that reaches it the same way, without asking, and say so.
+    """Reply every question that reaches it the same way, without asking, and say so.
 
     `mcp-elicit call` puts one before `ask` when there is no terminal and no scripted answers:
     it never waits for input, and every question is cancelled with `decided_by="no_terminal"`.
@@ -424,7 +408,7 @@ class AnswerWithoutAsking:
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         await self.ui.notice(e.requester, self.notice)
-        return Answer(self.action, self.decided_by, reason=self.reason)
+        return Reply(self.action, self.decided_by, reason=self.reason)
 
 
 def default_stages(
@@ -439,7 +423,7 @@ def default_stages(
         CheckMode(),
         GateSchema(),
         CleanText(),
-        AskPerson(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
+        AskThroughUI(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
     ]
 
 

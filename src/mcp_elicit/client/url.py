@@ -13,7 +13,7 @@ and a waiting screen) and an opener (`client/opener.py`, or one you inject).
 Stages (`UrlMode.install`):
 
 - `check_url`, right after `check_mode`: `core.urls.check_url` on every URL (the verdict is in
-  `e.extras["url_verdict"]` for the audit trail). A 2025-11-25 request needs a string
+  `e.url_verdict` for the audit trail). A 2025-11-25 request needs a string
   `elicitationId` (U1), else -32602. When the server asks again, within one call, for a URL the
   person already consented to (2026-07-28: the page is not finished yet, U8), the person is not
   asked again: the client shows that it is waiting, checks again after a backoff (or when the
@@ -58,7 +58,7 @@ import mcp_types as t
 from mcp.client._input_required import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
 from mcp.shared.exceptions import MCPError
 
-from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
+from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
 from mcp_elicit.client.opener import UrlOpener, system_opener
 from mcp_elicit.client.stages import Stage
 from mcp_elicit.client.ui_protocol import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
@@ -72,7 +72,7 @@ from mcp_elicit.client.url_flow import (
 )
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.urls import UrlVerdict, check_url, escape_for_display
-from mcp_elicit.errors import ConfigError, UrlHandoffStopped
+from mcp_elicit.errors import ConfigError, UrlHandoffStopped, UsageError
 
 if TYPE_CHECKING:
     from mcp_elicit.client.pipeline import Pipeline
@@ -206,7 +206,7 @@ class CheckUrl:
         if e.mode != "url":
             return None
         verdict = check_url(e.url or "", trusted_domains=self.mode.trusted_domains)
-        e.extras["url_verdict"] = verdict
+        e.url_verdict = verdict
         params = e.params
         if e.delivery == "push":
             eid = params.get("elicitationId")
@@ -215,7 +215,7 @@ class CheckUrl:
                     "elicitation_id",
                     f"a URL request needs an elicitationId of 1 to {MAX_ELICITATION_ID_CHARS} characters",
                 )
-            e.extras["elicitation_id"] = eid
+            e.elicitation_id = eid
             return None
         call = current_url_call()
         if call is None:
@@ -249,26 +249,26 @@ class UrlAsk:
         call = current_url_call()
         if call is not None:
             call.asking()  # a waiting screen gives way to any question
-        verdict = e.extras.get("url_verdict")
-        if e.mode != "url" or not isinstance(verdict, UrlVerdict):
+        verdict = e.url_verdict
+        if e.mode != "url" or verdict is None:
             return await self.inner(e)  # forms; a URL nobody checked is cancelled by the inner stage
         e.url_prompt = self.mode.prompt(e, verdict)
         decision = await self.inner(e)
-        if not isinstance(decision, Answer):
+        if not isinstance(decision, Reply):
             return decision
         key = _key(verdict)
         if verdict.verdict == "block":
             # Never opened, whatever the UI said; the server hears decline (an explicit no).
             if call is not None:
                 call.refused[key] = "blocked"
-            return Answer("decline", decision.decided_by, reason="url_blocked:" + ",".join(verdict.reasons))
+            return Reply("decline", decision.decided_by, reason="url_blocked:" + ",".join(verdict.reasons))
         if decision.action != "accept":
             if call is not None:
                 call.refused[key] = decision.action
             return decision
         # Open only once the consent is on record (the observers run first, and an audit sink that
         # cannot write turns the answer into a decline before anything is opened: fail closed).
-        e.extras["after_recorded"] = lambda: self.mode.open_consented(e, verdict, decision, call)
+        e.after_recorded = lambda: self.mode.open_consented(e, verdict, decision, call)
         return decision
 
 
@@ -301,7 +301,7 @@ class UrlMode:
     @property
     def ui(self) -> UrlCapableUI:
         if self._ui is None:
-            raise RuntimeError("UrlMode.install(pipeline) first")
+            raise UsageError("UrlMode.ui", "UrlMode.install(pipeline)")
         return self._ui
 
     def install(self, pipeline: Pipeline) -> None:
@@ -312,10 +312,10 @@ class UrlMode:
                 "url_mode", "this UI cannot take part in URL mode (it needs ask_url and wait_url)"
             )
         if self._ui is not None:
-            raise ValueError("this UrlMode is already installed in a pipeline")
+            raise ConfigError("url_mode", "this UrlMode is already installed in a pipeline")
         names = [s.name for s in pipeline.stages]
         if "check_url" in names or "ask" not in names:
-            raise ValueError("the pipeline needs an ask stage and no check_url stage yet")
+            raise ConfigError("url_mode", "the pipeline needs an ask stage and no check_url stage yet")
         at = names.index("check_mode") + 1 if "check_mode" in names else 0
         pipeline.stages.insert(at, CheckUrl(self))
         pipeline.replace(UrlAsk(pipeline.stage("ask"), self))
@@ -374,11 +374,11 @@ class UrlMode:
         return True
 
     async def open_consented(
-        self, e: Elicitation, verdict: UrlVerdict, decision: Answer, call: UrlCall | None
+        self, e: Elicitation, verdict: UrlVerdict, decision: Reply, call: UrlCall | None
     ) -> Decision:
         key, url = _key(verdict), verdict.canonical
-        eid = e.extras.get("elicitation_id")
-        if isinstance(eid, str):
+        eid = e.elicitation_id
+        if eid is not None:
             self.tracker.expect(eid)  # before opening: the completion may come before we return
         if url is None or not await self.open(url):
             if call is not None:
@@ -386,14 +386,14 @@ class UrlMode:
             await self.tell(
                 e.requester, "The browser could not be opened: the request for the page was cancelled."
             )
-            return Answer("cancel", "error", reason="browser_failed")
+            return Reply("cancel", "error", reason="browser_failed")
         prompt = e.url_prompt if e.url_prompt is not None else self.prompt(e, verdict)
-        consent = Consent(key, url, prompt, self.settings.clock(), eid if isinstance(eid, str) else None)
+        consent = Consent(key, url, prompt, self.settings.clock(), eid)
         if call is not None:
             call.consented[key] = consent
-            if consent.elicitation_id is not None and not e.extras.get("url_listed"):
+            if consent.elicitation_id is not None and not e.url_listed:
                 call.pushed(consent)
-        return Answer("accept", decision.decided_by)
+        return Reply("accept", decision.decided_by)
 
     def _reopen(self, consent: Consent) -> Callable[[], Awaitable[bool]]:
         async def reopen() -> bool:
@@ -425,8 +425,8 @@ class UrlMode:
             if current is not None:
                 current.refused[consent.key] = "cancel"
                 current.consented.pop(consent.key, None)
-            return Answer("cancel", "person", reason="url_wait_cancelled")
-        return Answer("accept", "person", reason="url_check")
+            return Reply("cancel", "person", reason="url_wait_cancelled")
+        return Reply("accept", "person", reason="url_check")
 
     # -- completions (2025-11-25) ----------------------------------------------------------------
 
@@ -506,7 +506,7 @@ class UrlMode:
                 return
 
     async def _required(self, call: UrlCall, err: MCPError, handler: ElicitationHandler, rounds: int) -> None:
-        """Answer one -32042 (U7): consent to each listed page like a pushed one, then wait."""
+        """Reply one -32042 (U7): consent to each listed page like a pushed one, then wait."""
         data = err.error.data
         listed = data.get("elicitations") if isinstance(data, Mapping) else None
         if not isinstance(listed, list) or not 1 <= len(listed) <= self.settings.max_required_elicitations:
@@ -529,7 +529,7 @@ class UrlMode:
                 waits.append((consent, self.tracker.expect(eid)))
                 continue
             e = handler.elicitation({**params, "mode": "url"})
-            e.extras["url_listed"] = True
+            e.url_listed = True
             decision, outcome = await handler.pipeline.run(e)
             handler.outcomes.append(outcome)
             if isinstance(decision, Refuse):
