@@ -35,6 +35,7 @@ from mcp_elicit.client.asking import show_bounded
 from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UserInterface
 from mcp_elicit.core import limits
+from mcp_elicit.core.actions import Action
 from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
 from mcp_elicit.core.revisions import wire_revision
 from mcp_elicit.core.text import clean_text, sanitize
@@ -393,14 +394,14 @@ class AnswerWithoutAsking:
     def __init__(
         self,
         ui: UserInterface,
-        action: Literal["accept", "decline", "cancel"] = "cancel",
+        action: Action = "cancel",
         decided_by: Any = "no_terminal",
         reason: str = "no_terminal",
         notice: str = "No terminal to ask on: the question was cancelled.",
         name: str = "answer_without_asking",
     ) -> None:
         self.ui = ui
-        self.action: Literal["accept", "decline", "cancel"] = action
+        self.action: Action = action
         self.decided_by = decided_by
         self.reason = reason
         self.notice = notice

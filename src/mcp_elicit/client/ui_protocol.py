@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from mcp_elicit.core.actions import Action
 from mcp_elicit.core.forms import Form
 
 __all__ = [
@@ -24,8 +25,6 @@ __all__ = [
     "UserInterface",
     "WaitChoice",
 ]
-
-Action = Literal["accept", "decline", "cancel"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,12 +54,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
-import mcp_types as t
-from mcp.client._input_required import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
-from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
 from mcp_elicit.client.opener import UrlOpener, system_opener
+from mcp_elicit.client.sdk import (
+    SDK_INPUT_REQUIRED_MAX_ROUNDS,
+    URL_ELICITATION_REQUIRED,
+    ElicitationHandler,
+    SdkError,
+    completed_elicitation_id,
+    error_code,
+    error_data,
+)
 from mcp_elicit.client.stages import Stage
 from mcp_elicit.client.ui_protocol import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url_flow import (
@@ -76,7 +82,6 @@ from mcp_elicit.errors import ConfigError, UrlHandoffStopped, UsageError
 
 if TYPE_CHECKING:
     from mcp_elicit.client.pipeline import Pipeline
-    from mcp_elicit.client.sdk import ElicitationHandler
 
 __all__ = [
     "MAX_ELICITATION_ID_CHARS",
@@ -327,7 +332,7 @@ class UrlMode:
         `check_again` within the SDK's own bound on `InputRequiredResult` rounds."""
         return {
             "message_handler": self.on_message,
-            "input_required_max_rounds": DEFAULT_INPUT_REQUIRED_MAX_ROUNDS + self.settings.max_checks,
+            "input_required_max_rounds": SDK_INPUT_REQUIRED_MAX_ROUNDS + self.settings.max_checks,
         }
 
     # -- what the person sees -----------------------------------------------------------------
@@ -432,8 +437,9 @@ class UrlMode:
 
     async def on_message(self, message: Any) -> None:
         """The SDK's `message_handler`: routes `notifications/elicitation/complete` to the tracker."""
-        if isinstance(message, t.ElicitCompleteNotification):
-            self.tracker.complete(message.params.elicitation_id)
+        eid = completed_elicitation_id(message)
+        if eid is not None:
+            self.tracker.complete(eid)
 
     # -- one request --------------------------------------------------------------------------------
 
@@ -443,10 +449,10 @@ class UrlMode:
             for rounds in itertools.count():
                 try:
                     return await self._with_pushes(call, send)
-                except MCPError as err:
+                except SdkError as err:
                     session = handler.session
                     modern = session is not None and is_modern(session.protocol_version or "")
-                    if err.error.code != t.URL_ELICITATION_REQUIRED or modern:
+                    if error_code(err) != URL_ELICITATION_REQUIRED or modern:
                         raise
                     if rounds >= self.settings.max_required_rounds:
                         raise UrlHandoffStopped("rounds_exceeded", rounds) from err
@@ -505,9 +511,9 @@ class UrlMode:
                 scope.cancel()
                 return
 
-    async def _required(self, call: UrlCall, err: MCPError, handler: ElicitationHandler, rounds: int) -> None:
+    async def _required(self, call: UrlCall, err: SdkError, handler: ElicitationHandler, rounds: int) -> None:
         """Reply one -32042 (U7): consent to each listed page like a pushed one, then wait."""
-        data = err.error.data
+        data = error_data(err)
         listed = data.get("elicitations") if isinstance(data, Mapping) else None
         if not isinstance(listed, list) or not 1 <= len(listed) <= self.settings.max_required_elicitations:
             raise UrlHandoffStopped("invalid", rounds) from err

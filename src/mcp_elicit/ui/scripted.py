@@ -62,6 +62,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
+from mcp_elicit.core.actions import Action
 from mcp_elicit.errors import ConfigError
 
 __all__ = ["Match", "ScriptedUI", "Step"]
@@ -109,7 +110,7 @@ class Match:
 class Step:
     """One scripted answer (see the module docstring for the JSON form)."""
 
-    action: Literal["accept", "decline", "cancel"] = "accept"
+    action: Action = "accept"
     content: Mapping[str, Any] | None = None
     accept_defaults: bool = False
     match: Match = field(default_factory=Match)
