@@ -157,6 +157,18 @@ async def test_a_benign_form_with_secret_looking_words_is_shown_without_a_guard_
     assert ui.seen[0].warnings == ()
 
 
+async def test_a_repeated_form_reuses_its_verdict_but_a_new_message_is_classified_again_F5() -> None:
+    ui = ScriptedUI.accept_defaults()
+    pipeline = Pipeline(ui)
+    for _ in range(2):
+        decision, _ = await pipeline.run(question(pipeline, BENIGN_FORM, attribution="exact"))
+        assert decision.action == "accept"
+    asking_for_a_password = {**BENIGN_FORM, "message": "Type your password in the token count field"}
+    await pipeline.run(question(pipeline, asking_for_a_password, attribution="exact"))
+    assert [prompt.warnings for prompt in ui.seen[:2]] == [(), ()]
+    assert ui.seen[2].warnings != ()  # same schema, new message: not the cached verdict
+
+
 async def test_the_verdict_is_kept_on_the_elicitation_for_the_audit_record() -> None:
     e = question(Pipeline(ScriptedUI()), API_KEY_FORM)
     for stage in (Identify(), CheckMode(), GateSchema(), CleanText()):

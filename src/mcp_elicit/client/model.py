@@ -96,6 +96,7 @@ class Elicitation:
     url_prompt: UrlPrompt | None = None  # set by the URL check stage; without it URL mode is cancelled
     warnings: list[str] = field(default_factory=list)
     # -- what the guard stages established, for later stages and the audit trail ---------------
+    schema_key: bytes | None = None  # the schema gate's exact cache key for requestedSchema
     form_verdict: FormVerdict | None = None  # the secret guard's classification of the form
     url_verdict: UrlVerdict | None = None  # the URL check's verdict (URL mode)
     elicitation_id: str | None = None  # a pushed URL request's elicitationId

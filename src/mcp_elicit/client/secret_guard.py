@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from mcp_elicit.client.model import Decision, Elicitation, Reply
+from mcp_elicit.client.stages import CACHED_FORMS, CACHED_SCHEMA_CHARS, Recent
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.core.sensitive import FormVerdict, classify_schema
 
@@ -54,14 +55,25 @@ class SecretGuard:
 
     def __init__(self, ui: UserInterface) -> None:
         self.ui = ui
+        # A server asks the same form with the same message again and again: the verdict is
+        # reused when the schema (by the schema gate's exact key) and the message are the same.
+        self._recent = Recent(CACHED_FORMS)
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         if e.mode != "form" or e.form is None or not isinstance(e.params, Mapping):
             return None
-        message = e.params.get("message")
-        verdict = classify_schema(
-            e.params.get("requestedSchema"), message if isinstance(message, str) else None
+        raw = e.params.get("message")
+        message = raw if isinstance(raw, str) else None
+        key = (
+            (e.schema_key, message)
+            if e.schema_key is not None and len(message or "") <= CACHED_SCHEMA_CHARS
+            else None
         )
+        verdict = self._recent.get(key) if key is not None else None
+        if verdict is None:
+            verdict = classify_schema(e.params.get("requestedSchema"), message)
+            if key is not None:
+                self._recent.put(key, verdict)
         e.form_verdict = verdict  # the audit record reuses it
         if verdict.verdict == "block":
             await tell(
