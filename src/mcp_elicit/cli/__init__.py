@@ -154,22 +154,27 @@ def _load_config(path: str | None) -> typing.Any:
         raise click.UsageError(str(exc)) from exc
 
 
-# --- connect ---------------------------------------------------------------------------------------------
-@main.command("connect")
-@click.option(
+# The options `connect` and `call` share: which server, which era.
+_server_option = click.option(
     "--server",
     "server_spec",
     required=True,
     metavar="SPEC",
     help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
 )
-@click.option(
+_protocol_option = click.option(
     "--protocol",
     type=click.Choice(["legacy", "modern", "auto"]),
     default="auto",
     show_default=True,
     help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
 )
+
+
+# --- connect ---------------------------------------------------------------------------------------------
+@main.command("connect")
+@_server_option
+@_protocol_option
 @_guardrail_options
 @_url_option
 def connect_command(
@@ -209,13 +214,7 @@ def connect_command(
 
 # --- call ------------------------------------------------------------------------------------------------
 @main.command("call")
-@click.option(
-    "--server",
-    "server_spec",
-    required=True,
-    metavar="SPEC",
-    help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
-)
+@_server_option
 @click.option("--tool", required=True, help="The tool to call.")
 @click.option(
     "--args", "args_json", default=None, metavar="JSON", help="The tool's arguments, a JSON object."
@@ -228,13 +227,7 @@ def connect_command(
     "question is cancelled.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: the result and the questions.")
-@click.option(
-    "--protocol",
-    type=click.Choice(["legacy", "modern", "auto"]),
-    default="auto",
-    show_default=True,
-    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
-)
+@_protocol_option
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),

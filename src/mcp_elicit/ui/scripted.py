@@ -259,14 +259,20 @@ class ScriptedUI:
         return None
 
 
-def _step(raw: Any, where: str) -> Step:
+def _object(raw: Any, where: str, keys: frozenset[str], what: str) -> Mapping[str, Any]:
+    """`raw` as an object with only `keys`; ConfigError naming the first unknown key otherwise."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(where, "a step must be an object")
-    unknown = set(raw) - _STEP_KEYS
+        raise ConfigError(where, f"{what} must be an object")
+    unknown = set(raw) - keys
     if unknown:
         raise ConfigError(
-            f"{where}.{sorted(unknown)[0]}", f"unknown key (expected {', '.join(sorted(_STEP_KEYS))})"
+            f"{where}.{sorted(unknown)[0]}", f"unknown key (expected {', '.join(sorted(keys))})"
         )
+    return raw
+
+
+def _step(raw: Any, where: str) -> Step:
+    raw = _object(raw, where, _STEP_KEYS, "a step")
     action = raw.get("action", "accept")
     if action not in _ACTIONS:
         raise ConfigError(f"{where}.action", f"must be one of {', '.join(_ACTIONS)}")
@@ -304,13 +310,7 @@ def _wait_choice(raw: Any, where: str) -> WaitChoice:
 
 
 def _match(raw: Any, where: str) -> Match:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, "must be an object")
-    unknown = set(raw) - _MATCH_KEYS
-    if unknown:
-        raise ConfigError(
-            f"{where}.{sorted(unknown)[0]}", f"unknown key (expected {', '.join(sorted(_MATCH_KEYS))})"
-        )
+    raw = _object(raw, where, _MATCH_KEYS, "a match")
     for key in ("message", "tool", "method", "server"):
         if key in raw and not isinstance(raw[key], str):
             raise ConfigError(f"{where}.{key}", "must be a string")
