@@ -1,7 +1,9 @@
 """µs per elicitation on the client: the mcp-elicit pipeline against a bare SDK callback, same run.
 
-Each measured unit is one `tools/call` whose tool asks one question (a four-field form) and gets an
-accepted answer. The server is the raw SDK's in both variants; only the client differs:
+First the pipeline alone: the SDK callback (`ElicitationHandler`) called directly with a prepared
+request, µs per question. Then, end to end, each measured unit is one `tools/call` whose tool asks
+one question (a four-field form) and gets an accepted answer. The server is the raw SDK's in both
+variants; only the client differs:
 - "bare SDK callback": `mcp.client.Client(elicitation_callback=...)` returning a fixed answer;
 - "mcp-elicit pipeline": `ElicitClient` with a `ScriptedUI`, so every question goes through the
   whole chain (identify, mode check, schema gate, clean text, ask, validate) and leaves an outcome.
@@ -38,7 +40,7 @@ from pydantic import BaseModel, Field
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.e2e.servers import serving_http
 
-from mcp_elicit.client import ElicitClient
+from mcp_elicit.client import ElicitationHandler, ElicitClient
 from mcp_elicit.ui.scripted import ScriptedUI
 
 GOAL = 1.10
@@ -145,7 +147,35 @@ def report(title: str, samples: dict[str, list[float]]) -> float:
     return ratio
 
 
+SCHEMA = Ticket.model_json_schema()
+
+
+async def pipeline_alone(calls: int, rounds: int) -> None:
+    """The pipeline's own cost per question: the SDK callback called directly, no session at all."""
+
+    class Context:  # what the handler reads from the SDK's request context
+        session = None
+        request_id = 1
+
+    params = t.ElicitRequestFormParams(message="New ticket: what should it say?", requested_schema=SCHEMA)
+    handler = ElicitationHandler(ScriptedUI([{"content": ANSWER, "repeat": True}]), where="bench")
+    context: Any = Context()
+    for _ in range(50):
+        await handler(context, params)
+    samples = []
+    for _ in range(rounds):
+        start = CLOCK()
+        for _ in range(calls):
+            await handler(context, params)
+        samples.append((CLOCK() - start) / calls * 1e6)
+    if handler.outcomes[-1].action != "accept":
+        raise SystemExit(f"the pipeline did not accept: {handler.outcomes[-1]}")
+    print("\nthe pipeline alone (the handler called directly, scripted UI)")
+    print(f"  {statistics.median(samples):7.1f} µs/question (median)  {min(samples):7.1f} (fastest)")
+
+
 async def main(calls: int, rounds: int) -> None:
+    await pipeline_alone(calls * 10, rounds)
     srv = server()
     push = await measure(
         {

@@ -251,12 +251,14 @@ class CleanText:
         if e.form is not None:
             shown = self._shown(e.form)
             e.prompt_form = shown.form
+            # A copy per question: the person's answers to a multi-select must not reach the cache.
             e.values = {k: list(v) if isinstance(v, list) else v for k, v in shown.values.items()}
-            e.warnings.extend(
-                f"The server's default for {title!r} was not pre-filled: "
-                "it contained hidden or control characters."
-                for title in shown.held_back
-            )
+            if shown.held_back:
+                e.warnings.extend(
+                    f"The server's default for {title!r} was not pre-filled: "
+                    "it contained hidden or control characters."
+                    for title in shown.held_back
+                )
             suspicious = suspicious or shown.hidden
         if suspicious:
             e.warnings.append(
