@@ -340,7 +340,8 @@ def connect(server: Any, *, ui: UserInterface | None = None, **options: Any) -> 
 
 def _url_mode_of(pipeline: Pipeline) -> UrlMode | None:
     """The URL mode already installed in `pipeline` (by `UrlMode.install`), if any."""
-    return next((s.mode for s in pipeline.stages if isinstance(s, CheckUrl)), None)
+    modes = (s.mode for s in pipeline.stages if isinstance(s, CheckUrl))
+    return next((m for m in modes if isinstance(m, UrlMode)), None)
 
 
 def _where(server: Any) -> str:

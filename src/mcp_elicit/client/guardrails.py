@@ -2,10 +2,8 @@
 
 Three stages, all before `ask` (spec rules F5 and C4):
 
-- `SecretGuard` ("secret_guard", in the default chain): `core.sensitive.classify_schema` on the
-  request's raw `requestedSchema` and message. ``block``: the form is never shown, the server gets
-  ``decline`` and the person a short notice (`decided_by="secret_guard"`, reason
-  ``secret_in_form``). ``warn``: the form is shown with a warning.
+- `SecretGuard` ("secret_guard", in the default chain; it lives in `client/secret_guard.py` so the
+  default chain does not import this module): a form that asks for a secret is never shown.
 - `PolicyGate` ("policy"): `core.policy.evaluate` with the pipeline's clock (`Elicitation.time`).
   A refusal never reaches the person: ``deny`` and the embargo answer ``decline``
   (`decided_by="policy"`), a rate limit answers ``cancel`` (`decided_by="rate_limit"`); the
@@ -20,9 +18,10 @@ Three stages, all before `ask` (spec rules F5 and C4):
   the session (this pipeline), per server and mode, unless ``remember_approval=False``.
 
 `Guardrails` holds the policy, its state and these settings; `install_guardrails(pipeline, policy)`
-puts the stages in a pipeline and adds the observer that feeds the person's answers back to the
-embargo (`PolicyState.record_outcome`: only answers the person gave, timeouts included; never
-refusals by policy, rate limit or the secret guard, and never a script's answers).
+puts the stages in a pipeline (with `Pipeline.insert(stage, after=...)`) and adds the observer that
+feeds the person's answers back to the embargo (`PolicyState.record_outcome`: only answers the
+person gave, timeouts included; never refusals by policy, rate limit or the secret guard, and never
+a script's answers).
 
 Servers are matched by `server_ref`: the name the server declared, and where it runs (an
 ``http(s)://`` URL matches ``url`` globs, anything else, a command line, matches ``command``).
