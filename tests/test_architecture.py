@@ -26,7 +26,7 @@ BOUNDARY = frozenset(
         "mcp_elicit.server.sdk",
         "mcp_elicit.server.sdk_fastmcp",
         "mcp_elicit.client.sdk",
-        "mcp_elicit.client.sdk_http",
+        "mcp_elicit.client.sdk_transport",
     }
 )
 MAX_MODULE_LINES = 500

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -66,12 +64,8 @@ def test_the_summary_never_prints_control_characters_from_the_form(tmp_path: Pat
     hostile = {"type": "object", "properties": {"x\u001b[31m": {"type": "string"}}}
     path = tmp_path / "form.json"
     path.write_text(json.dumps(hostile))
-    out = subprocess.run(
-        [sys.executable, "-m", "mcp_elicit", "check-form", str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = CliRunner().invoke(main, ["check-form", str(path)])
+    assert out.exit_code == 0, out.output
     assert "\x1b" not in out.stdout
     assert out.stdout.startswith("verdict: block")
 

@@ -16,8 +16,9 @@ from rich.console import Console
 
 from mcp_elicit import demo
 from mcp_elicit.cli import main
+from mcp_elicit.cli.connect import ConnectSession
+from mcp_elicit.client.connection import ProtocolChoice
 from mcp_elicit.reference import build_reference_server
-from mcp_elicit.ui.connect import ConnectSession, Protocol
 from mcp_elicit.ui.terminal import CTRL_C, injected_input
 from tests.e2e.servers import serving_http
 from tests.ui.screen import Terminal
@@ -44,7 +45,7 @@ def console() -> Console:
     )
 
 
-async def session(spec: str, lines: list[str], protocol: Protocol = "auto") -> tuple[int, str]:
+async def session(spec: str, lines: list[str], protocol: ProtocolChoice = "auto") -> tuple[int, str]:
     out = console()
     code = await ConnectSession(
         spec, protocol=protocol, console=out, read_line=injected_input(out, lines)
@@ -64,7 +65,7 @@ DEPLOYED = "Result:\nDeployed checkout to production in us-east with 3 replicas.
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ["legacy", "modern", "auto"])
 async def test_a_scripted_session_over_stdio_lists_tools_and_answers_forms_in_both_eras(
-    protocol: Protocol,
+    protocol: ProtocolChoice,
 ) -> None:
     code, transcript = await session(REFERENCE_STDIO, ["tools", *DEPLOY_KEYS, "quit"], protocol)
     assert code == 0

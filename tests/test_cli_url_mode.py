@@ -1,7 +1,9 @@
-"""`mcp-elicit call` and `connect` in URL mode, as processes, against the reference server over HTTP.
+"""`mcp-elicit call` and `connect` in URL mode, against the reference server over HTTP.
 
-The browser is `tests/client/fake_browser.py`, named by MCP_ELICIT_BROWSER: the client starts it as
-a separate process (no shell) after consent, and it fills in the API key page like a person would.
+`call` needs no terminal: it runs in-process (click's runner, in a worker thread with its own event
+loop) while the server runs in the test's loop. `connect` runs as a real process in a pty. The
+browser is `tests/client/fake_browser.py`, named by MCP_ELICIT_BROWSER: the client starts it as a
+separate process (no shell) after consent, and it fills in the API key page like a person would.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 
 import anyio
 import pytest
+from click.testing import CliRunner, Result
 
+from mcp_elicit.cli import main
 from mcp_elicit.client.opener import BROWSER_ENV
 from mcp_elicit.reference import build_reference_server
 from tests.e2e.servers import serving_http
@@ -43,6 +47,18 @@ def browser_log(tmp_path: Path) -> Path:
     return log
 
 
+async def call(args: list[str], env: dict[str, str | None]) -> Result:
+    """`mcp-elicit call ARGS` in-process, in a worker thread (it runs its own event loop)."""
+    with anyio.fail_after(BOUND_SECONDS):
+        return await anyio.to_thread.run_sync(
+            lambda: CliRunner().invoke(main, ["call", *args], env=env, catch_exceptions=False)
+        )
+
+
+def browser_only(log: Path) -> dict[str, str | None]:
+    return {BROWSER_ENV: f"{sys.executable} {FAKE_BROWSER}", "FAKE_BROWSER_LOG": str(log)}
+
+
 async def wait_for_log(log: Path) -> list[str]:
     """The fake browser runs detached: wait (bounded) until it wrote its line."""
     with anyio.fail_after(BOUND_SECONDS):
@@ -58,31 +74,24 @@ async def test_call_with_scripted_consent_opens_the_page_in_the_browser_and_comp
     answers.write_text(json.dumps({"steps": [{"url": "open", "match": {"tool": "connect_service"}}]}))
     log = browser_log(tmp_path)
     async with serving_http(build_reference_server()) as url:
-        with anyio.fail_after(BOUND_SECONDS):
-            done = await anyio.run_process(
-                [
-                    sys.executable,
-                    "-m",
-                    "mcp_elicit",
-                    "call",
-                    "--server",
-                    url,
-                    "--tool",
-                    "connect_service",
-                    "--answers",
-                    str(answers),
-                    "--protocol",
-                    protocol,
-                    "--json",
-                    "--no-audit",
-                ],
-                env=browser_env(log),
-                cwd=str(ROOT),
-                check=False,
-            )
+        done = await call(
+            [
+                "--server",
+                url,
+                "--tool",
+                "connect_service",
+                "--answers",
+                str(answers),
+                "--protocol",
+                protocol,
+                "--json",
+                "--no-audit",
+            ],
+            browser_only(log),
+        )
         opened = await wait_for_log(log)
     report: dict[str, Any] = json.loads(done.stdout)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert report["completed"] is True
     assert report["result"]["content"][0]["text"] == "Connected to Example API."
     first = report["elicitations"][0]
@@ -97,28 +106,21 @@ async def test_call_without_a_consent_step_declines_the_page_and_opens_nothing(t
     answers.write_text(json.dumps({"otherwise": "accept_defaults"}))
     log = tmp_path / "browser.log"
     async with serving_http(build_reference_server()) as url:
-        with anyio.fail_after(BOUND_SECONDS):
-            done = await anyio.run_process(
-                [
-                    sys.executable,
-                    "-m",
-                    "mcp_elicit",
-                    "call",
-                    "--server",
-                    url,
-                    "--tool",
-                    "connect_service",
-                    "--answers",
-                    str(answers),
-                    "--protocol",
-                    "legacy",
-                    "--json",
-                    "--no-audit",
-                ],
-                env=browser_env(log),
-                cwd=str(ROOT),
-                check=False,
-            )
+        done = await call(
+            [
+                "--server",
+                url,
+                "--tool",
+                "connect_service",
+                "--answers",
+                str(answers),
+                "--protocol",
+                "legacy",
+                "--json",
+                "--no-audit",
+            ],
+            browser_only(log),
+        )
     report = json.loads(done.stdout)
     assert report["result"]["content"][0]["text"] == "Example API not connected (decline)."
     assert not log.exists()
@@ -129,29 +131,22 @@ async def test_call_no_url_does_not_declare_url_mode(tmp_path: Path) -> None:
     answers.write_text(json.dumps({"steps": [{"url": "open"}]}))
     log = tmp_path / "browser.log"
     async with serving_http(build_reference_server()) as url:
-        with anyio.fail_after(BOUND_SECONDS):
-            done = await anyio.run_process(
-                [
-                    sys.executable,
-                    "-m",
-                    "mcp_elicit",
-                    "call",
-                    "--server",
-                    url,
-                    "--tool",
-                    "connect_service",
-                    "--answers",
-                    str(answers),
-                    "--protocol",
-                    "legacy",
-                    "--json",
-                    "--no-audit",
-                    "--no-url",
-                ],
-                env=browser_env(log),
-                cwd=str(ROOT),
-                check=False,
-            )
+        done = await call(
+            [
+                "--server",
+                url,
+                "--tool",
+                "connect_service",
+                "--answers",
+                str(answers),
+                "--protocol",
+                "legacy",
+                "--json",
+                "--no-audit",
+                "--no-url",
+            ],
+            browser_only(log),
+        )
     report = json.loads(done.stdout)
     assert report["elicitations"] == []
     assert report["result"]["isError"] is True  # the server cannot hand off: no URL mode declared (C1)
@@ -161,26 +156,12 @@ async def test_call_no_url_does_not_declare_url_mode(tmp_path: Path) -> None:
 async def test_call_url_without_any_browser_is_a_usage_error(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text("[]")
-    env = {k: v for k, v in os.environ.items() if k != BROWSER_ENV} | {"PATH": ""}
-    done = await anyio.run_process(
-        [
-            sys.executable,
-            "-m",
-            "mcp_elicit",
-            "call",
-            "--server",
-            "http://127.0.0.1:9/mcp",
-            "--tool",
-            "x",
-            "--answers",
-            str(answers),
-            "--url",
-        ],
-        env=env,
-        check=False,
+    done = await call(
+        ["--server", "http://127.0.0.1:9/mcp", "--tool", "x", "--answers", str(answers), "--url"],
+        {BROWSER_ENV: None, "PATH": ""},
     )
-    assert done.returncode == 2
-    assert b"url_mode" in done.stderr
+    assert done.exit_code == 2
+    assert "url_mode" in done.stderr
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])

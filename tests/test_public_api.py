@@ -39,6 +39,7 @@ PUBLIC = {
     "OAuthClient",
     "OAuthHandoff",
     "Option",
+    "OutOfOrder",
     "OutcomeNotRecorded",
     "QueryRefused",
     "Question",

@@ -99,7 +99,7 @@ def reference_server_spec() -> str:
 
 async def run_interactive() -> int:
     """`connect` against the reference server, after the intro; the exit code of the session."""
-    from mcp_elicit.ui.connect import ConnectSession
+    from mcp_elicit.cli.connect import ConnectSession
 
     print(INTRO, flush=True)
     return await ConnectSession(reference_server_spec()).run()

@@ -20,6 +20,7 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── UnknownField (KeyError)              a form has no field of that name
     │   ├── ConfigError (ValueError)             a setting (policy TOML, hand-off base URL) is wrong
     │   ├── NotInstalled (RuntimeError)          the server lacks install(server) for what was asked
+    │   ├── OutOfOrder (RuntimeError)            the client kit was used out of order (not entered, too late)
     │   └── SecretInForm (ValueError)            a form asks for a secret: use URL mode (F5)
     ├── PeerError                                the other side sent something wrong or went away
     │   ├── SchemaError (ValueError)             an incoming requestedSchema deviates from the spec
@@ -70,6 +71,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidRequestState",
     "NotInstalled",
+    "OutOfOrder",
     "OutcomeNotRecorded",
     "PeerError",
     "QueryRefused",
@@ -239,6 +241,16 @@ class NotInstalled(UsageError, RuntimeError):
     def __init__(self, what: str, detail: str = "") -> None:
         self.what = what
         super().__init__(detail or f"mcp-elicit needs {what} on this server")
+
+
+class OutOfOrder(UsageError, RuntimeError):
+    """The caller used the client kit out of order: `what` was used before `needs` (a client
+    outside its `async with`, URL mode enabled on a connected client, a `UrlMode` never installed)."""
+
+    def __init__(self, what: str, needs: str) -> None:
+        self.what = what
+        self.needs = needs
+        super().__init__(f"{what}: {needs} first")
 
 
 class InvalidArgument(UsageError, ValueError, TypeError):

@@ -10,9 +10,10 @@ import mcp_types as t
 import pytest
 from pydantic import ValidationError
 
-from mcp_elicit.client import Answer, CallRegistry, ElicitationHandler, Pipeline, Refuse
+from mcp_elicit.client import CallRegistry, ElicitationHandler, Pipeline, Refuse, Reply
 from mcp_elicit.client.connection import ServerSpec, parse_server_spec
 from mcp_elicit.client.sdk import _recover_request, capability, to_result
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.ui.base import Purpose
 from mcp_elicit.ui.scripted import ScriptedUI
 
@@ -54,10 +55,8 @@ def test_nothing_is_recovered_from_what_cannot_be_answered(line: str) -> None:
 
 def test_a_refusal_becomes_an_error_and_an_answer_a_result() -> None:
     assert to_result(Refuse("schema", "bad")) == t.ErrorData(code=-32602, message="bad")
-    assert to_result(Answer("accept", "person", {"a": 1})) == t.ElicitResult(
-        action="accept", content={"a": 1}
-    )
-    assert to_result(Answer("decline", "person", {"a": 1})) == t.ElicitResult(action="decline")
+    assert to_result(Reply("accept", "person", {"a": 1})) == t.ElicitResult(action="accept", content={"a": 1})
+    assert to_result(Reply("decline", "person", {"a": 1})) == t.ElicitResult(action="decline")
 
 
 def test_the_declared_capability_names_exactly_the_modes_C1() -> None:
@@ -113,5 +112,6 @@ def test_a_server_spec_is_a_url_or_a_command_split_like_a_shell_never_run_by_one
 
 
 def test_an_empty_server_spec_is_refused() -> None:
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ConfigError) as raised:
         parse_server_spec("  ")
+    assert raised.value.key == "server"

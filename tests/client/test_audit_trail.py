@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.client import Answer, Elicitation, Outcome, Pipeline
+from mcp_elicit.client import Elicitation, Outcome, Pipeline, Reply
 from mcp_elicit.client.audit import AuditTrail, consent_event
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.stages import AnswerWithoutAsking
@@ -15,6 +15,7 @@ from mcp_elicit.config import AuditConfig
 from mcp_elicit.core.consent import DECIDERS, ClientIdentity
 from mcp_elicit.core.policy import Policy, RateLimit, ServerMatch, ServerRule
 from mcp_elicit.core.urls import check_url
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock, MemoryAuditSink
 from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
@@ -157,9 +158,9 @@ async def test_a_url_verdict_left_by_the_url_check_is_recorded_as_host_domain_an
     class UrlCheck:
         name = "url_check"
 
-        async def __call__(self, e: Elicitation) -> Answer:
-            e.extras["url_verdict"] = check_url(e.url or "")
-            return Answer("decline", "person")
+        async def __call__(self, e: Elicitation) -> Reply:
+            e.url_verdict = check_url(e.url or "")
+            return Reply("decline", "person")
 
     sink = MemoryAuditSink()
     pipeline = audited(ScriptedUI(), sink)
@@ -188,7 +189,7 @@ def test_every_pipeline_decider_is_a_consent_decider() -> None:
 
 def test_an_unknown_decider_is_recorded_as_error() -> None:
     e = Elicitation(params={"message": "m"}, protocol="2025-11-25", requester=SERVER)
-    outcome = Outcome.of(e, Answer("decline", "a_plugin_of_mine"))  # type: ignore[arg-type]
+    outcome = Outcome.of(e, Reply("decline", "a_plugin_of_mine"))  # type: ignore[arg-type]
     assert consent_event(e, outcome).decided_by == "error"
 
 
@@ -198,13 +199,13 @@ def test_an_unknown_decider_is_recorded_as_error() -> None:
 @pytest.mark.parametrize(
     ("on_write_error", "expected"),
     [
-        ("decline", Answer("decline", "error", reason="audit_write_failed")),
-        ("cancel", Answer("cancel", "error", reason="audit_write_failed")),
-        ("proceed", Answer("accept", "script", content={"name": "Ada"})),
+        ("decline", Reply("decline", "error", reason="audit_write_failed")),
+        ("cancel", Reply("cancel", "error", reason="audit_write_failed")),
+        ("proceed", Reply("accept", "script", content={"name": "Ada"})),
     ],
 )
 async def test_when_the_sink_cannot_write_an_accept_is_not_sent_unless_configured(
-    on_write_error: str, expected: Answer
+    on_write_error: str, expected: Reply
 ) -> None:
     sink = MemoryAuditSink()
     sink.fail_writes = True
@@ -219,11 +220,11 @@ async def test_a_decline_stays_a_decline_when_the_sink_cannot_write() -> None:
     sink.fail_writes = True
     pipeline = audited(ScriptedUI([{"action": "decline"}]), sink)
     decision, _ = await pipeline.run(question(pipeline))
-    assert decision == Answer("decline", "script")
+    assert decision == Reply("decline", "script")
 
 
 def test_an_unknown_write_error_policy_is_refused() -> None:
-    with pytest.raises(ValueError):  # noqa: PT011 - a caller bug, no evidence fields
+    with pytest.raises(ConfigError):
         AuditTrail(MemoryAuditSink(), on_write_error="ignore")  # type: ignore[arg-type]
 
 

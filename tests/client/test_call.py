@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_elicit.cli import main
-from mcp_elicit.client import run_call
+from mcp_elicit.cli.call import run_call
 from mcp_elicit.reference import build_reference_server
 
 REFERENCE = shlex.join([sys.executable, "-m", "mcp_elicit", "serve-reference", "--transport", "stdio"])

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.cli import main
-from mcp_elicit.client import run_call
+from mcp_elicit.cli.call import run_call
 from mcp_elicit.config import AuditConfig, Config
 from mcp_elicit.core.policy import Policy
 from tests.e2e.test_client_guardrails import raw_sdk_server
@@ -121,8 +121,8 @@ async def test_connect_applies_the_policy_and_records_the_session(tmp_path: Path
 
     from rich.console import Console
 
+    from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
     from mcp_elicit.core.policy import load_policy
-    from mcp_elicit.ui.connect import ConnectSession, open_pipeline_client
     from mcp_elicit.ui.terminal import injected_input
 
     db = tmp_path / "audit.sqlite3"

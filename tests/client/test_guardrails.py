@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_elicit.client import Answer, Elicitation, Pipeline
+from mcp_elicit.client import Elicitation, Pipeline, Reply
 from mcp_elicit.client.guardrails import (
     NOTICE_FIELDS,
     Guardrails,
@@ -16,7 +16,7 @@ from mcp_elicit.client.guardrails import (
     install_guardrails,
     server_ref,
 )
-from mcp_elicit.client.stages import AskPerson, CheckMode, CleanText, GateSchema, Identify
+from mcp_elicit.client.stages import AskThroughUI, CheckMode, CleanText, GateSchema, Identify
 from mcp_elicit.core.policy import (
     RATE_BURST,
     Policy,
@@ -26,6 +26,7 @@ from mcp_elicit.core.policy import (
     ServerRule,
     load_policy,
 )
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock
 from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
@@ -122,7 +123,7 @@ async def test_a_form_asking_for_an_api_key_is_never_shown_and_the_server_gets_d
     ui = ScriptedUI.accept_defaults()
     pipeline = Pipeline(ui)
     decision, outcome = await pipeline.run(question(pipeline, API_KEY_FORM))
-    assert decision == Answer("decline", "secret_guard", reason="secret_in_form")
+    assert decision == Reply("decline", "secret_guard", reason="secret_in_form")
     assert (outcome.action, outcome.decided_by, outcome.reason) == (
         "decline",
         "secret_guard",
@@ -156,12 +157,24 @@ async def test_a_benign_form_with_secret_looking_words_is_shown_without_a_guard_
     assert ui.seen[0].warnings == ()
 
 
+async def test_a_repeated_form_reuses_its_verdict_but_a_new_message_is_classified_again_F5() -> None:
+    ui = ScriptedUI.accept_defaults()
+    pipeline = Pipeline(ui)
+    for _ in range(2):
+        decision, _ = await pipeline.run(question(pipeline, BENIGN_FORM, attribution="exact"))
+        assert decision.action == "accept"
+    asking_for_a_password = {**BENIGN_FORM, "message": "Type your password in the token count field"}
+    await pipeline.run(question(pipeline, asking_for_a_password, attribution="exact"))
+    assert [prompt.warnings for prompt in ui.seen[:2]] == [(), ()]
+    assert ui.seen[2].warnings != ()  # same schema, new message: not the cached verdict
+
+
 async def test_the_verdict_is_kept_on_the_elicitation_for_the_audit_record() -> None:
     e = question(Pipeline(ScriptedUI()), API_KEY_FORM)
     for stage in (Identify(), CheckMode(), GateSchema(), CleanText()):
         assert await stage(e) is None
     await SecretGuard(ScriptedUI())(e)
-    assert e.extras["form_verdict"].blocked == ("api_key",)
+    assert e.form_verdict.blocked == ("api_key",)
 
 
 async def test_a_notice_names_a_few_fields_and_counts_the_rest() -> None:
@@ -184,7 +197,7 @@ async def test_a_notice_the_ui_cannot_show_does_not_change_the_decline() -> None
 
     pipeline = Pipeline(Broken())
     decision, _ = await pipeline.run(question(pipeline, API_KEY_FORM))
-    assert decision == Answer("decline", "secret_guard", reason="secret_in_form")
+    assert decision == Reply("decline", "secret_guard", reason="secret_in_form")
 
 
 # -- policy: allow, ask first, deny (C4) -----------------------------------------------------------
@@ -194,7 +207,7 @@ async def test_a_server_the_policy_denies_never_reaches_the_person_and_gets_decl
     ui = PersonUI()
     pipeline = guarded(ui, load_policy('[default]\nform = "deny"'))
     decision, outcome = await run(pipeline)
-    assert decision == Answer("decline", "policy", reason="policy_deny")
+    assert decision == Reply("decline", "policy", reason="policy_deny")
     assert outcome.decided_by == "policy"
     assert ui.seen == []
     assert len(ui.notices) == 1
@@ -215,7 +228,7 @@ async def test_rules_match_servers_by_command_line_and_url() -> None:
     fine = Requester(name="evil", where="python fine.py")  # the declared name alone is not matched
     assert (await run(pipeline, requester=evil))[0].decided_by == "policy"
     assert (await run(pipeline, requester=corp))[0].decided_by == "policy"
-    assert (await run(pipeline, requester=fine))[0] == Answer("accept", "person", content={"name": "Ada"})
+    assert (await run(pipeline, requester=fine))[0] == Reply("accept", "person", content={"name": "Ada"})
 
 
 def test_server_ref_reads_an_http_location_as_a_url_and_anything_else_as_a_command() -> None:
@@ -227,7 +240,7 @@ async def test_url_mode_has_its_own_permission() -> None:
     ui = PersonUI()
     pipeline = guarded(ui, Policy(form="allow", url="deny"), modes=("form", "url"))
     decision, outcome = await run(pipeline, PAGE)
-    assert decision == Answer("decline", "policy", reason="policy_deny")
+    assert decision == Reply("decline", "policy", reason="policy_deny")
     assert outcome.mode == "url"
     assert ui.seen == []
 
@@ -237,7 +250,7 @@ async def test_ask_first_shows_an_approval_before_the_first_question_and_remembe
     pipeline = guarded(ui, Policy(form="ask"))
     for _ in range(2):
         decision, _ = await run(pipeline)
-        assert decision == Answer("accept", "person", content={"name": "Ada"})
+        assert decision == Reply("accept", "person", content={"name": "Ada"})
     approval, first, second = ui.seen
     assert isinstance(approval, FormPrompt)
     assert approval.form.fields == ()
@@ -262,7 +275,7 @@ async def test_refusing_the_approval_declines_and_the_form_is_never_shown() -> N
     ui = Refuses()
     pipeline = guarded(ui, Policy(form="ask"))
     decision, _ = await run(pipeline)
-    assert decision == Answer("decline", "person", reason="not_approved")
+    assert decision == Reply("decline", "person", reason="not_approved")
     assert [len(p.form.fields) for p in ui.seen] == [0]  # type: ignore[union-attr]
 
 
@@ -284,12 +297,13 @@ async def test_an_approval_nobody_answers_is_cancelled_as_a_timeout() -> None:
     pipeline = guarded(Away(), Policy(form="ask"), idle_timeout=0.01)
     with anyio.fail_after(10):
         decision, _ = await run(pipeline)
-    assert decision == Answer("cancel", "timeout", reason="idle_timeout")
+    assert decision == Reply("cancel", "timeout", reason="idle_timeout")
 
 
 def test_an_unknown_approval_style_is_refused() -> None:
-    with pytest.raises(ValueError):  # noqa: PT011 - a caller bug, no evidence fields
+    with pytest.raises(ConfigError) as raised:
         Guardrails(approval="maybe")  # type: ignore[arg-type]
+    assert raised.value.key == "approval"
 
 
 async def test_a_pipeline_gets_one_policy_only_and_the_stages_land_in_order() -> None:
@@ -305,13 +319,14 @@ async def test_a_pipeline_gets_one_policy_only_and_the_stages_land_in_order() ->
         "approve",
         "ask",
     ]
-    with pytest.raises(ValueError):  # noqa: PT011 - a caller bug, no evidence fields
+    with pytest.raises(ConfigError) as raised:
         install_guardrails(pipeline)
+    assert raised.value.key == "policy"
 
 
 async def test_a_custom_chain_without_a_secret_guard_gets_one() -> None:
     ui = ScriptedUI()
-    pipeline = Pipeline(ui, stages=[Identify(), CheckMode(), GateSchema(), CleanText(), AskPerson(ui)])
+    pipeline = Pipeline(ui, stages=[Identify(), CheckMode(), GateSchema(), CleanText(), AskThroughUI(ui)])
     install_guardrails(pipeline)
     assert "secret_guard" in [s.name for s in pipeline.stages]
 
@@ -352,10 +367,10 @@ async def test_declines_by_the_person_start_an_embargo_and_the_server_is_then_re
     policy = Policy(form="allow", rate_limits=())
     pipeline = guarded(ui, policy, clock)
     for _ in range(policy.embargo.declines):
-        assert (await run(pipeline))[0] == Answer("decline", "person")
+        assert (await run(pipeline))[0] == Reply("decline", "person")
         clock.advance(1)
     decision, _ = await run(pipeline)
-    assert decision == Answer("decline", "policy", reason="embargo")
+    assert decision == Reply("decline", "policy", reason="embargo")
     assert len(ui.seen) == policy.embargo.declines
     clock.advance(policy.embargo.duration)
     assert (await run(pipeline))[0].decided_by == "person"  # the embargo ended

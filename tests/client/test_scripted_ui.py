@@ -154,3 +154,14 @@ def test_an_unreadable_answers_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         ScriptedUI.from_file(path)
     assert caught.value.path == str(path)
+
+
+async def test_a_script_remembers_only_its_most_recent_prompts() -> None:
+    from mcp_elicit.ui.scripted import MAX_REMEMBERED
+
+    ui = ScriptedUI(otherwise="accept_defaults")
+    form = Form((Field.string("name", default="Ada"),))
+    for i in range(MAX_REMEMBERED + 5):
+        await ui.ask_form(FormPrompt(Requester("srv", "here"), Purpose(), f"question {i}", form))
+    assert len(ui.seen) == MAX_REMEMBERED
+    assert ui.seen[-1].message == f"question {MAX_REMEMBERED + 4}"

@@ -8,9 +8,8 @@ import anyio
 import pytest
 
 from mcp_elicit.client import (
-    Answer,
     AnswerWithoutAsking,
-    AskPerson,
+    AskThroughUI,
     CheckMode,
     CleanText,
     Elicitation,
@@ -19,8 +18,10 @@ from mcp_elicit.client import (
     Outcome,
     Pipeline,
     Refuse,
+    Reply,
 )
 from mcp_elicit.core.forms import MISSING
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 
@@ -314,14 +315,16 @@ async def test_urls_in_the_message_are_never_clickable_F8() -> None:
 
 async def asked(ui: Any, e: Elicitation | None = None, **options: Any) -> tuple[Elicitation, Any]:
     e = e or elicitation()
-    decision = await through(e, Identify(), CheckMode(), GateSchema(), CleanText(), AskPerson(ui, **options))
+    decision = await through(
+        e, Identify(), CheckMode(), GateSchema(), CleanText(), AskThroughUI(ui, **options)
+    )
     return e, decision
 
 
 async def test_an_accepted_answer_is_validated_and_typed_with_defaults_applied_F7() -> None:
     ui = ScriptedUI([{"content": {"age": 36.0}}])
     _, decision = await asked(ui)
-    assert decision == Answer("accept", "script", content={"name": "Ada", "age": 36, "plan": "free"})
+    assert decision == Reply("accept", "script", content={"name": "Ada", "age": 36, "plan": "free"})
     prompt = ui.seen[0]
     assert isinstance(prompt, FormPrompt)
     assert prompt.values == {"name": "Ada", "plan": "free"}
@@ -350,7 +353,7 @@ async def test_an_invalid_answer_goes_back_to_the_person_with_the_fields_error_F
     ui = Person(UIResult("accept", {"age": -4}), UIResult("accept", {"age": 40}))
     prompts = ui.prompts
     _, decision = await asked(ui)
-    assert decision == Answer("accept", "person", content={"name": "Ada", "age": 40, "plan": "free"})
+    assert decision == Reply("accept", "person", content={"name": "Ada", "age": 40, "plan": "free"})
     assert prompts[0].errors == {}
     assert set(prompts[1].errors) == {"age"}
     assert prompts[1].values["age"] == -4
@@ -359,14 +362,14 @@ async def test_an_invalid_answer_goes_back_to_the_person_with_the_fields_error_F
 async def test_answers_that_stay_invalid_end_as_cancel_after_the_bounded_reasks() -> None:
     ui = Person(UIResult("accept", {"age": "old"}))
     _, decision = await asked(ui, max_reasks=2)
-    assert decision == Answer("cancel", "person", reason="invalid_answers")
+    assert decision == Reply("cancel", "person", reason="invalid_answers")
     assert len(ui.prompts) == 3
 
 
 async def test_a_scripted_answer_that_is_invalid_is_cancelled_without_asking_the_script_again() -> None:
     ui = ScriptedUI([{"content": {"age": "old"}}, {"content": {"age": 3}}])
     _, decision = await asked(ui)
-    assert decision == Answer("cancel", "script")
+    assert decision == Reply("cancel", "script")
     assert len(ui.seen) == 2
     assert len(ui.notices) == 1
 
@@ -374,7 +377,7 @@ async def test_a_scripted_answer_that_is_invalid_is_cancelled_without_asking_the
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_decline_and_cancel_pass_through_without_content_C3(action: str) -> None:
     _, decision = await asked(ScriptedUI([{"action": action}]))
-    assert decision == Answer(action, "script")  # type: ignore[arg-type]
+    assert decision == Reply(action, "script")  # type: ignore[arg-type]
 
 
 class Forgetful:
@@ -398,7 +401,7 @@ class Forgetful:
 async def test_a_forgotten_prompt_ends_as_cancel_by_timeout_C3() -> None:
     with anyio.fail_after(5):
         _, decision = await asked(Forgetful(), idle_timeout=0.01)
-    assert decision == Answer("cancel", "timeout", reason="idle_timeout")
+    assert decision == Reply("cancel", "timeout", reason="idle_timeout")
 
 
 class Broken(Forgetful):
@@ -412,22 +415,22 @@ class Broken(Forgetful):
 
 async def test_a_failing_ui_cancels_the_question_instead_of_crashing() -> None:
     _, decision = await asked(Broken(RuntimeError("boom")))
-    assert decision == Answer("cancel", "error", reason="ui_failed")
+    assert decision == Reply("cancel", "error", reason="ui_failed")
 
 
 async def test_ctrl_c_in_the_ui_is_a_cancel_C3() -> None:
     _, decision = await asked(Broken(KeyboardInterrupt()))
-    assert decision == Answer("cancel", "person", reason="interrupted")
+    assert decision == Reply("cancel", "person", reason="interrupted")
 
 
 async def test_a_ui_returning_garbage_cancels() -> None:
     _, decision = await asked(ScriptedUI(lambda prompt: UIResult("maybe")))  # type: ignore[arg-type]
-    assert decision == Answer("cancel", "error", reason="ui_failed")
+    assert decision == Reply("cancel", "error", reason="ui_failed")
 
 
 async def test_questions_are_shown_one_at_a_time_and_a_flood_beyond_the_queue_is_cancelled_C4() -> None:
     ui = Forgetful()
-    ask = AskPerson(ui, idle_timeout=None, max_waiting=2)
+    ask = AskThroughUI(ui, idle_timeout=None, max_waiting=2)
     results: list[Any] = []
 
     async def one() -> None:
@@ -443,7 +446,7 @@ async def test_questions_are_shown_one_at_a_time_and_a_flood_beyond_the_queue_is
             await anyio.wait_all_tasks_blocked()
             for _ in range(3):
                 await one()  # no room left: cancelled at once
-            assert results == [Answer("cancel", "rate_limit", reason="queue_full")] * 3
+            assert results == [Reply("cancel", "rate_limit", reason="queue_full")] * 3
             tg.cancel_scope.cancel()
 
 
@@ -454,7 +457,7 @@ async def test_url_mode_without_the_url_check_stage_is_cancelled_not_shown_U3() 
         declared_modes=frozenset({"form", "url"}),
     )
     _, decision = await asked(ui, e)
-    assert decision == Answer("cancel", "error", reason="url_unchecked")
+    assert decision == Reply("cancel", "error", reason="url_unchecked")
     assert ui.seen == []
     assert len(ui.notices) == 1
 
@@ -474,7 +477,7 @@ async def test_url_mode_shows_the_prompt_a_url_stage_prepared() -> None:
         declared_modes=frozenset({"form", "url"}),
     )
     decision, outcome = await pipeline.run(e)
-    assert decision == Answer("accept", "script")
+    assert decision == Reply("accept", "script")
     assert isinstance(ui.seen[0], UrlPrompt)
     assert (outcome.mode, outcome.action) == ("url", "accept")
 
@@ -498,14 +501,14 @@ async def test_a_stage_inserted_before_ask_can_deny_and_the_denial_becomes_a_dec
     class Deny:
         name = "policy"
 
-        async def __call__(self, e: Elicitation) -> Answer:
-            return Answer("decline", "policy", reason="denied_by_rule")
+        async def __call__(self, e: Elicitation) -> Reply:
+            return Reply("decline", "policy", reason="denied_by_rule")
 
     ui = ScriptedUI.accept_defaults()
     pipeline = Pipeline(ui)
     pipeline.insert(Deny())
     decision, outcome = await pipeline.run(elicitation())
-    assert decision == Answer("decline", "policy", reason="denied_by_rule")
+    assert decision == Reply("decline", "policy", reason="denied_by_rule")
     assert (outcome.action, outcome.decided_by, outcome.reason) == ("decline", "policy", "denied_by_rule")
     assert ui.seen == []
 
@@ -533,7 +536,7 @@ async def test_a_stage_that_raises_cancels_the_question() -> None:
     pipeline = Pipeline(ScriptedUI.accept_defaults())
     pipeline.insert(Buggy())
     decision, _ = await pipeline.run(elicitation())
-    assert decision == Answer("cancel", "error", reason="stage_failed:buggy")
+    assert decision == Reply("cancel", "error", reason="stage_failed:buggy")
 
 
 async def test_an_observer_sees_every_outcome_and_a_failing_one_turns_accept_into_decline() -> None:
@@ -548,7 +551,7 @@ async def test_an_observer_sees_every_outcome_and_a_failing_one_turns_accept_int
     pipeline = Pipeline(ScriptedUI([{"content": {"age": 3}}]), observers=[record, audit_down])
     decision, outcome = await pipeline.run(elicitation())
     assert seen[0].action == "accept"
-    assert decision == Answer("decline", "error", reason="observer_failed")
+    assert decision == Reply("decline", "error", reason="observer_failed")
     assert outcome.action == "decline"
 
 
@@ -575,8 +578,9 @@ async def test_screening_runs_only_mode_and_schema_and_records_a_refusal() -> No
 
 @pytest.mark.parametrize("modes", [(), ("form", "sms")])
 def test_a_pipeline_declares_at_least_one_known_mode_C1(modes: tuple[str, ...]) -> None:
-    with pytest.raises(ValueError, match="modes"):
+    with pytest.raises(ConfigError) as raised:
         Pipeline(ScriptedUI(), modes=modes)
+    assert raised.value.key == "modes"
 
 
 async def test_answer_without_asking_cancels_and_says_so() -> None:
@@ -584,7 +588,7 @@ async def test_answer_without_asking_cancels_and_says_so() -> None:
     pipeline = Pipeline(ui)
     pipeline.insert(AnswerWithoutAsking(ui))
     decision, outcome = await pipeline.run(elicitation())
-    assert decision == Answer("cancel", "no_terminal", reason="no_terminal")
+    assert decision == Reply("cancel", "no_terminal", reason="no_terminal")
     assert outcome.decided_by == "no_terminal"
     assert ui.seen == []
     assert len(ui.notices) == 1
@@ -593,4 +597,25 @@ async def test_answer_without_asking_cancels_and_says_so() -> None:
 async def test_an_empty_form_can_be_accepted() -> None:
     e = elicitation({"message": "Continue?", "requestedSchema": {"type": "object", "properties": {}}})
     decision, _ = await Pipeline(ScriptedUI([{}])).run(e)
-    assert decision == Answer("accept", "script", content={})
+    assert decision == Reply("accept", "script", content={})
+
+
+def test_a_stage_goes_in_right_after_or_right_before_the_named_one() -> None:
+    ui = ScriptedUI()
+    pipeline = Pipeline(ui)
+    pipeline.insert(AnswerWithoutAsking(ui, name="first"), after="identify")
+    pipeline.insert(AnswerWithoutAsking(ui, name="second"), before="ask")
+    pipeline.insert(AnswerWithoutAsking(ui, name="third"))
+    names = pipeline.names
+    assert names[:2] == ["identify", "first"]
+    assert names[-3:] == ["second", "third", "ask"]
+
+
+def test_inserting_next_to_a_stage_that_is_not_there_names_it() -> None:
+    pipeline = Pipeline(ScriptedUI())
+    with pytest.raises(KeyError) as raised:
+        pipeline.insert(AnswerWithoutAsking(ScriptedUI()), after="no_such_stage")
+    assert raised.value.args == ("no_such_stage",)
+    with pytest.raises(ConfigError) as both:
+        pipeline.insert(AnswerWithoutAsking(ScriptedUI()), after="identify", before="ask")
+    assert both.value.key == "insert"

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit.client import Pipeline, run_call
+from mcp_elicit.cli.call import run_call
+from mcp_elicit.client import Pipeline
 from mcp_elicit.client.guardrails import install_guardrails
-from mcp_elicit.client.model import Answer, Elicitation
+from mcp_elicit.client.model import Elicitation, Reply
 from mcp_elicit.client.opener import BROWSER_ENV, argv_opener, system_opener
 from mcp_elicit.client.url import UrlMode, UrlSettings, url_warnings
 from mcp_elicit.client.url_flow import MAX_REOPENS, CompletionTracker, wait_for_page
@@ -222,8 +223,9 @@ def test_url_mode_needs_a_ui_with_a_waiting_screen_and_installs_once() -> None:
     assert info.value.key == "url_mode"
     mode, pipeline = UrlMode(opener=nothing), Pipeline(ScriptedUI())
     mode.install(pipeline)
-    with pytest.raises(ValueError, match="already"):
+    with pytest.raises(ConfigError) as raised:
         mode.install(Pipeline(ScriptedUI()))
+    assert raised.value.key == "url_mode"
 
 
 def test_url_mode_needs_a_way_to_open_a_browser(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,7 +280,7 @@ async def test_a_url_nobody_checked_is_cancelled_by_the_ask_stage_U3() -> None:
         declared_modes=pipeline.modes,
     )
     decision, _ = await pipeline.run(e)
-    assert decision == Answer("cancel", "error", reason="url_unchecked")
+    assert decision == Reply("cancel", "error", reason="url_unchecked")
     assert mode.tracker.expected() == ()
 
 
@@ -321,15 +323,17 @@ async def test_the_opener_passes_the_url_as_one_argument_and_never_through_a_she
 async def test_the_opener_refuses_anything_but_a_checked_http_url(url: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     opener = argv_opener([sys.executable, "-c", f"open({str(marker)!r}, 'w')"])
-    with pytest.raises(ValueError, match="URL"):
+    with pytest.raises(ConfigError) as raised:
         await opener(url)
+    assert raised.value.key == "url"
     assert not marker.exists()
 
 
 def test_the_browser_command_comes_from_the_environment_split_like_a_shell_never_run_by_one() -> None:
     assert system_opener({BROWSER_ENV: "firefox --new-tab"}) is not None
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ConfigError) as raised:
         argv_opener([])
+    assert raised.value.key == "MCP_ELICIT_BROWSER"
 
 
 # -- scripted consent ----------------------------------------------------------------------------

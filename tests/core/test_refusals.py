@@ -32,6 +32,7 @@ EXAMPLES: dict[type[errors.ElicitError], errors.ElicitError] = {
     errors.UnknownField: errors.UnknownField("f"),
     errors.ConfigError: errors.ConfigError("public_base_url", "missing"),
     errors.NotInstalled: errors.NotInstalled("middleware"),
+    errors.OutOfOrder: errors.OutOfOrder("ElicitClient.sdk", "enter the client"),
     errors.SecretInForm: errors.SecretInForm({"api_key": ("secret_word",)}),
     errors.SchemaError: errors.SchemaError((errors.SchemaProblem("f", "pattern", "not allowed"),)),
     errors.AnswerError: errors.AnswerError((errors.FieldProblem("age", "minimum"),)),

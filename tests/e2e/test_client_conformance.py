@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
-from mcp_elicit.client.conformance import run
+from mcp_elicit.cli.conformance import run
 from tests.e2e.servers import serving_http
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,8 @@
 - `ElicitationHandler`: the pipeline as a bare SDK callback, for your own `mcp.client.Client`.
 - `Pipeline` and its stages (`client/stages.py`): who asks, mode check, schema gate, clean text,
   ask the person, validate, answer; `Outcome` records what happened.
-- `run_call`: one tool call, non-interactive (what `mcp-elicit call` runs).
+- `run_call` (one non-interactive tool call, what `mcp-elicit call` runs) is in `mcp_elicit.cli.call`:
+  it picks a concrete UI, which the client package never imports.
 - Guardrails (`client/guardrails.py`, `client/audit.py`): `SecretGuard` (in the default chain),
   the policy stages `install_guardrails` puts in, and the `AuditTrail` observer.
 - URL mode (`client/url.py`, `client/opener.py`): `UrlMode` (the `check_url` and URL-aware `ask`
@@ -14,15 +15,14 @@
 from __future__ import annotations
 
 from mcp_elicit.client.audit import AuditTrail
-from mcp_elicit.client.call import CallReport, run_call
 from mcp_elicit.client.connection import PROTOCOLS, ElicitClient, ServerSpec, connect, parse_server_spec
 from mcp_elicit.client.guardrails import AskFirst, Guardrails, PolicyGate, SecretGuard, install_guardrails
-from mcp_elicit.client.model import Answer, CallRegistry, Decision, Elicitation, Outcome, Refuse
+from mcp_elicit.client.model import CallRegistry, Decision, Elicitation, Outcome, Refuse, Reply
 from mcp_elicit.client.pipeline import SCREENING_STAGES, Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, KitClient
 from mcp_elicit.client.stages import (
     AnswerWithoutAsking,
-    AskPerson,
+    AskThroughUI,
     CheckMode,
     CleanText,
     GateSchema,
@@ -35,13 +35,11 @@ from mcp_elicit.client.url import CheckUrl, UrlAsk, UrlMode, UrlSettings
 __all__ = [
     "PROTOCOLS",
     "SCREENING_STAGES",
-    "Answer",
     "AnswerWithoutAsking",
     "AskFirst",
-    "AskPerson",
+    "AskThroughUI",
     "AuditTrail",
     "CallRegistry",
-    "CallReport",
     "CheckMode",
     "CheckUrl",
     "CleanText",
@@ -57,6 +55,7 @@ __all__ = [
     "Pipeline",
     "PolicyGate",
     "Refuse",
+    "Reply",
     "SecretGuard",
     "ServerSpec",
     "Stage",
@@ -67,5 +66,4 @@ __all__ = [
     "default_stages",
     "install_guardrails",
     "parse_server_spec",
-    "run_call",
 ]

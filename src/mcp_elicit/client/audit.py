@@ -17,7 +17,7 @@ where it runs), the client's name and version, the protocol revision, the mode, 
 marks the sensitive ones), the request the question served (method and target; the client does
 not see the JSON-RPC id the SDK gave that request, so `call.request_id` is null), the URL's host,
 registrable domain and verdict when the URL check left a `UrlVerdict` in
-``e.extras["url_verdict"]``, the action, who decided and why, the latency, and at the
+``e.url_verdict``, the action, who decided and why, the latency, and at the
 ``request_response`` level the answer values of non-sensitive fields.
 """
 
@@ -30,11 +30,11 @@ from typing import Any, Final, get_args
 import anyio.to_thread
 
 from mcp_elicit.audit.base import AuditSink
-from mcp_elicit.client.model import Answer, Elicitation, Outcome
+from mcp_elicit.client.model import Elicitation, Outcome, Reply
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
 from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity
 from mcp_elicit.core.sensitive import FormVerdict
-from mcp_elicit.errors import OutcomeNotRecorded
+from mcp_elicit.errors import ConfigError, OutcomeNotRecorded
 
 __all__ = ["AuditTrail", "consent_event"]
 
@@ -62,10 +62,10 @@ def consent_event(
     message = params.get("message")
     schema = params.get("requestedSchema")
     raw_url = params.get("url")
-    decision = e.extras.get("decision")
-    content = decision.content if isinstance(decision, Answer) and decision.action == "accept" else None
-    form_verdict = e.extras.get("form_verdict")
-    url_verdict = e.extras.get("url_verdict")
+    decision = e.decision
+    content = decision.content if isinstance(decision, Reply) and decision.action == "accept" else None
+    form_verdict = e.form_verdict
+    url_verdict = e.url_verdict
     server = outcome.server
     purpose = outcome.purpose
     call = None
@@ -113,8 +113,9 @@ class AuditTrail:
         on_write_error: OnWriteError = DEFAULT_ON_WRITE_ERROR,
     ) -> None:
         if on_write_error not in _ON_WRITE_ERROR:
-            raise ValueError(
-                f"on_write_error must be one of {', '.join(_ON_WRITE_ERROR)}, not {on_write_error!r}"
+            raise ConfigError(
+                "on_write_error",
+                f"on_write_error must be one of {', '.join(_ON_WRITE_ERROR)}, not {on_write_error!r}",
             )
         self.sink = sink
         self.client = client or ClientIdentity()

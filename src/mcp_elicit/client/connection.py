@@ -35,31 +35,45 @@ from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 from typing import Any, Final, Literal, TextIO, TypeVar
 
-import mcp_types as t
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.server import Server
-from mcp.server.mcpserver import MCPServer
-
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrails
-from mcp_elicit.client.http_guard import guarded_streamable_http_client
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
+from mcp_elicit.client.sdk import (
+    CallToolResult,
+    ElicitationHandler,
+    GetPromptResult,
+    Implementation,
+    KitClient,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    Tool,
+)
+from mcp_elicit.client.sdk_transport import (
+    InProcessServer,
+    StdioServerParameters,
+    describe_server,
+    transport_for,
+)
+from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
 from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.ui.base import Requester, UserInterface
+from mcp_elicit.errors import ConfigError, OutOfOrder
 
-__all__ = ["PROTOCOLS", "ElicitClient", "ServerSpec", "connect", "parse_server_spec"]
+__all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect", "parse_server_spec"]
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+ProtocolChoice = Literal["legacy", "modern", "auto"]
+"""How a client picks the era: the 2025-11-25 handshake, 2026-07-28, or whichever the server offers."""
 
 PROTOCOLS: Final[dict[str, str]] = {"legacy": "legacy", "modern": "2026-07-28", "auto": "auto"}
 """`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or discover then fall back."""
@@ -87,7 +101,7 @@ def parse_server_spec(spec: str) -> ServerSpec:
         return ServerSpec(url=spec)
     argv = tuple(shlex.split(spec))
     if not argv:
-        raise ValueError("the server spec is empty: give a URL or a command line")
+        raise ConfigError("server", "the server spec is empty: give a URL or a command line")
     return ServerSpec(argv=argv)
 
 
@@ -114,7 +128,7 @@ class ElicitClient:
 
     def __init__(
         self,
-        server: str | ServerSpec | StdioServerParameters | MCPServer[Any] | Server[Any] | Any,
+        server: str | ServerSpec | StdioServerParameters | InProcessServer | Any,
         *,
         ui: UserInterface | None = None,
         pipeline: Pipeline | None = None,
@@ -131,7 +145,7 @@ class ElicitClient:
     ) -> None:
         if pipeline is None:
             if ui is None:
-                raise ValueError("give a ui or a pipeline")
+                raise ConfigError("ui", "give a ui or a pipeline")
             pipeline = Pipeline(ui)
         self.pipeline = pipeline
         self.guardrails: Guardrails | None = None
@@ -158,9 +172,9 @@ class ElicitClient:
     def enable_url_mode(self, mode: UrlMode | None = None) -> UrlMode:
         """Add URL mode to this client's pipeline, before connecting (what `url_mode=True` does)."""
         if self._sdk is not None:
-            raise RuntimeError("enable URL mode before connecting")
+            raise OutOfOrder("enable_url_mode", "call it before connecting, not after")
         if self.url is not None:
-            raise ValueError("this client already has URL mode")
+            raise ConfigError("url_mode", "this client already has URL mode")
         self.url = mode if mode is not None else UrlMode()
         self.url.install(self.pipeline)
         return self.url
@@ -169,7 +183,7 @@ class ElicitClient:
     def sdk(self) -> KitClient:
         """The underlying `mcp.client.Client`, for everything this wrapper does not cover."""
         if self._sdk is None:
-            raise RuntimeError("ElicitClient must be used as an async context manager")
+            raise OutOfOrder("ElicitClient.sdk", "enter the client with `async with`")
         return self._sdk
 
     @property
@@ -212,7 +226,7 @@ class ElicitClient:
             mode=self._mode,
             elicitation_callback=self.handler,
             elicitation_modes=self.pipeline.modes,
-            client_info=t.Implementation(name=self._client_name, version=_client_version()),
+            client_info=Implementation(name=self._client_name, version=_client_version()),
             read_timeout_seconds=self._read_timeout,
             **(self.url.sdk_options() if self.url is not None else {}),
         )
@@ -263,31 +277,25 @@ class ElicitClient:
 
     def _target(self) -> Any:
         server = self._server
-        if isinstance(server, MCPServer | Server):
-            return server
         if isinstance(server, ServerSpec):
-            if server.url is not None:
-                return GuardedTransport(guarded_streamable_http_client(server.url), self.handler)
-            server = StdioServerParameters(command=server.argv[0], args=list(server.argv[1:]))
-        if isinstance(server, StdioServerParameters):
-            return GuardedTransport(stdio_client(server, errlog=self._errlog), self.handler)
-        return GuardedTransport(server, self.handler)
+            return transport_for(None, self.handler, url=server.url, argv=server.argv, errlog=self._errlog)
+        return transport_for(server, self.handler, errlog=self._errlog)
 
     # -- requests that may ask: tracked, so their questions are attributed -----------------------
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, read_timeout: float | None = None
-    ) -> t.CallToolResult:
+    ) -> CallToolResult:
         with self.handler.calls.track("tools/call", name, arguments):
             return await self._send(
                 lambda: self.sdk.call_tool(name, dict(arguments or {}), read_timeout_seconds=read_timeout)
             )
 
-    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> t.GetPromptResult:
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
         with self.handler.calls.track("prompts/get", name, arguments):
             return await self._send(lambda: self.sdk.get_prompt(name, dict(arguments or {})))
 
-    async def read_resource(self, uri: str) -> t.ReadResourceResult:
+    async def read_resource(self, uri: str) -> ReadResourceResult:
         with self.handler.calls.track("resources/read", uri, None):
             return await self._send(lambda: self.sdk.read_resource(uri))
 
@@ -299,13 +307,13 @@ class ElicitClient:
 
     # -- listings -----------------------------------------------------------------------------------
 
-    async def list_tools(self) -> list[t.Tool]:
+    async def list_tools(self) -> list[Tool]:
         return await _all_pages(self.sdk.list_tools, "tools")
 
-    async def list_prompts(self) -> list[t.Prompt]:
+    async def list_prompts(self) -> list[Prompt]:
         return await _all_pages(self.sdk.list_prompts, "prompts")
 
-    async def list_resources(self) -> list[t.Resource]:
+    async def list_resources(self) -> list[Resource]:
         return await _all_pages(self.sdk.list_resources, "resources")
 
 
@@ -332,14 +340,11 @@ def connect(server: Any, *, ui: UserInterface | None = None, **options: Any) -> 
 
 def _url_mode_of(pipeline: Pipeline) -> UrlMode | None:
     """The URL mode already installed in `pipeline` (by `UrlMode.install`), if any."""
-    return next((s.mode for s in pipeline.stages if isinstance(s, CheckUrl)), None)
+    modes = (s.mode for s in pipeline.stages if isinstance(s, CheckUrl))
+    return next((m for m in modes if isinstance(m, UrlMode)), None)
 
 
 def _where(server: Any) -> str:
     if isinstance(server, ServerSpec):
         return server.where
-    if isinstance(server, StdioServerParameters):
-        return shlex.join([server.command, *server.args])
-    if isinstance(server, MCPServer):
-        return f"in-process {server.name}"
-    return ""
+    return describe_server(server)

@@ -2,10 +2,8 @@
 
 Three stages, all before `ask` (spec rules F5 and C4):
 
-- `SecretGuard` ("secret_guard", in the default chain): `core.sensitive.classify_schema` on the
-  request's raw `requestedSchema` and message. ``block``: the form is never shown, the server gets
-  ``decline`` and the person a short notice (`decided_by="secret_guard"`, reason
-  ``secret_in_form``). ``warn``: the form is shown with a warning.
+- `SecretGuard` ("secret_guard", in the default chain; it lives in `client/secret_guard.py` so the
+  default chain does not import this module): a form that asks for a secret is never shown.
 - `PolicyGate` ("policy"): `core.policy.evaluate` with the pipeline's clock (`Elicitation.time`).
   A refusal never reaches the person: ``deny`` and the embargo answer ``decline``
   (`decided_by="policy"`), a rate limit answers ``cancel`` (`decided_by="rate_limit"`); the
@@ -20,9 +18,10 @@ Three stages, all before `ask` (spec rules F5 and C4):
   the session (this pipeline), per server and mode, unless ``remember_approval=False``.
 
 `Guardrails` holds the policy, its state and these settings; `install_guardrails(pipeline, policy)`
-puts the stages in a pipeline and adds the observer that feeds the person's answers back to the
-embargo (`PolicyState.record_outcome`: only answers the person gave, timeouts included; never
-refusals by policy, rate limit or the secret guard, and never a script's answers).
+puts the stages in a pipeline (with `Pipeline.insert(stage, after=...)`) and adds the observer that
+feeds the person's answers back to the embargo (`PolicyState.record_outcome`: only answers the
+person gave, timeouts included; never refusals by policy, rate limit or the secret guard, and never
+a script's answers).
 
 Servers are matched by `server_ref`: the name the server declared, and where it runs (an
 ``http(s)://`` URL matches ``url`` globs, anything else, a command line, matches ``command``).
@@ -34,21 +33,22 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-
-from mcp_elicit.client.model import Answer, Decision, Elicitation, Outcome
+from mcp_elicit.client.asking import show_bounded
+from mcp_elicit.client.model import Decision, Elicitation, Outcome, Reply
+from mcp_elicit.client.secret_guard import NOTICE_FIELDS, SecretGuard, tell
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.core import policy as core_policy
 from mcp_elicit.core.forms import Form
 from mcp_elicit.core.policy import Deny, Policy, PolicyState, Request, ServerRef, evaluate
-from mcp_elicit.core.sensitive import FormVerdict, classify_schema
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UserInterface
+from mcp_elicit.errors import ConfigError
 
 if TYPE_CHECKING:
     from mcp_elicit.client.pipeline import Pipeline
+    from mcp_elicit.client.stages import Stage
 
 __all__ = [
     "NOTICE_FIELDS",
@@ -66,9 +66,6 @@ logger = logging.getLogger(__name__)
 Approval = Literal["form", "notice"]
 """How `AskFirst` asks: a form without fields the person accepts or refuses, or a notice only."""
 
-# Field titles named in a secret-guard notice or warning; the rest are counted ("and 3 more"). A
-# notice is one line on screen: three titles say what was asked without burying the point.
-NOTICE_FIELDS: Final = 3
 _VERBS = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
 
 
@@ -78,27 +75,6 @@ def server_ref(requester: Requester) -> ServerRef:
     if where.startswith(("http://", "https://")):
         return ServerRef(name=requester.name, url=where)
     return ServerRef(name=requester.name, command=where)
-
-
-async def _tell(ui: UserInterface, requester: Requester, text: str) -> None:
-    """A notice that cannot fail the decision it explains."""
-    try:
-        await ui.notice(requester, text)
-    except Exception:
-        logger.exception("the UI failed to show a notice")
-
-
-def _titles(e: Elicitation, names: tuple[str, ...]) -> str:
-    """Cleaned titles of the named fields, quoted, at most a few."""
-    form = e.prompt_form or e.form
-    shown = []
-    for name in names[:NOTICE_FIELDS]:
-        title = name
-        if form is not None and name in form.names:
-            title = form.field(name).title or name
-        shown.append(f"“{title}”")
-    more = len(names) - NOTICE_FIELDS
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def _about(purpose: Purpose) -> str:
@@ -113,46 +89,6 @@ def _duration(seconds: float | None) -> str:
     if seconds < 120:
         return f"the next {max(1, math.ceil(seconds))} seconds"
     return f"the next {math.ceil(seconds / 60)} minutes"
-
-
-class SecretGuard:
-    """Never show a form that asks for a secret (F5); warn about one that may."""
-
-    name = "secret_guard"
-
-    def __init__(self, ui: UserInterface) -> None:
-        self.ui = ui
-
-    async def __call__(self, e: Elicitation) -> Decision | None:
-        if e.mode != "form" or e.form is None or not isinstance(e.params, Mapping):
-            return None
-        message = e.params.get("message")
-        verdict = classify_schema(
-            e.params.get("requestedSchema"), message if isinstance(message, str) else None
-        )
-        e.extras["form_verdict"] = verdict  # the audit record reuses it
-        if verdict.verdict == "block":
-            await _tell(
-                self.ui,
-                e.requester,
-                f"This server asked for {_titles(e, verdict.blocked)} in a form. Secrets such as "
-                "passwords, API keys, tokens and card numbers must never be typed into a form, so "
-                "it was not shown and the server was told no.",
-            )
-            return Answer("decline", "secret_guard", reason="secret_in_form")
-        if verdict.verdict == "warn":
-            e.warnings.append(_warning(e, verdict))
-        return None
-
-
-def _warning(e: Elicitation, verdict: FormVerdict) -> str:
-    if verdict.flagged:
-        what = f"{_titles(e, verdict.flagged)} may be sensitive"
-    else:
-        what = "The message mentions a secret"
-    return (
-        f"{what}: servers must not ask for secrets in a form. Decline if it wants a password, key or token."
-    )
 
 
 class Guardrails:
@@ -176,7 +112,7 @@ class Guardrails:
         idle_timeout: float | None = limits.ELICITATION_IDLE_TIMEOUT_SECONDS,
     ) -> None:
         if approval not in ("form", "notice"):
-            raise ValueError(f"approval must be 'form' or 'notice', not {approval!r}")
+            raise ConfigError("approval", f"must be 'form' or 'notice', not {approval!r}")
         self.policy = policy if policy is not None else Policy()
         self.state = state if state is not None else PolicyState()
         self.approval: Approval = approval
@@ -195,8 +131,8 @@ class Guardrails:
 
     def observe(self, e: Elicitation, outcome: Outcome) -> None:
         """Pipeline observer: feed what the person answered to the embargo."""
-        request = e.extras.get("policy_request")
-        if isinstance(request, Request) and outcome.decided_by in ("person", "timeout"):
+        request = e.policy_request
+        if request is not None and outcome.decided_by in ("person", "timeout"):
             self.state.record_outcome(request, outcome.action, self.clock())
 
     # -- bookkeeping shared by the stages ---------------------------------------------------------
@@ -240,15 +176,15 @@ class PolicyGate:
         g = self.guardrails
         request = Request(server_ref(e.requester), "url" if e.mode == "url" else "form", g.person)
         decision = evaluate(g.policy, g.state, request, e.time)
-        e.extras["policy_request"] = request
-        e.extras["policy_decision"] = decision
+        e.policy_request = request
+        e.policy_decision = decision
         key = (request.server.key, request.mode)
         if not isinstance(decision, Deny):
             g.admitted(key)
             return None
         if g.first_refusal(key, decision.reason):
-            await _tell(self.ui, e.requester, _refusal_notice(decision, request.mode))
-        return Answer(decision.action, decision.decided_by, reason=decision.reason)
+            await tell(self.ui, e.requester, _refusal_notice(decision, request.mode))
+        return Reply(decision.action, decision.decided_by, reason=decision.reason)
 
 
 def _refusal_notice(decision: Deny, mode: str) -> str:
@@ -274,17 +210,15 @@ class AskFirst:
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         g = self.guardrails
-        request = e.extras.get("policy_request")
-        if not isinstance(e.extras.get("policy_decision"), core_policy.AskPerson) or not isinstance(
-            request, Request
-        ):
+        request = e.policy_request
+        if request is None or not isinstance(e.policy_decision, core_policy.AskPerson):
             return None
         key = (request.server.key, request.mode)
         if g.approved(key):
             return None
         what = "send you to a web page" if request.mode == "url" else "ask you a question"
         if g.approval == "notice":
-            await _tell(self.ui, e.requester, f"This server wants to {what}{_about(e.purpose)}.")
+            await tell(self.ui, e.requester, f"This server wants to {what}{_about(e.purpose)}.")
             g.approve(key)
             return None
         prompt = FormPrompt(
@@ -294,29 +228,13 @@ class AskFirst:
             f"{'the address' if request.mode == 'url' else 'the question'}, or decline to refuse.",
             Form(()),
         )
-        result = await self._show(prompt)
-        if isinstance(result, Answer):
+        result = await show_bounded(self.ui.ask_form, prompt, self.guardrails.idle_timeout)
+        if isinstance(result, Reply):
             return result
         if result.action == "accept":
             g.approve(key)
             return None
-        return Answer(result.action, result.decided_by, reason="not_approved")
-
-    async def _show(self, prompt: FormPrompt) -> UIResult | Answer:
-        """The approval on screen, bounded by the idle timeout; a failing UI cancels."""
-        try:
-            with anyio.move_on_after(self.guardrails.idle_timeout) as scope:
-                result = await self.ui.ask_form(prompt)
-        except KeyboardInterrupt:
-            return Answer("cancel", "person", reason="interrupted")
-        except Exception:
-            logger.exception("the UI failed while asking for approval; the question is cancelled")
-            return Answer("cancel", "error", reason="ui_failed")
-        if scope.cancelled_caught:
-            return Answer("cancel", "timeout", reason="idle_timeout")
-        if not isinstance(result, UIResult) or result.action not in ("accept", "decline", "cancel"):
-            return Answer("cancel", "error", reason="ui_failed")
-        return result
+        return Reply(result.action, result.decided_by, reason="not_approved")
 
 
 def install_guardrails(
@@ -332,11 +250,11 @@ def install_guardrails(
     the pipeline's), unless `guardrails` is given. The policy stage goes right after `clean_text`
     (before the screening of a secret form, so a flood of them is rate limited too), the approval
     right after `secret_guard` (nobody approves a form that will be refused). A secret guard is
-    added when the pipeline has none. Raises ValueError when the pipeline already has a policy.
+    added when the pipeline has none. Raises ConfigError when the pipeline already has a policy.
     """
-    names = [s.name for s in pipeline.stages]
+    names = pipeline.names
     if "policy" in names:
-        raise ValueError("this pipeline already has a policy stage")
+        raise ConfigError("policy", "this pipeline already has a policy stage")
     if guardrails is None:
         options.setdefault("clock", pipeline.clock)
         guardrails = Guardrails(policy, **options)
@@ -349,11 +267,12 @@ def install_guardrails(
     return guardrails
 
 
-def _insert_after(pipeline: Pipeline, stage: Any, after: str) -> None:
-    names = [s.name for s in pipeline.stages]
+def _insert_after(pipeline: Pipeline, stage: Stage, after: str) -> None:
+    """Right after `after`; without it, before `ask`; without that, at the end."""
+    names = pipeline.names
     if after in names:
-        pipeline.stages.insert(names.index(after) + 1, stage)
+        pipeline.insert(stage, after=after)
     elif "ask" in names:
         pipeline.insert(stage, before="ask")
     else:
-        pipeline.stages.append(stage)
+        pipeline.insert(stage)

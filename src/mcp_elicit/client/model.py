@@ -8,7 +8,8 @@ None) or ends the chain with a `Decision`:
 - `Refuse`: answer with a JSON-RPC error (-32602 by default) and show nothing. On 2025-11-25 the
   server receives the error; on 2026-07-28, which has no per-question error slot, the call the
   question belongs to ends with that error on the client.
-- `Answer`: accept (with content), decline or cancel, and who decided.
+- `Reply`: accept (with content), decline or cancel, and who decided. (Not `Answer`: that is the
+  server's result of `ask`.)
 
 Every elicitation ends as one `Outcome` record (what `mcp-elicit call --json` lists and the audit
 stage stores): never any answer value, only field names.
@@ -18,37 +19,36 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_elicit.client.ui_protocol import Purpose, Requester, UrlPrompt
+from mcp_elicit.core.actions import Action
+from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.core.forms import Form
 from mcp_elicit.core.revisions import is_modern
-from mcp_elicit.ui.base import Purpose, Requester, UrlPrompt
+from mcp_elicit.core.wire_codes import INVALID_PARAMS
+
+if TYPE_CHECKING:  # annotations only: importing the URL checks costs more than a client needs
+    from mcp_elicit.core.policy import PolicyDecision, Request
+    from mcp_elicit.core.sensitive import FormVerdict
+    from mcp_elicit.core.urls import UrlVerdict
 
 __all__ = [
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "Answer",
     "Attribution",
     "CallRegistry",
     "Decision",
     "Elicitation",
     "Outcome",
     "Refuse",
+    "Reply",
 ]
-
-INVALID_PARAMS: Final = -32602
-INVALID_REQUEST: Final = -32600
 
 Attribution = Literal["exact", "sole_call_in_flight", "none"]
 """How the question was tied to a request: by the call's own context (exact), because exactly one
 call was in flight on this connection when it arrived, or not at all (the prompt says so)."""
-
-DecidedBy = Literal[
-    "person", "script", "policy", "rate_limit", "secret_guard", "timeout", "gate", "no_terminal", "error"
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,16 +62,16 @@ class Refuse:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class Reply:
     """End the chain with an answer to the server. `content` only with accept on a form."""
 
-    action: Literal["accept", "decline", "cancel"]
+    action: Action
     decided_by: DecidedBy
     content: Mapping[str, Any] | None = None
     reason: str = ""
 
 
-Decision = Refuse | Answer
+Decision = Refuse | Reply
 
 
 @dataclass(eq=False)
@@ -95,7 +95,19 @@ class Elicitation:
     url: str | None = None  # raw URL of a URL-mode request, for the URL check stage
     url_prompt: UrlPrompt | None = None  # set by the URL check stage; without it URL mode is cancelled
     warnings: list[str] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)  # for extension stages (verdicts, …)
+    # -- what the guard stages established, for later stages and the audit trail ---------------
+    schema_key: bytes | None = None  # the schema gate's exact cache key for requestedSchema
+    form_verdict: FormVerdict | None = None  # the secret guard's classification of the form
+    url_verdict: UrlVerdict | None = None  # the URL check's verdict (URL mode)
+    elicitation_id: str | None = None  # a pushed URL request's elicitationId
+    url_listed: bool = False  # the URL came in a -32042 list, not as a request of its own
+    policy_request: Request | None = None  # what the policy stage evaluated
+    policy_decision: PolicyDecision | None = None  # and what it said
+    # -- set by the pipeline ----------------------------------------------------------------------
+    decision: Decision | None = None  # the decision as recorded, for observers
+    # An effect deferred until the decision is on record (URL mode opens the page then); it
+    # returns the final decision, which is recorded again when it differs.
+    after_recorded: Callable[[], Awaitable[Decision]] | None = None
 
     @property
     def delivery(self) -> Literal["push", "embedded"]:

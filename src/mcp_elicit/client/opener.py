@@ -35,6 +35,7 @@ from typing import Final
 import anyio.to_thread
 
 from mcp_elicit.core.urls import check_url
+from mcp_elicit.errors import ConfigError
 
 __all__ = ["BROWSER_ENV", "UrlOpener", "argv_opener", "system_opener"]
 
@@ -46,9 +47,9 @@ UrlOpener = Callable[[str], Awaitable[None]]
 
 def _openable(url: str) -> None:
     if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        raise ValueError("only http(s) URLs are opened")
+        raise ConfigError("url", "only http(s) URLs are opened")
     if check_url(url).verdict == "block":
-        raise ValueError("the URL check blocks this URL")
+        raise ConfigError("url", "the URL check blocks this URL")
 
 
 def _spawn(argv: Sequence[str]) -> None:
@@ -70,7 +71,7 @@ def argv_opener(argv: Sequence[str]) -> UrlOpener:
     """An opener that runs `argv + [url]` (no shell) and does not wait for it to finish."""
     command = tuple(argv)
     if not command:
-        raise ValueError("the browser command is empty")
+        raise ConfigError(BROWSER_ENV, "the browser command is empty")
 
     async def open_url(url: str) -> None:
         _openable(url)

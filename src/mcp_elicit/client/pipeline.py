@@ -5,9 +5,10 @@ into an `Outcome` and tells the observers (the audit sink, `mcp-elicit call`, te
 raises, or a chain where no stage decides, cancels the question: the pipeline never crashes the
 session and never answers accept by accident. An observer that raises turns an accept into a
 decline (fail closed: an answer that could not be recorded is not sent), or into what its
-`OutcomeNotRecorded` says. Observers find the decision in `e.extras["decision"]`.
+`OutcomeNotRecorded` says. Observers find the decision in `e.decision`.
 
-The default chain includes the secret guard (`client/guardrails.py`, F5) before `ask`.
+The default chain includes the secret guard (`client/secret_guard.py`, F5) before `ask`.
+`insert(stage, after=...)` / `insert(stage, before=...)` and `replace(stage)` compose a chain.
 
 `Pipeline.screen` runs only the screening stages (`check_mode`, `gate_schema`) on raw params; the
 transport guard uses it to refuse requests the SDK would otherwise reject without our reasons.
@@ -21,12 +22,12 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
-from mcp_elicit.client.guardrails import SecretGuard
-from mcp_elicit.client.model import Answer, Decision, Elicitation, Outcome, Refuse
+from mcp_elicit.client.model import Decision, Elicitation, Outcome, Refuse, Reply
+from mcp_elicit.client.secret_guard import SecretGuard
 from mcp_elicit.client.stages import MODES, Stage, default_stages
+from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core import limits
-from mcp_elicit.errors import OutcomeNotRecorded
-from mcp_elicit.ui.base import UserInterface
+from mcp_elicit.errors import ConfigError, OutcomeNotRecorded
 
 __all__ = ["SCREENING_STAGES", "Observer", "Pipeline"]
 
@@ -59,17 +60,18 @@ class Pipeline:
         self.ui = ui
         self.modes = frozenset(modes)
         if not self.modes or not self.modes <= MODES:
-            raise ValueError(
-                f"modes must be a non-empty subset of {sorted(MODES)} (C1), not {sorted(self.modes)}"
+            raise ConfigError(
+                "modes", f"must be a non-empty subset of {sorted(MODES)} (C1), not {sorted(self.modes)}"
             )
-        if stages is None:
-            stages = default_stages(
-                ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting
-            )
-            stages.insert([s.name for s in stages].index("ask"), SecretGuard(ui))
-        self.stages: list[Stage] = list(stages)
+        self.stages: list[Stage] = list(
+            stages
+            if stages is not None
+            else default_stages(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting)
+        )
         self.observers: list[Observer] = list(observers)
         self.clock = clock
+        if stages is None:
+            self.insert(SecretGuard(ui), before="ask")
 
     # -- composing ----------------------------------------------------------------------------
 
@@ -80,15 +82,38 @@ class Pipeline:
                 return s
         raise KeyError(name)
 
-    def insert(self, stage: Stage, *, before: str = "ask") -> None:
-        """Add `stage` before the stage called `before` (the extension point is before `ask`)."""
-        names = [s.name for s in self.stages]
-        self.stages.insert(names.index(before), stage)
+    @property
+    def names(self) -> list[str]:
+        """The stage names, in order."""
+        return [s.name for s in self.stages]
+
+    def insert(self, stage: Stage, *, after: str | None = None, before: str | None = None) -> None:
+        """Add `stage` right after the stage called `after`, or right before `before`.
+
+        With neither, before `ask` (the extension point) or, in a chain without one, at the end.
+        KeyError when the named stage is not in the chain; ConfigError when both are given.
+        """
+        names = self.names
+        if after is not None and before is not None:
+            raise ConfigError("insert", "give after or before, not both")
+        if after is not None:
+            at = self._index(names, after) + 1
+        elif before is not None:
+            at = self._index(names, before)
+        else:
+            at = names.index("ask") if "ask" in names else len(names)
+        self.stages.insert(at, stage)
 
     def replace(self, stage: Stage) -> None:
-        """Put `stage` in place of the stage with the same name."""
-        names = [s.name for s in self.stages]
-        self.stages[names.index(stage.name)] = stage
+        """Put `stage` in place of the stage with the same name; KeyError when there is none."""
+        self.stages[self._index(self.names, stage.name)] = stage
+
+    @staticmethod
+    def _index(names: list[str], name: str) -> int:
+        try:
+            return names.index(name)
+        except ValueError:
+            raise KeyError(name) from None
 
     # -- running ------------------------------------------------------------------------------
 
@@ -97,12 +122,12 @@ class Pipeline:
         decision = await self._through(e, self.stages)
         if decision is None:
             logger.error("no stage decided on the elicitation; it is cancelled")
-            decision = Answer("cancel", "error", reason="no_decision")
+            decision = Reply("cancel", "error", reason="no_decision")
         decision, outcome = await self._finish(e, decision, started)
         # An effect a stage deferred until the decision is on record (URL mode opens the page
         # here). If it changes the answer, that correction is recorded too.
-        after = e.extras.pop("after_recorded", None)
-        if after is not None and isinstance(decision, Answer) and decision.action == "accept":
+        after, e.after_recorded = e.after_recorded, None
+        if after is not None and isinstance(decision, Reply) and decision.action == "accept":
             final = await after()
             if final != decision:
                 decision, outcome = await self._finish(e, final, started)
@@ -123,14 +148,14 @@ class Pipeline:
                 decision = await s(e)
             except Exception:
                 logger.exception("stage %r failed; the elicitation is cancelled", s.name)
-                return Answer("cancel", "error", reason=f"stage_failed:{s.name}")
+                return Reply("cancel", "error", reason=f"stage_failed:{s.name}")
             if decision is not None:
                 return decision
         return None
 
     async def _finish(self, e: Elicitation, decision: Decision, started: float) -> tuple[Decision, Outcome]:
         outcome = Outcome.of(e, decision, (time.perf_counter() - started) * 1000)
-        e.extras["decision"] = decision
+        e.decision = decision
         for observer in self.observers:
             try:
                 result = observer(e, outcome)
@@ -138,12 +163,12 @@ class Pipeline:
                     await result
             except Exception as exc:
                 logger.exception("an outcome observer failed")
-                if isinstance(decision, Answer) and decision.action == "accept":
+                if isinstance(decision, Reply) and decision.action == "accept":
                     if isinstance(exc, OutcomeNotRecorded) and exc.action == "cancel":
-                        decision = Answer("cancel", "error", reason=exc.reason)
+                        decision = Reply("cancel", "error", reason=exc.reason)
                     else:
                         reason = exc.reason if isinstance(exc, OutcomeNotRecorded) else "observer_failed"
-                        decision = Answer("decline", "error", reason=reason)
+                        decision = Reply("decline", "error", reason=reason)
                     outcome = Outcome.of(e, decision, outcome.latency_ms)
-                    e.extras["decision"] = decision
+                    e.decision = decision
         return decision, outcome

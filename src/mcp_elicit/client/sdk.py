@@ -1,4 +1,10 @@
-"""The one module on the client side that speaks the SDK's types (an SDK upgrade touches only this).
+"""The client side's SDK boundary, with `client/sdk_transport.py`: no other client module imports `mcp`.
+
+An SDK upgrade touches only these two modules. What the rest of the client needs from the SDK is
+named here: the result types `ElicitClient` returns (they are the SDK's own, on purpose: it wraps
+`mcp.client.Client`), the errors as `SdkError` with `error_code` / `error_data` to read them, and the
+private hooks, each with a canary test (`tests/client/test_sdk_canaries.py`) that fails naming the
+hook when the SDK moves it.
 
 - `ElicitationHandler`: the pipeline as the SDK's `elicitation_callback`. The SDK routes both
   2025-11-25 pushes (`elicitation/create`) and 2026-07-28 embedded requests (`InputRequiredResult`)
@@ -16,7 +22,7 @@
   problem) and an outcome record instead of a generic "Invalid request parameters".
 
 Over streamable HTTP the SDK's transport parses a call's event stream itself and would end the
-call on a request it cannot parse; `client/http_guard.py` rewrites such a request, below the SDK,
+call on a request it cannot parse; `client/sdk_transport.py` rewrites such a request, below the SDK,
 into a `mcp-elicit/malformed` stand-in with the same id, which the guard answers here.
 """
 
@@ -32,17 +38,15 @@ from typing import Any, Final, cast
 
 import anyio
 import mcp_types as t
-from mcp.client import Client
+from mcp.client import Client, InputRequiredRoundsExceededError
+from mcp.client._input_required import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from mcp_elicit.client.http_guard import MALFORMED_METHOD
 from mcp_elicit.client.model import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
     CallRegistry,
     Decision,
     Elicitation,
@@ -50,9 +54,33 @@ from mcp_elicit.client.model import (
     Refuse,
 )
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.ui.base import Requester, UserInterface
+from mcp_elicit.client.ui_protocol import Requester, UserInterface
+from mcp_elicit.core.wire_codes import INVALID_PARAMS, INVALID_REQUEST
 
-__all__ = ["ElicitationHandler", "GuardedTransport", "KitClient", "capability", "to_result"]
+__all__ = [
+    "MALFORMED_METHOD",
+    "SDK_INPUT_REQUIRED_MAX_ROUNDS",
+    "URL_ELICITATION_REQUIRED",
+    "CallToolResult",
+    "ElicitationHandler",
+    "GetPromptResult",
+    "GuardedTransport",
+    "Implementation",
+    "KitClient",
+    "Prompt",
+    "ReadResourceResult",
+    "Resource",
+    "RoundsExceeded",
+    "SdkError",
+    "TextContent",
+    "Tool",
+    "capability",
+    "completed_elicitation_id",
+    "discover_identity",
+    "error_code",
+    "error_data",
+    "to_result",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +89,59 @@ _FALLBACK_PROTOCOL = "2025-11-25"  # what the SDK assumes before a handshake
 # Outcomes a handler keeps in memory (`ElicitClient.outcomes`); older ones are dropped. An
 # interactive session can run for days; observers (the audit sink) keep the full history.
 MAX_KEPT_OUTCOMES: Final = 1_000
+
+# -- the SDK's names the rest of the client side uses ----------------------------------------------
+
+CallToolResult = t.CallToolResult
+GetPromptResult = t.GetPromptResult
+ReadResourceResult = t.ReadResourceResult
+Tool = t.Tool
+Prompt = t.Prompt
+Resource = t.Resource
+TextContent = t.TextContent
+Implementation = t.Implementation
+
+SdkError = MCPError
+"""An error reply from the server, as the SDK raises it; read it with `error_code` / `error_data`."""
+RoundsExceeded = InputRequiredRoundsExceededError
+"""A 2026-07-28 call that kept answering `InputRequiredResult` past the SDK's bound on rounds."""
+
+URL_ELICITATION_REQUIRED: Final[int] = t.URL_ELICITATION_REQUIRED  # -32042 (U7)
+
+# Private hook: the SDK's default bound on InputRequiredResult rounds, which URL mode raises by its
+# own number of checks (the SDK takes the bound as an option but does not export its default).
+SDK_INPUT_REQUIRED_MAX_ROUNDS: Final[int] = DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
+
+# The stand-in method the HTTP guard (`client/sdk_transport.py`) puts in place of a request the
+# SDK could not parse, so the transport guard below can answer it.
+MALFORMED_METHOD: Final = "mcp-elicit/malformed"
+
+
+def error_code(exc: BaseException) -> int | None:
+    """The JSON-RPC error code of an error reply from the server; None for any other exception."""
+    return exc.error.code if isinstance(exc, MCPError) else None
+
+
+def error_data(exc: BaseException) -> object:
+    """The `data` of an error reply from the server (untrusted JSON); None for any other exception."""
+    return exc.error.data if isinstance(exc, MCPError) else None
+
+
+def completed_elicitation_id(message: object) -> str | None:
+    """The elicitation a `notifications/elicitation/complete` says is done; None for any other message."""
+    return message.params.elicitation_id if isinstance(message, t.ElicitCompleteNotification) else None
+
+
+async def discover_identity(session: ClientSession, version: str) -> None:
+    """Ask a server who it is (`server/discover`) when a pinned 2026-07-28 connection skipped it.
+
+    Identity is display-only: a server that will not say stays anonymous (logged, never raised).
+    """
+    try:
+        raw = await session.send_discover(version)
+        session.adopt(t.DiscoverResult.model_validate(raw))
+    except (MCPError, ValidationError, RuntimeError) as exc:
+        logger.info("server/discover failed (%s); the server stays anonymous", exc)
 
 
 class ElicitationHandler:
@@ -174,11 +255,7 @@ class KitClient(Client):
         if self.mode in MODERN_PROTOCOL_VERSIONS and self.prior_discover is None:
             # A pinned modern version skips discovery, and with it the server's name. Ask once, so
             # every prompt can say who is asking; a server that will not say stays anonymous.
-            try:
-                raw = await self.session.send_discover(self.mode)
-                self.session.adopt(t.DiscoverResult.model_validate(raw))
-            except (MCPError, ValidationError, RuntimeError) as exc:
-                logger.info("server/discover failed (%s); the server stays anonymous", exc)
+            await discover_identity(self.session, self.mode)
         return self
 
 
@@ -256,7 +333,7 @@ class _GuardedReadStream:
             return item
         message = item.message
         if isinstance(message, t.JSONRPCRequest) and message.method == MALFORMED_METHOD:
-            # A request the HTTP guard could not let through as it was (see client/http_guard.py).
+            # A request the HTTP guard could not let through as it was (see client/sdk_transport.py).
             params = message.params or {}
             if params.get("paramsIsObject") is False:
                 await self._reply_error(message.id, INVALID_PARAMS, "params must be an object")

@@ -13,7 +13,7 @@ to end the chain (see `client/model.py`). The default chain:
 4. `clean_text`: message, titles, descriptions and option labels made safe to show
    (`core/text.py`); defaults pre-filled when safe (F6). Never decides.
 5. *(extension point)*: URL checks, the secret guard, policy and auditing plug in here, before
-   `ask`, and decide with `Refuse` or `Answer` (a denial is a value).
+   `ask`, and decide with `Refuse` or `Reply` (a denial is a value).
 6. `ask`: one question at a time through the UI, with an idle timeout; the answer is validated on
    the client and an invalid one goes back to the person (F7), a bounded number of times.
 
@@ -25,23 +25,26 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import marshal
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
 
 import anyio
 
-from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
+from mcp_elicit.client.asking import show_bounded
+from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UserInterface
 from mcp_elicit.core import limits
+from mcp_elicit.core.actions import Action
 from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
 from mcp_elicit.core.revisions import wire_revision
 from mcp_elicit.core.text import clean_text, sanitize
 from mcp_elicit.errors import AnswerError, SchemaError
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UserInterface
 
 __all__ = [
     "AnswerWithoutAsking",
-    "AskPerson",
+    "AskThroughUI",
     "CheckMode",
     "CleanText",
     "GateSchema",
@@ -66,12 +69,12 @@ class Stage(Protocol):
     async def __call__(self, e: Elicitation) -> Decision | None: ...
 
 
-class _Recent:
+class Recent:
     """The last few results of a pure, costly step, keyed by its input (least recently used out).
 
     A server asks the same forms again and again; parsing and cleaning a schema it sent before
     then costs one lookup. Only small inputs are kept, so a hostile server cannot make the cache
-    hold much (`_CACHED_FORMS` entries of at most `_CACHED_SCHEMA_CHARS` characters each).
+    hold much (`CACHED_FORMS` entries of at most `CACHED_SCHEMA_CHARS` characters each).
     """
 
     def __init__(self, size: int) -> None:
@@ -92,8 +95,8 @@ class _Recent:
 
 # Forms kept parsed and cleaned per stage, and the size of a schema (as JSON) worth keeping;
 # server identities kept cleaned (one per server a pipeline serves, in practice).
-_CACHED_FORMS: Final = 32
-_CACHED_SCHEMA_CHARS: Final = 16_384
+CACHED_FORMS: Final = 32
+CACHED_SCHEMA_CHARS: Final = 16_384
 _CACHED_IDENTITIES: Final = 32
 
 
@@ -103,7 +106,7 @@ class Identify:
     name = "identify"
 
     def __init__(self) -> None:
-        self._recent = _Recent(_CACHED_IDENTITIES)  # the same server asks again and again
+        self._recent = Recent(_CACHED_IDENTITIES)  # the same server asks again and again
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         raw = e.requester
@@ -153,13 +156,14 @@ class CheckMode:
         return None
 
 
-def _schema_key(schema: Any, revision: str) -> str | None:
-    # repr tells 1, 1.0 and True apart (the strict parser does too) and is cheaper than json.dumps.
+def _schema_key(schema: Any, revision: str) -> bytes | None:
+    # marshal tells 1, 1.0 and True apart (the strict parser does too), keeps key order like the
+    # wire, and costs a third of repr (a quarter of json.dumps). Wire JSON holds only types it takes.
     try:
-        text = repr(schema)
-    except (ValueError, RecursionError):  # an integer past Python's digit limit; absurd nesting
+        data = marshal.dumps(schema)
+    except (ValueError, RecursionError):  # not plain JSON values; absurd nesting
         return None
-    return f"{revision}:{text}" if len(text) <= _CACHED_SCHEMA_CHARS else None
+    return revision.encode() + b":" + data if len(data) <= CACHED_SCHEMA_CHARS else None
 
 
 class GateSchema:
@@ -168,7 +172,7 @@ class GateSchema:
     name = "gate_schema"
 
     def __init__(self) -> None:
-        self._recent = _Recent(_CACHED_FORMS)
+        self._recent = Recent(CACHED_FORMS)
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         if e.mode != "form":
@@ -178,6 +182,7 @@ class GateSchema:
             return Refuse("schema", "a form request must include requestedSchema (F4)")
         revision = wire_revision(e.protocol)
         key = _schema_key(params["requestedSchema"], revision)
+        e.schema_key = key
         if key is not None and (form := self._recent.get(key)) is not None:
             e.form = form
             return None
@@ -228,11 +233,17 @@ class CleanText:
     name = "clean_text"
 
     def __init__(self) -> None:
-        self._recent = _Recent(_CACHED_FORMS)
+        self._recent = Recent(CACHED_FORMS)
+        self._messages = Recent(CACHED_FORMS)  # a server sends the same message again and again
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         raw = e.params.get("message", "") if isinstance(e.params, Mapping) else ""
-        message = sanitize(raw, limit=limits.MAX_MESSAGE_CHARS)
+        cacheable = isinstance(raw, str) and len(raw) <= CACHED_SCHEMA_CHARS
+        message = self._messages.get(raw) if cacheable else None
+        if message is None:
+            message = sanitize(raw, limit=limits.MAX_MESSAGE_CHARS)
+            if cacheable:
+                self._messages.put(raw, message)
         e.message = message.text
         suspicious = message.suspicious
         if message.cut:
@@ -240,12 +251,14 @@ class CleanText:
         if e.form is not None:
             shown = self._shown(e.form)
             e.prompt_form = shown.form
+            # A copy per question: the person's answers to a multi-select must not reach the cache.
             e.values = {k: list(v) if isinstance(v, list) else v for k, v in shown.values.items()}
-            e.warnings.extend(
-                f"The server's default for {title!r} was not pre-filled: "
-                "it contained hidden or control characters."
-                for title in shown.held_back
-            )
+            if shown.held_back:
+                e.warnings.extend(
+                    f"The server's default for {title!r} was not pre-filled: "
+                    "it contained hidden or control characters."
+                    for title in shown.held_back
+                )
             suspicious = suspicious or shown.hidden
         if suspicious:
             e.warnings.append(
@@ -308,7 +321,7 @@ def _clean_field(f: Field) -> tuple[Field, bool, bool]:
     return dataclasses.replace(f, **changes), hidden, held_back
 
 
-class AskPerson:
+class AskThroughUI:
     """Ask through the UI, one question at a time, with an idle timeout; validate before sending."""
 
     name = "ask"
@@ -331,7 +344,7 @@ class AskPerson:
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         if self._waiting >= self.max_waiting:
-            return Answer("cancel", "rate_limit", reason="queue_full")
+            return Reply("cancel", "rate_limit", reason="queue_full")
         self._waiting += 1
         try:
             await self._turn.acquire()
@@ -345,20 +358,20 @@ class AskPerson:
     async def _ask_form(self, e: Elicitation) -> Decision:
         form = e.prompt_form
         if form is None:
-            return Answer("cancel", "error", reason="no_form")
+            return Reply("cancel", "error", reason="no_form")
         prompt = FormPrompt(
             e.requester, e.purpose, e.message, form, values=e.values, warnings=tuple(e.warnings)
         )
         decided_by: Literal["person", "script", "timeout"] = "person"
         for _ in range(self.max_reasks + 1):
-            result = await self._show(self.ui.ask_form, prompt)
-            if isinstance(result, Answer):
+            result = await show_bounded(self.ui.ask_form, prompt, self.idle_timeout)
+            if isinstance(result, Reply):
                 return result
             decided_by = result.decided_by
             if result.action != "accept":
-                return Answer(result.action, decided_by)
+                return Reply(result.action, decided_by)
             try:
-                return Answer("accept", decided_by, content=form.validate(result.content or {}))
+                return Reply("accept", decided_by, content=form.validate(result.content or {}))
             except AnswerError as err:
                 given = result.content if isinstance(result.content, Mapping) else {}
                 prompt = dataclasses.replace(
@@ -369,38 +382,21 @@ class AskPerson:
                         for p in err.problems
                     },
                 )
-        return Answer("cancel", decided_by, reason="invalid_answers")
+        return Reply("cancel", decided_by, reason="invalid_answers")
 
     async def _ask_url(self, e: Elicitation) -> Decision:
         if e.url_prompt is None:
             # Showing an unchecked URL is not safe (U3, U4): URL mode needs the URL check stage.
             await self.ui.notice(e.requester, "A URL request was cancelled: no URL check is configured.")
-            return Answer("cancel", "error", reason="url_unchecked")
-        result = await self._show(self.ui.ask_url, e.url_prompt)
-        if isinstance(result, Answer):
+            return Reply("cancel", "error", reason="url_unchecked")
+        result = await show_bounded(self.ui.ask_url, e.url_prompt, self.idle_timeout)
+        if isinstance(result, Reply):
             return result
-        return Answer(result.action, result.decided_by)
-
-    async def _show(self, ask: Any, prompt: Any) -> UIResult | Answer:
-        """One question on screen, bounded by the idle timeout; a failing UI cancels, never crashes."""
-        try:
-            with anyio.move_on_after(self.idle_timeout) as scope:
-                result = await ask(prompt)
-        except KeyboardInterrupt:
-            return Answer("cancel", "person", reason="interrupted")  # Ctrl-C is a cancel (C3)
-        except Exception:
-            logger.exception("the UI failed while asking; the question is cancelled")
-            return Answer("cancel", "error", reason="ui_failed")
-        if scope.cancelled_caught:
-            return Answer("cancel", "timeout", reason="idle_timeout")
-        if not isinstance(result, UIResult) or result.action not in ("accept", "decline", "cancel"):
-            logger.error("the UI returned %r, not a UIResult; the question is cancelled", type(result))
-            return Answer("cancel", "error", reason="ui_failed")
-        return result
+        return Reply(result.action, result.decided_by)
 
 
 class AnswerWithoutAsking:
-    """Answer every question that reaches it the same way, without asking, and say so.
+    """Reply every question that reaches it the same way, without asking, and say so.
 
     `mcp-elicit call` puts one before `ask` when there is no terminal and no scripted answers:
     it never waits for input, and every question is cancelled with `decided_by="no_terminal"`.
@@ -409,14 +405,14 @@ class AnswerWithoutAsking:
     def __init__(
         self,
         ui: UserInterface,
-        action: Literal["accept", "decline", "cancel"] = "cancel",
+        action: Action = "cancel",
         decided_by: Any = "no_terminal",
         reason: str = "no_terminal",
         notice: str = "No terminal to ask on: the question was cancelled.",
         name: str = "answer_without_asking",
     ) -> None:
         self.ui = ui
-        self.action: Literal["accept", "decline", "cancel"] = action
+        self.action: Action = action
         self.decided_by = decided_by
         self.reason = reason
         self.notice = notice
@@ -424,7 +420,7 @@ class AnswerWithoutAsking:
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         await self.ui.notice(e.requester, self.notice)
-        return Answer(self.action, self.decided_by, reason=self.reason)
+        return Reply(self.action, self.decided_by, reason=self.reason)
 
 
 def default_stages(
@@ -439,7 +435,7 @@ def default_stages(
         CheckMode(),
         GateSchema(),
         CleanText(),
-        AskPerson(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
+        AskThroughUI(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
     ]
 
 

@@ -7,13 +7,13 @@ async with ElicitClient(server, ui=TerminalUI(), url_mode=True) as client:
     await client.call_tool("connect_service")
 ```
 
-The client declares URL mode (C1) only with a URL-capable UI (`ui.base.UrlCapableUI`: consent
+The client declares URL mode (C1) only with a URL-capable UI (`client.ui_protocol.UrlCapableUI`: consent
 and a waiting screen) and an opener (`client/opener.py`, or one you inject).
 
-Stages (`UrlMode.install`):
+Stages (`UrlMode.install`; they live in `client/url_stages.py`):
 
 - `check_url`, right after `check_mode`: `core.urls.check_url` on every URL (the verdict is in
-  `e.extras["url_verdict"]` for the audit trail). A 2025-11-25 request needs a string
+  `e.url_verdict` for the audit trail). A 2025-11-25 request needs a string
   `elicitationId` (U1), else -32602. When the server asks again, within one call, for a URL the
   person already consented to (2026-07-28: the page is not finished yet, U8), the person is not
   asked again: the client shows that it is waiting, checks again after a backoff (or when the
@@ -54,13 +54,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
-import mcp_types as t
-from mcp.client._input_required import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
-from mcp.shared.exceptions import MCPError
 
-from mcp_elicit.client.model import Answer, Decision, Elicitation, Refuse
+from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
 from mcp_elicit.client.opener import UrlOpener, system_opener
-from mcp_elicit.client.stages import Stage
+from mcp_elicit.client.sdk import (
+    SDK_INPUT_REQUIRED_MAX_ROUNDS,
+    URL_ELICITATION_REQUIRED,
+    ElicitationHandler,
+    SdkError,
+    completed_elicitation_id,
+    error_code,
+    error_data,
+)
+from mcp_elicit.client.ui_protocol import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url_flow import (
     CompletionTracker,
     Consent,
@@ -69,14 +75,20 @@ from mcp_elicit.client.url_flow import (
     url_call,
     wait_for_page,
 )
+from mcp_elicit.client.url_stages import (
+    MAX_ELICITATION_ID_CHARS,
+    CheckUrl,
+    UrlAsk,
+    page_key,
+    url_prompt,
+    url_warnings,
+)
 from mcp_elicit.core.revisions import is_modern
-from mcp_elicit.core.urls import UrlVerdict, check_url, escape_for_display
-from mcp_elicit.errors import ConfigError, UrlHandoffStopped
-from mcp_elicit.ui.base import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
+from mcp_elicit.core.urls import UrlVerdict, check_url
+from mcp_elicit.errors import ConfigError, OutOfOrder, UrlHandoffStopped
 
 if TYPE_CHECKING:
     from mcp_elicit.client.pipeline import Pipeline
-    from mcp_elicit.client.sdk import ElicitationHandler
 
 __all__ = [
     "MAX_ELICITATION_ID_CHARS",
@@ -114,8 +126,6 @@ URL_WAIT_TIMEOUT_SECONDS: Final = 600.0
 MAX_URL_REQUIRED_ROUNDS: Final = 5
 # Entries of one -32042 answer the client handles; each is a page the person must consent to.
 MAX_URL_REQUIRED_ELICITATIONS: Final = 8
-# Longest elicitationId accepted (the server kit's are 32 characters): the ids are kept in memory.
-MAX_ELICITATION_ID_CHARS: Final = 256
 # Bound on starting the browser (the system opener returns at once; an injected one may drive a
 # page): an opener that hangs makes the answer cancel instead of hanging the question.
 OPEN_TIMEOUT_SECONDS: Final = 30.0
@@ -138,138 +148,6 @@ class UrlSettings:
     def delay(self, check: int) -> float:
         """Seconds before automatic check number `check` (1, 2, …): doubling up to `max_delay`."""
         return float(min(self.first_delay * 2 ** min(max(check - 1, 0), 32), self.max_delay))
-
-
-# What each reason code of core/urls.py means to the person (U3: warn on suspicious URLs).
-_REASON_TEXT: Final[Mapping[str, str]] = {
-    "unparseable": "This is not a valid web address.",
-    "input_too_long": "The address is far too long to be a real page; it was not even read.",
-    "scheme_not_allowed": "Only https pages can be opened; this address is of another kind "
-    "(javascript:, data:, file: and the like are never opened).",
-    "http_not_loopback": "Plain http to another machine: anyone on the way could read or change the page.",
-    "credentials": "The address carries a user name or password.",
-    "empty_host": "The address names no site.",
-    "host_too_long": "The site name is longer than any real one can be.",
-    "control_chars": "The address contains control characters.",
-    "bidi_chars": "The address contains characters that reverse the text direction: "
-    "it may not go where it seems to.",
-    "invisible_chars": "The address contains invisible characters.",
-    "ip_obfuscated": "The site is a network address written in a disguised form.",
-    "link_local": "The site is a link-local network address.",
-    "reserved_address": "The site is a reserved network address.",
-    "mixed_script": "The site name mixes alphabets in a way used to imitate other sites.",
-    "digit_lookalike": "The site name is made of characters that imitate digits.",
-    "disallowed_chars": "The site name contains characters browsers refuse to show.",
-    "dangerous_pattern": "The site name contains a character pattern used to imitate other sites.",
-    "check_failed": "The address could not be checked.",
-    "too_long": "The address is very long: check where it really goes.",
-    "ip_literal": "The site is a bare network address, not a name you can recognise.",
-    "private_address": "The site is a private network address.",
-    "no_registrable_domain": "No site name can be shown for this address.",
-    "punycode": "The site name uses international characters: check it letter by letter.",
-    "whole_script_confusable": "The site name is written entirely in letters that look Latin but are not.",
-    "embedded_domain": "A well-known site name appears inside the address of a different site.",
-}
-
-
-def url_warnings(verdict: UrlVerdict) -> tuple[str, ...]:
-    """The verdict's reasons in words, each ending with its code (`loopback` says nothing)."""
-    shown = []
-    for code in verdict.reasons:
-        if code == "lookalike":
-            text = (
-                f"The site name looks like {escape_for_display(verdict.lookalike_of or 'a well-known site')} "
-                "but is a different site."
-            )
-        elif code in _REASON_TEXT:
-            text = _REASON_TEXT[code]
-        else:
-            continue
-        shown.append(f"{text} ({code})")
-    return tuple(shown)
-
-
-def _key(verdict: UrlVerdict) -> str:
-    """What makes two requests ask for the same page: the canonical URL."""
-    return verdict.canonical if verdict.canonical is not None else verdict.raw
-
-
-class CheckUrl:
-    """The URL check (U3, U4); a page asked for again within a call is waited on, not re-asked (U8)."""
-
-    name = "check_url"
-
-    def __init__(self, mode: UrlMode) -> None:
-        self.mode = mode
-
-    async def __call__(self, e: Elicitation) -> Decision | None:
-        if e.mode != "url":
-            return None
-        verdict = check_url(e.url or "", trusted_domains=self.mode.trusted_domains)
-        e.extras["url_verdict"] = verdict
-        params = e.params
-        if e.delivery == "push":
-            eid = params.get("elicitationId")
-            if not isinstance(eid, str) or not 1 <= len(eid) <= MAX_ELICITATION_ID_CHARS:
-                return Refuse(
-                    "elicitation_id",
-                    f"a URL request needs an elicitationId of 1 to {MAX_ELICITATION_ID_CHARS} characters",
-                )
-            e.extras["elicitation_id"] = eid
-            return None
-        call = current_url_call()
-        if call is None:
-            return None
-        key = _key(verdict)
-        consent = call.consented.get(key)
-        if consent is not None:
-            return await self.mode.check_again(e, consent)
-        if key in call.refused:
-            await self.mode.tell(
-                e.requester,
-                "The server asked again for a page this request already "
-                f"answered ({call.refused[key]}): the request was stopped.",
-            )
-            return Refuse(
-                "url_asked_again", "the server asked again for a page this request already answered"
-            )
-        return None
-
-
-class UrlAsk:
-    """The `ask` stage with URL mode: consent through the UI, then open (U2, U3); forms pass through."""
-
-    name = "ask"
-
-    def __init__(self, inner: Stage, mode: UrlMode) -> None:
-        self.inner = inner
-        self.mode = mode
-
-    async def __call__(self, e: Elicitation) -> Decision | None:
-        call = current_url_call()
-        if call is not None:
-            call.asking()  # a waiting screen gives way to any question
-        verdict = e.extras.get("url_verdict")
-        if e.mode != "url" or not isinstance(verdict, UrlVerdict):
-            return await self.inner(e)  # forms; a URL nobody checked is cancelled by the inner stage
-        e.url_prompt = self.mode.prompt(e, verdict)
-        decision = await self.inner(e)
-        if not isinstance(decision, Answer):
-            return decision
-        key = _key(verdict)
-        if verdict.verdict == "block":
-            # Never opened, whatever the UI said; the server hears decline (an explicit no).
-            if call is not None:
-                call.refused[key] = "blocked"
-            return Answer("decline", decision.decided_by, reason="url_blocked:" + ",".join(verdict.reasons))
-        if decision.action != "accept":
-            if call is not None:
-                call.refused[key] = decision.action
-            return decision
-        # Open only once the consent is on record (the observers run first, and an audit sink that
-        # cannot write turns the answer into a decline before anything is opened: fail closed).
-        e.extras["after_recorded"] = lambda: self.mode.open_consented(e, verdict, decision, call)
-        return decision
 
 
 class UrlMode:
@@ -301,7 +179,7 @@ class UrlMode:
     @property
     def ui(self) -> UrlCapableUI:
         if self._ui is None:
-            raise RuntimeError("UrlMode.install(pipeline) first")
+            raise OutOfOrder("UrlMode.ui", "UrlMode.install(pipeline)")
         return self._ui
 
     def install(self, pipeline: Pipeline) -> None:
@@ -312,12 +190,14 @@ class UrlMode:
                 "url_mode", "this UI cannot take part in URL mode (it needs ask_url and wait_url)"
             )
         if self._ui is not None:
-            raise ValueError("this UrlMode is already installed in a pipeline")
-        names = [s.name for s in pipeline.stages]
+            raise ConfigError("url_mode", "this UrlMode is already installed in a pipeline")
+        names = pipeline.names
         if "check_url" in names or "ask" not in names:
-            raise ValueError("the pipeline needs an ask stage and no check_url stage yet")
-        at = names.index("check_mode") + 1 if "check_mode" in names else 0
-        pipeline.stages.insert(at, CheckUrl(self))
+            raise ConfigError("url_mode", "the pipeline needs an ask stage and no check_url stage yet")
+        if "check_mode" in names:
+            pipeline.insert(CheckUrl(self), after="check_mode")
+        else:
+            pipeline.insert(CheckUrl(self), before=names[0])
         pipeline.replace(UrlAsk(pipeline.stage("ask"), self))
         pipeline.modes = pipeline.modes | {"url"}
         self._ui = ui
@@ -327,33 +207,13 @@ class UrlMode:
         `check_again` within the SDK's own bound on `InputRequiredResult` rounds."""
         return {
             "message_handler": self.on_message,
-            "input_required_max_rounds": DEFAULT_INPUT_REQUIRED_MAX_ROUNDS + self.settings.max_checks,
+            "input_required_max_rounds": SDK_INPUT_REQUIRED_MAX_ROUNDS + self.settings.max_checks,
         }
 
     # -- what the person sees -----------------------------------------------------------------
 
     def prompt(self, e: Elicitation, verdict: UrlVerdict) -> UrlPrompt:
-        parts = verdict.parts
-        display = {
-            "scheme": escape_for_display(parts.scheme),
-            "subdomain": escape_for_display(parts.subdomain),
-            "registrable_domain": escape_for_display(parts.registrable_domain),
-            "rest": escape_for_display(parts.rest),
-            "host": escape_for_display(verdict.host_display or ""),
-        }
-        raw = escape_for_display(verdict.raw)
-        if raw != escape_for_display(verdict.display_url):
-            display["raw"] = raw  # what the server sent, when it differs from what opens
-        return UrlPrompt(
-            e.requester,
-            e.purpose,
-            e.message,
-            escape_for_display(verdict.display_url),
-            display,
-            tuple(e.warnings) + url_warnings(verdict),
-            verdict.verdict,
-            verdict.reasons,
-        )
+        return url_prompt(e, verdict)
 
     async def tell(self, requester: Requester, text: str) -> None:
         try:
@@ -374,11 +234,11 @@ class UrlMode:
         return True
 
     async def open_consented(
-        self, e: Elicitation, verdict: UrlVerdict, decision: Answer, call: UrlCall | None
+        self, e: Elicitation, verdict: UrlVerdict, decision: Reply, call: UrlCall | None
     ) -> Decision:
-        key, url = _key(verdict), verdict.canonical
-        eid = e.extras.get("elicitation_id")
-        if isinstance(eid, str):
+        key, url = page_key(verdict), verdict.canonical
+        eid = e.elicitation_id
+        if eid is not None:
             self.tracker.expect(eid)  # before opening: the completion may come before we return
         if url is None or not await self.open(url):
             if call is not None:
@@ -386,14 +246,14 @@ class UrlMode:
             await self.tell(
                 e.requester, "The browser could not be opened: the request for the page was cancelled."
             )
-            return Answer("cancel", "error", reason="browser_failed")
+            return Reply("cancel", "error", reason="browser_failed")
         prompt = e.url_prompt if e.url_prompt is not None else self.prompt(e, verdict)
-        consent = Consent(key, url, prompt, self.settings.clock(), eid if isinstance(eid, str) else None)
+        consent = Consent(key, url, prompt, self.settings.clock(), eid)
         if call is not None:
             call.consented[key] = consent
-            if consent.elicitation_id is not None and not e.extras.get("url_listed"):
+            if consent.elicitation_id is not None and not e.url_listed:
                 call.pushed(consent)
-        return Answer("accept", decision.decided_by)
+        return Reply("accept", decision.decided_by)
 
     def _reopen(self, consent: Consent) -> Callable[[], Awaitable[bool]]:
         async def reopen() -> bool:
@@ -425,15 +285,16 @@ class UrlMode:
             if current is not None:
                 current.refused[consent.key] = "cancel"
                 current.consented.pop(consent.key, None)
-            return Answer("cancel", "person", reason="url_wait_cancelled")
-        return Answer("accept", "person", reason="url_check")
+            return Reply("cancel", "person", reason="url_wait_cancelled")
+        return Reply("accept", "person", reason="url_check")
 
     # -- completions (2025-11-25) ----------------------------------------------------------------
 
     async def on_message(self, message: Any) -> None:
         """The SDK's `message_handler`: routes `notifications/elicitation/complete` to the tracker."""
-        if isinstance(message, t.ElicitCompleteNotification):
-            self.tracker.complete(message.params.elicitation_id)
+        eid = completed_elicitation_id(message)
+        if eid is not None:
+            self.tracker.complete(eid)
 
     # -- one request --------------------------------------------------------------------------------
 
@@ -443,10 +304,10 @@ class UrlMode:
             for rounds in itertools.count():
                 try:
                     return await self._with_pushes(call, send)
-                except MCPError as err:
+                except SdkError as err:
                     session = handler.session
                     modern = session is not None and is_modern(session.protocol_version or "")
-                    if err.error.code != t.URL_ELICITATION_REQUIRED or modern:
+                    if error_code(err) != URL_ELICITATION_REQUIRED or modern:
                         raise
                     if rounds >= self.settings.max_required_rounds:
                         raise UrlHandoffStopped("rounds_exceeded", rounds) from err
@@ -505,9 +366,9 @@ class UrlMode:
                 scope.cancel()
                 return
 
-    async def _required(self, call: UrlCall, err: MCPError, handler: ElicitationHandler, rounds: int) -> None:
-        """Answer one -32042 (U7): consent to each listed page like a pushed one, then wait."""
-        data = err.error.data
+    async def _required(self, call: UrlCall, err: SdkError, handler: ElicitationHandler, rounds: int) -> None:
+        """Reply one -32042 (U7): consent to each listed page like a pushed one, then wait."""
+        data = error_data(err)
         listed = data.get("elicitations") if isinstance(data, Mapping) else None
         if not isinstance(listed, list) or not 1 <= len(listed) <= self.settings.max_required_elicitations:
             raise UrlHandoffStopped("invalid", rounds) from err
@@ -520,7 +381,7 @@ class UrlMode:
                 raise UrlHandoffStopped("invalid", rounds) from err
             if self.tracker.completed(eid):
                 raise UrlHandoffStopped("repeated", rounds, eid) from err
-            consent = call.consented.get(_key(check_url(url, trusted_domains=self.trusted_domains)))
+            consent = call.consented.get(page_key(check_url(url, trusted_domains=self.trusted_domains)))
             if consent is not None:  # the same page, still open: wait again, no new consent
                 if consent.elicitation_id is not None and self.tracker.completed(consent.elicitation_id):
                     raise UrlHandoffStopped("repeated", rounds, eid) from err
@@ -529,7 +390,7 @@ class UrlMode:
                 waits.append((consent, self.tracker.expect(eid)))
                 continue
             e = handler.elicitation({**params, "mode": "url"})
-            e.extras["url_listed"] = True
+            e.url_listed = True
             decision, outcome = await handler.pipeline.run(e)
             handler.outcomes.append(outcome)
             if isinstance(decision, Refuse):

@@ -25,7 +25,7 @@ from typing import Final, Literal
 
 import anyio
 
-from mcp_elicit.ui.base import UrlCapableUI, UrlPrompt, UrlWaiting
+from mcp_elicit.client.ui_protocol import UrlCapableUI, UrlPrompt, UrlWaiting
 
 __all__ = [
     "MAX_REOPENS",

@@ -51,11 +51,11 @@ __all__ = [
     "EMBARGO_WINDOW_S",
     "Allow",
     "AskPerson",
-    "Decision",
     "Deny",
     "Embargo",
     "Permission",
     "Policy",
+    "PolicyDecision",
     "PolicyState",
     "RateLimit",
     "Request",
@@ -237,7 +237,7 @@ class Deny:
         return "rate_limit" if self.reason == "rate_limited" else "policy"
 
 
-Decision: TypeAlias = Allow | AskPerson | Deny
+PolicyDecision: TypeAlias = Allow | AskPerson | Deny
 
 
 @dataclass(slots=True)
@@ -309,7 +309,7 @@ def _embargo_until(times: deque[float], count: int, window: float, duration: flo
     return last + duration if last - first <= window else None
 
 
-def decide(policy: Policy, state: PolicyState, request: Request, now: float) -> Decision:
+def decide(policy: Policy, state: PolicyState, request: Request, now: float) -> PolicyDecision:
     """May `request` go ahead at `now`? Reads `state`, never changes it."""
     settings = policy.resolve(request.server)
     permission = settings.form if request.mode == "form" else settings.url
@@ -345,7 +345,7 @@ def _rate_wait(hits: deque[float], limit: RateLimit, now: float) -> float:
     return 0.0
 
 
-def evaluate(policy: Policy, state: PolicyState, request: Request, now: float) -> Decision:
+def evaluate(policy: Policy, state: PolicyState, request: Request, now: float) -> PolicyDecision:
     """`decide`, then count the request against the rate limits when it goes ahead."""
     decision = decide(policy, state, request, now)
     if not isinstance(decision, Deny):

@@ -177,6 +177,7 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.InvalidArgument: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
     e.UnknownRevision: _fixed(INTERNAL_ERROR, "unknown_revision", "The protocol revision is not supported."),
     e.UnknownField: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.OutOfOrder: _fixed(INTERNAL_ERROR, "out_of_order", "The client kit was used out of order."),
     e.NotInstalled: _fixed(INTERNAL_ERROR, "not_installed", "The server is not set up to ask questions."),
     e.AuditWriteError: _fixed(
         INTERNAL_ERROR, "audit_write_failed", "The consent record could not be written; nothing was done."

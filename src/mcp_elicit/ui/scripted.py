@@ -61,8 +61,9 @@ from typing import Any, Final, Literal
 
 import anyio
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
+from mcp_elicit.core.actions import Action
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 
 __all__ = ["Match", "ScriptedUI", "Step"]
 
@@ -109,7 +110,7 @@ class Match:
 class Step:
     """One scripted answer (see the module docstring for the JSON form)."""
 
-    action: Literal["accept", "decline", "cancel"] = "accept"
+    action: Action = "accept"
     content: Mapping[str, Any] | None = None
     accept_defaults: bool = False
     match: Match = field(default_factory=Match)
@@ -122,8 +123,23 @@ class Step:
         return UIResult("accept", {**base, **(self.content or {})}, decided_by="script")
 
 
+# What a scripted UI remembers of what it was shown (`seen`, `notices`, `waits`), each: the most
+# recent ones. A script can serve a process for days; its history must not grow with every question
+# (memory, and the garbage collector's work on every object kept).
+MAX_REMEMBERED: Final = 1_000
+
+
+def _remember(kept: list[Any], item: Any) -> None:
+    kept.append(item)
+    if len(kept) > MAX_REMEMBERED:
+        del kept[: len(kept) - MAX_REMEMBERED]
+
+
 class ScriptedUI:
-    """Answers from a script; a question nobody scripted gets `otherwise` (decline) and a notice."""
+    """Answers from a script; a question nobody scripted gets `otherwise` (decline) and a notice.
+
+    `seen`, `notices` and `waits` keep the last `MAX_REMEMBERED` prompts, notices and waiting screens.
+    """
 
     def __init__(
         self,
@@ -204,7 +220,7 @@ class ScriptedUI:
 
     async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
         """The next scripted choice on a waiting screen; without one, wait to be cancelled."""
-        self.waits.append(waiting)
+        _remember(self.waits, waiting)
         choice: Any = None
         if self._wait_function is not None:
             choice = self._wait_function(waiting)
@@ -219,14 +235,14 @@ class ScriptedUI:
         return choice  # type: ignore[no-any-return]
 
     async def notice(self, requester: Requester, text: str) -> None:
-        self.notices.append(text)
+        _remember(self.notices, text)
 
     async def _answer(self, prompt: Prompt) -> UIResult:
-        self.seen.append(prompt)
+        _remember(self.seen, prompt)
         if isinstance(prompt, FormPrompt) and prompt.errors:
             # The pipeline refused this script's answer; asking the script again cannot help.
             problems = "; ".join(f"{name or 'form'}: {why}" for name, why in prompt.errors.items())
-            self.notices.append(f"The scripted answer was refused ({problems}): cancelled.")
+            _remember(self.notices, f"The scripted answer was refused ({problems}): cancelled.")
             return UIResult("cancel", decided_by="script")
         scripted = await self._scripted(prompt)
         if scripted is not None:
@@ -234,12 +250,12 @@ class ScriptedUI:
         if self.otherwise == "accept_defaults" and isinstance(prompt, FormPrompt):
             return Step(accept_defaults=True).answer(prompt)
         if isinstance(prompt, UrlPrompt):
-            self.notices.append(
-                f"No scripted consent to open the page for {prompt.message[:80]!r}: declined."
+            _remember(
+                self.notices, f"No scripted consent to open the page for {prompt.message[:80]!r}: declined."
             )
             return UIResult("decline", decided_by="script")
         what = {"decline": "declined", "cancel": "cancelled"}[self.otherwise]
-        self.notices.append(f"No scripted answer for {prompt.message[:80]!r}: {what}.")
+        _remember(self.notices, f"No scripted answer for {prompt.message[:80]!r}: {what}.")
         return UIResult("decline" if self.otherwise == "decline" else "cancel", decided_by="script")
 
     async def _scripted(self, prompt: Prompt) -> UIResult | None:
@@ -258,14 +274,20 @@ class ScriptedUI:
         return None
 
 
-def _step(raw: Any, where: str) -> Step:
+def _object(raw: Any, where: str, keys: frozenset[str], what: str) -> Mapping[str, Any]:
+    """`raw` as an object with only `keys`; ConfigError naming the first unknown key otherwise."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(where, "a step must be an object")
-    unknown = set(raw) - _STEP_KEYS
+        raise ConfigError(where, f"{what} must be an object")
+    unknown = set(raw) - keys
     if unknown:
         raise ConfigError(
-            f"{where}.{sorted(unknown)[0]}", f"unknown key (expected {', '.join(sorted(_STEP_KEYS))})"
+            f"{where}.{sorted(unknown)[0]}", f"unknown key (expected {', '.join(sorted(keys))})"
         )
+    return raw
+
+
+def _step(raw: Any, where: str) -> Step:
+    raw = _object(raw, where, _STEP_KEYS, "a step")
     action = raw.get("action", "accept")
     if action not in _ACTIONS:
         raise ConfigError(f"{where}.action", f"must be one of {', '.join(_ACTIONS)}")
@@ -303,13 +325,7 @@ def _wait_choice(raw: Any, where: str) -> WaitChoice:
 
 
 def _match(raw: Any, where: str) -> Match:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(where, "must be an object")
-    unknown = set(raw) - _MATCH_KEYS
-    if unknown:
-        raise ConfigError(
-            f"{where}.{sorted(unknown)[0]}", f"unknown key (expected {', '.join(sorted(_MATCH_KEYS))})"
-        )
+    raw = _object(raw, where, _MATCH_KEYS, "a match")
     for key in ("message", "tool", "method", "server"):
         if key in raw and not isinstance(raw[key], str):
             raise ConfigError(f"{where}.{key}", "must be a string")

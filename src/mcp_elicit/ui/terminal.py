@@ -40,14 +40,8 @@ on and ends on its own).
 from __future__ import annotations
 
 import json
-import math
-import re
-import sys
-import threading
-import unicodedata
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from concurrent.futures import Future
-from typing import Any, Final, TextIO
+from collections.abc import Awaitable, Iterable, Mapping, MutableMapping
+from typing import Any, Final
 
 import anyio
 import anyio.to_thread
@@ -55,9 +49,28 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
+from mcp_elicit.client.ui_protocol import (
+    FormPrompt,
+    Purpose,
+    Requester,
+    UIResult,
+    UrlPrompt,
+    UrlWaiting,
+    WaitChoice,
+)
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
+from mcp_elicit.ui.terminal_fields import cut, hint, number, parse, shown
+from mcp_elicit.ui.terminal_input import (
+    CTRL_C,
+    CTRL_D,
+    ESC,
+    LineReader,
+    injected_input,
+    plain,
+    stream_input,
+    terminal_input,
+)
 
 __all__ = [
     "CTRL_C",
@@ -70,16 +83,9 @@ __all__ = [
     "TerminalUI",
     "injected_input",
     "plain",
+    "stream_input",
     "terminal_input",
 ]
-
-LineReader = Callable[[str], Awaitable[str]]
-"""Shows `prompt`, returns the line typed (no newline); EOFError = Ctrl-D, KeyboardInterrupt = Ctrl-C/Esc."""
-
-# Sentinels for `injected_input`: a line equal to one of these acts like that key.
-CTRL_C: Final = "\x03"
-CTRL_D: Final = "\x04"
-ESC: Final = "\x1b"
 
 # Characters of a tool call's arguments shown in the "For" line. The arguments are the person's
 # own, but a long JSON blob would push the server's identity off the screen.
@@ -97,44 +103,11 @@ KEYS_HELP: Final = (
 _MORE_KEYS: Final = "      :clear empties an optional field · :none picks nothing · ::x types ':x'"
 
 _COMMANDS: Final = frozenset({":decline", ":cancel", ":clear", ":none", ":help", ":send"})
-_YES: Final = frozenset({"y", "yes", "true", "1"})
-_NO: Final = frozenset({"n", "no", "false", "0"})
 _SEND: Final = frozenset({"", ":send", "send", "s"})
 _OPEN: Final = frozenset({"open", "o", "y", "yes"})
 _RETRY: Final = frozenset({"", ":retry", "retry", "r"})
 _REOPEN: Final = frozenset({":open", "open", "o"})
 _VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
-_HINTS: Final = {
-    "email": "an email address, like name@example.org",
-    "uri": "an absolute URI, like https://example.org/page",
-    "date": "a date, YYYY-MM-DD",
-    "date-time": "a date and time, YYYY-MM-DDTHH:MM:SSZ (or an offset such as +02:00)",
-}
-_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
-_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
-
-
-def plain(text: str) -> str:
-    """`text` safe for a terminal: controls, format characters (bidi, zero-width), private-use and
-    line/paragraph separators written as visible escapes; newlines kept, tabs become spaces."""
-    if text.isprintable():
-        return text
-    out: list[str] = []
-    for ch in text:
-        if ch == "\n":
-            out.append(ch)
-        elif ch == "\t":
-            out.append(" ")
-        elif unicodedata.category(ch) in _UNSAFE_CATEGORIES:
-            code = ord(ch)
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _Decline(Exception):
@@ -143,90 +116,6 @@ class _Decline(Exception):
 
 class _Cancel(Exception):
     pass
-
-
-# -- readers ------------------------------------------------------------------------------------
-
-
-def injected_input(console: Console, lines: Iterable[str]) -> LineReader:
-    """A reader answering from `lines` and echoing prompt and answer into `console` (tests, automation).
-
-    `CTRL_C` and `ESC` act like those keys (KeyboardInterrupt), `CTRL_D` like Ctrl-D (EOFError);
-    running out of lines is an end of input, like Ctrl-D.
-    """
-    pending = iter(lines)
-    shown = {CTRL_C: "^C", CTRL_D: "^D", ESC: "^["}
-
-    async def read(prompt: str) -> str:
-        line = next(pending, CTRL_D)
-        console.print(Text(plain(prompt + shown.get(line, line))))
-        if line in (CTRL_C, ESC):
-            raise KeyboardInterrupt
-        if line == CTRL_D:
-            raise EOFError
-        return line
-
-    return read
-
-
-def stream_input(console: Console, stream: TextIO) -> LineReader:
-    """A reader of plain lines from `stream` (stdin when it is not a terminal); end of input is Ctrl-D.
-
-    A read that is cancelled (a waiting screen that ended on its own) keeps its pending line for
-    the next read, so no line typed meanwhile is lost.
-    """
-    pending: list[Future[str]] = []
-
-    def start() -> Future[str]:
-        future: Future[str] = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(stream.readline())
-            except BaseException as exc:  # handed to the reader, which raises it
-                future.set_exception(exc)
-
-        threading.Thread(target=run, name="mcp-elicit-input", daemon=True).start()
-        return future
-
-    async def read(prompt: str) -> str:
-        console.print(Text(plain(prompt)), end="")
-        if not pending:
-            pending.append(start())
-        line = await anyio.to_thread.run_sync(pending[0].result, abandon_on_cancel=True)
-        pending.clear()
-        if not line:
-            console.print()
-            raise EOFError
-        return line.rstrip("\r\n")
-
-    return read
-
-
-def terminal_input(console: Console, stdin: TextIO | None = None) -> LineReader:
-    """Line editing with prompt_toolkit on a terminal (Esc bound to cancel); plain lines otherwise."""
-    stream = stdin if stdin is not None else sys.stdin
-    if not stream.isatty():
-        return stream_input(console, stream)
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
-    bindings = KeyBindings()
-
-    # Not eager: Esc followed by a key is still Alt+key; a lone Esc fires after prompt_toolkit's
-    # key timeout (about a second).
-    @bindings.add("escape")
-    def _escape(event: KeyPressEvent) -> None:
-        event.app.exit(exception=KeyboardInterrupt(), style="class:aborting")
-
-    session: PromptSession[str] = PromptSession(key_bindings=bindings)
-
-    async def read(prompt: str) -> str:
-        # SIGINT stays with the application (connect uses it to abandon a running call); in the
-        # editor Ctrl-C is a key press, raised as KeyboardInterrupt.
-        return await session.prompt_async(prompt, handle_sigint=False)
-
-    return read
 
 
 # -- the UI -------------------------------------------------------------------------------------
@@ -373,7 +262,7 @@ class TerminalUI:
         self.console.print()
         head = Text(label, style="bold")
         head.append(" · required" if f.required else " · optional", style="dim")
-        head.append(f" · {_hint(f)}", style="dim")
+        head.append(f" · {hint(f)}", style="dim")
         self.console.print(head)
         if f.description:
             self.console.print(Text("  " + plain(f.description), style="italic"))
@@ -383,7 +272,7 @@ class TerminalUI:
         while True:
             ask = label + (" (y/n)" if f.kind == "boolean" else "")
             if f.name in values:
-                ask += f" [{_cut(_shown(f, values[f.name], numbered=True), MAX_VALUE_CHARS)}]"
+                ask += f" [{cut(shown(f, values[f.name], numbered=True), MAX_VALUE_CHARS)}]"
             line = await self._ask(ask + ": ")
             if line == ":help":
                 self._say(KEYS_HELP, "dim")
@@ -406,7 +295,7 @@ class TerminalUI:
                 known = "not here" if line in _COMMANDS else "unknown command"
                 self._say(f"  {plain(line)}: {known} (:help lists the keys).", "red")
                 continue
-            value, problem = _parse(f, line)
+            value, problem = parse(f, line)
             if problem is None:
                 checked = check_value(f, value)
                 problem = None if checked is None else checked.detail or checked.code
@@ -435,9 +324,9 @@ class TerminalUI:
             self._say("  (this form has no fields)")
         width = min(max((len(plain(f.title or f.name)) for f in form.fields), default=0), 30)
         for i, f in enumerate(form.fields, 1):
-            row = Text(f"  {i}) {_cut(plain(f.title or f.name), 30):<{width}}  ")
+            row = Text(f"  {i}) {cut(plain(f.title or f.name), 30):<{width}}  ")
             if f.name in values:
-                row.append(_cut(_shown(f, values[f.name]), MAX_VALUE_CHARS))
+                row.append(cut(shown(f, values[f.name]), MAX_VALUE_CHARS))
             else:
                 row.append("(empty)" + (", required" if f.required else ""), style="dim")
             self.console.print(row)
@@ -487,7 +376,7 @@ class TerminalUI:
         keys += ":open opens the page again · :cancel or Ctrl-C gives up"
         when = ""
         if waiting.next_check_seconds is not None:
-            when = f"checking again in {_number(round(waiting.next_check_seconds, 1))} s"
+            when = f"checking again in {number(round(waiting.next_check_seconds, 1))} s"
             if waiting.max_checks:
                 when += f" (check {waiting.check} of {waiting.max_checks})"
         if waiting.reason == "retry" and waiting.check > 1:
@@ -557,105 +446,5 @@ def _purpose(purpose: Purpose) -> str:
             args = json.dumps(dict(purpose.arguments), ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             args = str(dict(purpose.arguments))
-        text += " " + _cut(args, MAX_ARGUMENTS_CHARS)
+        text += " " + cut(args, MAX_ARGUMENTS_CHARS)
     return plain(text)
-
-
-def _number(x: int | float) -> str:
-    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-
-
-def _hint(f: Field) -> str:
-    if f.kind == "string":
-        parts = [_HINTS[f.format] if f.format else "text"]
-        if f.min_length is not None and f.max_length is not None:
-            parts.append(f"{f.min_length} to {f.max_length} characters")
-        elif f.min_length is not None:
-            parts.append(f"at least {f.min_length} characters")
-        elif f.max_length is not None:
-            parts.append(f"at most {f.max_length} characters")
-        return ", ".join(parts)
-    if f.kind in ("number", "integer"):
-        what = "a whole number" if f.kind == "integer" else "a number"
-        if f.minimum is not None and f.maximum is not None:
-            return f"{what} from {_number(f.minimum)} to {_number(f.maximum)}"
-        if f.minimum is not None:
-            return f"{what}, at least {_number(f.minimum)}"
-        if f.maximum is not None:
-            return f"{what}, at most {_number(f.maximum)}"
-        return what
-    if f.kind == "boolean":
-        return "yes or no"
-    if f.kind == "single_select":
-        return "choose one by number"
-    low, high = f.min_items, f.max_items
-    bounds = ""
-    if low is not None and high is not None:
-        bounds = f" ({low} to {high})"
-    elif low is not None:
-        bounds = f" (at least {low})"
-    elif high is not None:
-        bounds = f" (at most {high})"
-    return f"choose any{bounds} by number, e.g. 1,3 (:none for none)"
-
-
-def _shown(f: Field, value: Any, numbered: bool = False) -> str:
-    """A value as the person reads it: titles for options, yes/no for booleans."""
-    if f.kind == "boolean":
-        return "yes" if value else "no"
-    if f.kind in ("number", "integer") and isinstance(value, int | float):
-        return _number(value)
-    if f.kind in ("single_select", "multi_select"):
-        picked = list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
-        if numbered:
-            index = {o.value: str(i) for i, o in enumerate(f.options, 1)}
-            return ",".join(index.get(v, plain(str(v))) for v in picked) or "none"
-        titles = {o.value: o.title or o.value for o in f.options}
-        return ", ".join(plain(titles.get(v, str(v))) for v in picked) or "none"
-    return plain(str(value))
-
-
-def _parse(f: Field, line: str) -> tuple[Any, str | None]:
-    """(value, None) or (None, why the line is not an answer to `f`)."""
-    if f.kind == "string":
-        return line, None
-    if f.kind in ("number", "integer"):
-        if _INTEGER_RE.fullmatch(line):
-            return int(line), None
-        try:
-            number = float(line)
-        except ValueError:
-            return None, "not a number"
-        return (number, None) if math.isfinite(number) else (None, "not a finite number")
-    if f.kind == "boolean":
-        word = line.lower()
-        if word in _YES:
-            return True, None
-        if word in _NO:
-            return False, None
-        return None, "answer y or n"
-    if f.kind == "single_select":
-        return _option(f, line)
-    if line == ":none":
-        return [], None
-    picked: list[str] = []
-    for token in re.split(r"[,\s]+", line):
-        if token:
-            value, problem = _option(f, token)
-            if problem is not None:
-                return None, problem
-            if value not in picked:
-                picked.append(value)
-    return picked, None
-
-
-def _option(f: Field, token: str) -> tuple[Any, str | None]:
-    """An option by its number or its exact value."""
-    if token.isdigit():
-        i = int(token)
-        if 1 <= i <= len(f.options):
-            return f.options[i - 1].value, None
-        return None, f"{token} is not a number from 1 to {len(f.options)}"
-    if token in f.option_values:
-        return token, None
-    return None, f"{plain(_cut(token, 40))} is not one of the options"

@@ -31,18 +31,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from mcp.shared.exceptions import MCPError
-
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.opener import system_opener
 from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.client.sdk import error_code
 from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.client.ui_protocol import (
+    FormPrompt,
+    Requester,
+    UIResult,
+    UrlCapableUI,
+    UrlPrompt,
+    UserInterface,
+)
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ConfigError, UrlHandoffStopped
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlCapableUI, UrlPrompt, UserInterface
 
 __all__ = ["CallReport", "run_call"]
 
@@ -212,8 +218,9 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         "type": type(exc).__name__,
         "message": clean_text(str(exc) or type(exc).__name__, limit=_ERROR_TEXT_CHARS),
     }
-    if isinstance(exc, MCPError):
-        error["code"] = exc.error.code
+    code = error_code(exc)
+    if code is not None:
+        error["code"] = code
     if isinstance(exc, UrlHandoffStopped):
         error["reason"] = exc.reason
     return error

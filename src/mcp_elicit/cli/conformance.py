@@ -1,6 +1,6 @@
 """The conformance client: what the official suite runs for its client scenarios.
 
-`python -m mcp_elicit.client.conformance URL` (or `mcp-elicit conformance-client URL`, the default
+`python -m mcp_elicit.cli.conformance URL` (or `mcp-elicit conformance-client URL`, the default
 client command of `.ci/conformance.sh`): connects to the suite's mock server with a kit client whose
 UI accepts every form with its defaults, calls every tool that takes no required arguments, and
 exits 0 when every call completed. The suite appends the URL as the last argument and sets
@@ -51,7 +51,7 @@ async def run(url: str, protocol_version: str | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        print("usage: python -m mcp_elicit.client.conformance URL", file=sys.stderr)
+        print("usage: python -m mcp_elicit.cli.conformance URL", file=sys.stderr)
         return 2
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
     return anyio.run(run, args[-1], version)

@@ -7,7 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.client.http_guard import MALFORMED_METHOD, rewrite_event
+from mcp_elicit.client.sdk import MALFORMED_METHOD
+from mcp_elicit.client.sdk_transport import rewrite_event
 
 
 def event(payload: object, extra: bytes = b"event: message\nid: 7") -> bytes:

@@ -1,4 +1,10 @@
-"""Make malformed server requests on an HTTP response stream answerable.
+"""The client side's SDK boundary for transports: stdio, streamable HTTP (guarded), in-process.
+
+`transport_for` picks the SDK transport for a server and wraps it in the transport guard
+(`client/sdk.py`); `describe_server` says where a server runs, for the prompt. With `client/sdk.py`,
+the only client module that imports `mcp`.
+
+Malformed server requests on an HTTP response stream are made answerable here.
 
 Over streamable HTTP the SDK parses every SSE event of a call's response stream itself; a
 request it cannot parse (say `params` is a string) ends the whole call with a parse error and
@@ -16,19 +22,37 @@ events pass through byte for byte.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import shlex
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, TextIO
 
 import httpx2
 import mcp_types as t
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+
+# Private hook: the SDK's own HTTP timeouts, so the guarded client behaves like the SDK's default.
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["MALFORMED_METHOD", "guarded_http_client", "guarded_streamable_http_client", "rewrite_event"]
+from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
 
-MALFORMED_METHOD: Final = "mcp-elicit/malformed"
+__all__ = [
+    "InProcessServer",
+    "StdioServerParameters",
+    "describe_server",
+    "guarded_http_client",
+    "guarded_streamable_http_client",
+    "rewrite_event",
+    "transport_for",
+]
+
+InProcessServer = MCPServer[Any] | Server[Any]
+"""An SDK server object run in this process (tests, demos): no transport, so no guard either."""
+
 _MESSAGE = TypeAdapter[t.JSONRPCMessage](t.JSONRPCMessage)
 
 
@@ -106,3 +130,34 @@ async def guarded_streamable_http_client(url: str) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport on a guarded HTTP client (closed with the transport)."""
     async with guarded_http_client() as http, streamable_http_client(url, http_client=http) as streams:
         yield streams
+
+
+def transport_for(
+    server: Any,
+    handler: ElicitationHandler,
+    *,
+    url: str | None = None,
+    argv: Sequence[str] = (),
+    errlog: TextIO,
+) -> Any:
+    """What the SDK's `Client` connects to: a guarded HTTP transport for `url`, a guarded stdio one
+    for `argv` (or the SDK's `StdioServerParameters`), an in-process server as it is, or any other
+    SDK transport wrapped in the guard."""
+    if url is not None:
+        return GuardedTransport(guarded_streamable_http_client(url), handler)
+    if argv:
+        server = StdioServerParameters(command=argv[0], args=list(argv[1:]))
+    if isinstance(server, MCPServer | Server):
+        return server
+    if isinstance(server, StdioServerParameters):
+        return GuardedTransport(stdio_client(server, errlog=errlog), handler)
+    return GuardedTransport(server, handler)
+
+
+def describe_server(server: object) -> str:
+    """Where an SDK server object runs, for the prompt: its command line, or "in-process NAME"."""
+    if isinstance(server, StdioServerParameters):
+        return shlex.join([server.command, *server.args])
+    if isinstance(server, MCPServer):
+        return f"in-process {server.name}"
+    return ""

@@ -27,22 +27,28 @@ import tempfile
 import typing
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Final, Literal, TextIO
+from typing import Any, Final, TextIO
 
 import anyio
-import mcp_types as t
-from mcp.client import Client, InputRequiredRoundsExceededError
-from mcp.shared.exceptions import MCPError
 from rich.console import Console
 from rich.text import Text
 
 from mcp_elicit.client import ElicitClient
+from mcp_elicit.client.connection import ProtocolChoice
 from mcp_elicit.client.opener import system_opener
+from mcp_elicit.client.sdk import (
+    CallToolResult,
+    RoundsExceeded,
+    SdkError,
+    TextContent,
+    Tool,
+    discover_identity,
+)
+from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
 from mcp_elicit.core.revisions import LATEST
 from mcp_elicit.errors import UrlHandoffStopped
-from mcp_elicit.ui.base import Requester
 from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
 
 __all__ = [
@@ -52,12 +58,10 @@ __all__ = [
     "MAX_TOOL_DESCRIPTION_CHARS",
     "ConnectSession",
     "Opener",
-    "Protocol",
     "SessionClient",
     "open_pipeline_client",
 ]
 
-Protocol = Literal["legacy", "modern", "auto"]
 """`--protocol`: legacy = the 2025-11-25 handshake, modern = 2026-07-28 directly, auto = discover."""
 
 # Characters of a tool description in the `tools` list: one line per tool keeps the list scannable.
@@ -91,12 +95,12 @@ class SessionClient(typing.Protocol):
     @property
     def protocol_version(self) -> str: ...
 
-    async def list_tools(self) -> list[t.Tool]: ...
+    async def list_tools(self) -> list[Tool]: ...
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> t.CallToolResult: ...
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> CallToolResult: ...
 
 
-Opener = Callable[[str, TerminalUI, Protocol, TextIO], AbstractAsyncContextManager[SessionClient]]
+Opener = Callable[[str, TerminalUI, ProtocolChoice, TextIO], AbstractAsyncContextManager[SessionClient]]
 """Opens a connection to SPEC whose questions go to the UI; a stdio server's stderr goes to the file.
 Raises ValueError for an unusable SPEC."""
 
@@ -104,7 +108,7 @@ Raises ValueError for an unusable SPEC."""
 def open_pipeline_client(
     spec: str,
     ui: TerminalUI,
-    protocol: Protocol,
+    protocol: ProtocolChoice,
     errlog: TextIO,
     *,
     config: Config | None = None,
@@ -142,14 +146,14 @@ class ConnectSession:
         self,
         spec: str,
         *,
-        protocol: Protocol = "auto",
+        protocol: ProtocolChoice = "auto",
         console: Console | None = None,
         read_line: LineReader | None = None,
         opener: Opener | None = None,
         url_mode: bool | UrlMode | None = None,
     ) -> None:
         self.spec = spec
-        self.protocol: Protocol = protocol
+        self.protocol: ProtocolChoice = protocol
         self.console = console or Console(markup=False, emoji=False, highlight=False)
         self.read = read_line or terminal_input(self.console)
         self.ui = TerminalUI(self.console, self.read)
@@ -176,7 +180,7 @@ class ConnectSession:
             try:
                 async with connection as client, anyio.create_task_group() as tg:
                     if isinstance(client, ElicitClient):
-                        await _discover_identity(client.sdk)
+                        await _discover_identity(client)
                     tg.start_soon(self._abandon_calls_on_interrupt)
                     code = await self._session(client)
                     tg.cancel_scope.cancel()
@@ -239,10 +243,10 @@ class ConnectSession:
             else:
                 self._say(f"Unknown command {plain(command)!r}; type help.", "red")
 
-    async def _tools(self, client: SessionClient) -> list[t.Tool] | None:
+    async def _tools(self, client: SessionClient) -> list[Tool] | None:
         try:
             return await client.list_tools()
-        except MCPError as exc:
+        except SdkError as exc:
             self._say(f"The server refused to list its tools: {plain(_describe(exc))}", "red")
             return None
 
@@ -289,10 +293,10 @@ class ConnectSession:
             with anyio.CancelScope() as scope:
                 self._call_scope = scope
                 result = await client.call_tool(name, arguments)
-        except MCPError as exc:
+        except SdkError as exc:
             self._say(f"The call failed: {plain(_describe(exc))}", "red")
             return
-        except (UrlHandoffStopped, InputRequiredRoundsExceededError) as exc:
+        except (UrlHandoffStopped, RoundsExceeded) as exc:
             self._say(f"The call stopped: {plain(_describe(exc))}", "red")
             return
         finally:
@@ -302,7 +306,7 @@ class ConnectSession:
             return
         self._show_result(result)
 
-    async def _ask_arguments(self, tool: t.Tool) -> dict[str, Any] | None:
+    async def _ask_arguments(self, tool: Tool) -> dict[str, Any] | None:
         """Each argument of the tool's input schema in turn; None when the person gives up."""
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         properties = schema.get("properties") or {}
@@ -337,10 +341,10 @@ class ConnectSession:
                 self._say(f"  {problem}; try again.", "red")
         return arguments
 
-    def _show_result(self, result: t.CallToolResult) -> None:
+    def _show_result(self, result: CallToolResult) -> None:
         texts: list[str] = []
         for block in result.content:
-            if isinstance(block, t.TextContent):
+            if isinstance(block, TextContent):
                 texts.append(block.text)
             else:
                 texts.append(f"[{block.type} content]")
@@ -390,16 +394,12 @@ def _argument(kind: str, line: str) -> tuple[Any, str | None]:
     return value, None
 
 
-async def _discover_identity(client: Client) -> None:
+async def _discover_identity(client: ElicitClient) -> None:
     """Learn who the server is when the connection adopted 2026-07-28 without a discovery
     (`--protocol modern`): the SDK then knows no name, and a question would show none."""
-    if client.server_info is not None or client.protocol_version != LATEST:
-        return
-    try:
-        raw = await client.session.send_discover(client.protocol_version)
-        client.session.adopt(t.DiscoverResult.model_validate(raw))
-    except Exception:  # identity is display-only; an anonymous server is still usable
-        return
+    sdk = client.sdk
+    if sdk.server_info is None and sdk.protocol_version == LATEST:
+        await discover_identity(sdk.session, sdk.protocol_version)
 
 
 def _describe(exc: BaseException) -> str:

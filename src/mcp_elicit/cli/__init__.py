@@ -210,22 +210,27 @@ def _load_config(path: str | None) -> typing.Any:
         raise click.UsageError(str(exc)) from exc
 
 
-# --- connect ---------------------------------------------------------------------------------------------
-@main.command("connect")
-@click.option(
+# The options `connect` and `call` share: which server, which era.
+_server_option = click.option(
     "--server",
     "server_spec",
     required=True,
     metavar="SPEC",
     help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
 )
-@click.option(
+_protocol_option = click.option(
     "--protocol",
     type=click.Choice(["legacy", "modern", "auto"]),
     default="auto",
     show_default=True,
     help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
 )
+
+
+# --- connect ---------------------------------------------------------------------------------------------
+@main.command("connect")
+@_server_option
+@_protocol_option
 @_guardrail_options
 @_url_option
 def connect_command(
@@ -241,7 +246,7 @@ def connect_command(
 
     import anyio
 
-    from mcp_elicit.ui.connect import ConnectSession, open_pipeline_client
+    from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
 
     config = _load_config(config_path)
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
@@ -265,13 +270,7 @@ def connect_command(
 
 # --- call ------------------------------------------------------------------------------------------------
 @main.command("call")
-@click.option(
-    "--server",
-    "server_spec",
-    required=True,
-    metavar="SPEC",
-    help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
-)
+@_server_option
 @click.option("--tool", required=True, help="The tool to call.")
 @click.option(
     "--args", "args_json", default=None, metavar="JSON", help="The tool's arguments, a JSON object."
@@ -284,13 +283,7 @@ def connect_command(
     "question is cancelled.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: the result and the questions.")
-@click.option(
-    "--protocol",
-    type=click.Choice(["legacy", "modern", "auto"]),
-    default="auto",
-    show_default=True,
-    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
-)
+@_protocol_option
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -321,7 +314,7 @@ def call_command(
 
     import anyio
 
-    from mcp_elicit.client.call import run_call
+    from mcp_elicit.cli.call import run_call
     from mcp_elicit.core.text import clean_text
     from mcp_elicit.errors import ConfigError
 
@@ -380,14 +373,14 @@ def call_command(
 @click.argument("url")
 def conformance_client_command(url: str) -> None:
     """The client the official conformance suite drives: accepts every form with its defaults."""
-    from mcp_elicit.client.conformance import main as conformance_main
+    from mcp_elicit.cli.conformance import main as conformance_main
 
     raise SystemExit(conformance_main([url]))
 
 
-# --- audit (the commands live in mcp_elicit.audit.commands) -----------------------------------------------
+# --- audit (the commands live in mcp_elicit.cli.audit) -----------------------------------------------
 def _register_audit() -> None:
-    from mcp_elicit.audit.commands import audit_group
+    from mcp_elicit.cli.audit import audit_group
 
     main.add_command(audit_group)
 

@@ -1,0 +1,126 @@
+"""How the terminal UI shows a field's value and hint, and reads an answer typed for it (pure helpers)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Final
+
+from mcp_elicit.core.forms import Field
+from mcp_elicit.ui.terminal_input import plain
+
+__all__ = ["cut", "hint", "number", "option", "parse", "shown"]
+
+_HINTS: Final = {
+    "email": "an email address, like name@example.org",
+    "uri": "an absolute URI, like https://example.org/page",
+    "date": "a date, YYYY-MM-DD",
+    "date-time": "a date and time, YYYY-MM-DDTHH:MM:SSZ (or an offset such as +02:00)",
+}
+_YES: Final = frozenset({"y", "yes", "true", "1"})
+_NO: Final = frozenset({"n", "no", "false", "0"})
+_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
+
+
+def cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def number(x: int | float) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
+def hint(f: Field) -> str:
+    if f.kind == "string":
+        parts = [_HINTS[f.format] if f.format else "text"]
+        if f.min_length is not None and f.max_length is not None:
+            parts.append(f"{f.min_length} to {f.max_length} characters")
+        elif f.min_length is not None:
+            parts.append(f"at least {f.min_length} characters")
+        elif f.max_length is not None:
+            parts.append(f"at most {f.max_length} characters")
+        return ", ".join(parts)
+    if f.kind in ("number", "integer"):
+        what = "a whole number" if f.kind == "integer" else "a number"
+        if f.minimum is not None and f.maximum is not None:
+            return f"{what} from {number(f.minimum)} to {number(f.maximum)}"
+        if f.minimum is not None:
+            return f"{what}, at least {number(f.minimum)}"
+        if f.maximum is not None:
+            return f"{what}, at most {number(f.maximum)}"
+        return what
+    if f.kind == "boolean":
+        return "yes or no"
+    if f.kind == "single_select":
+        return "choose one by number"
+    low, high = f.min_items, f.max_items
+    bounds = ""
+    if low is not None and high is not None:
+        bounds = f" ({low} to {high})"
+    elif low is not None:
+        bounds = f" (at least {low})"
+    elif high is not None:
+        bounds = f" (at most {high})"
+    return f"choose any{bounds} by number, e.g. 1,3 (:none for none)"
+
+
+def shown(f: Field, value: Any, numbered: bool = False) -> str:
+    """A value as the person reads it: titles for options, yes/no for booleans."""
+    if f.kind == "boolean":
+        return "yes" if value else "no"
+    if f.kind in ("number", "integer") and isinstance(value, int | float):
+        return number(value)
+    if f.kind in ("single_select", "multi_select"):
+        picked = list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
+        if numbered:
+            index = {o.value: str(i) for i, o in enumerate(f.options, 1)}
+            return ",".join(index.get(v, plain(str(v))) for v in picked) or "none"
+        titles = {o.value: o.title or o.value for o in f.options}
+        return ", ".join(plain(titles.get(v, str(v))) for v in picked) or "none"
+    return plain(str(value))
+
+
+def parse(f: Field, line: str) -> tuple[Any, str | None]:
+    """(value, None) or (None, why the line is not an answer to `f`)."""
+    if f.kind == "string":
+        return line, None
+    if f.kind in ("number", "integer"):
+        if _INTEGER_RE.fullmatch(line):
+            return int(line), None
+        try:
+            number = float(line)
+        except ValueError:
+            return None, "not a number"
+        return (number, None) if math.isfinite(number) else (None, "not a finite number")
+    if f.kind == "boolean":
+        word = line.lower()
+        if word in _YES:
+            return True, None
+        if word in _NO:
+            return False, None
+        return None, "answer y or n"
+    if f.kind == "single_select":
+        return option(f, line)
+    if line == ":none":
+        return [], None
+    picked: list[str] = []
+    for token in re.split(r"[,\s]+", line):
+        if token:
+            value, problem = option(f, token)
+            if problem is not None:
+                return None, problem
+            if value not in picked:
+                picked.append(value)
+    return picked, None
+
+
+def option(f: Field, token: str) -> tuple[Any, str | None]:
+    """An option by its number or its exact value."""
+    if token.isdigit():
+        i = int(token)
+        if 1 <= i <= len(f.options):
+            return f.options[i - 1].value, None
+        return None, f"{token} is not a number from 1 to {len(f.options)}"
+    if token in f.option_values:
+        return token, None
+    return None, f"{plain(cut(token, 40))} is not one of the options"

@@ -1,0 +1,102 @@
+"""Canaries for every private SDK hook the client side relies on (`client/sdk.py`, `client/sdk_transport.py`).
+
+Each test fails with a message naming the hook, so an SDK upgrade that moves one says which and
+where to look, instead of failing somewhere downstream.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver import MCPServer
+from pydantic import ValidationError
+
+from mcp_elicit.client import ElicitClient
+from mcp_elicit.testing import ScriptedUI
+
+SDK_TRANSPORT = "client/sdk_transport.py"
+SDK = "client/sdk.py"
+
+
+def hook(name: str, where: str) -> str:
+    return f"SDK hook moved: {name} (used by {where}); adapt the boundary module and this canary"
+
+
+def private_attribute(module: str, name: str, where: str) -> Any:
+    try:
+        found = importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - only when the SDK moves
+        pytest.fail(f"{hook(f'{module}', where)}: {exc}")
+    assert hasattr(found, name), hook(f"{module}.{name}", where)
+    return getattr(found, name)
+
+
+def test_the_sdk_http_timeouts_are_still_where_the_http_guard_reads_them() -> None:
+    for name in ("MCP_DEFAULT_TIMEOUT", "MCP_DEFAULT_SSE_READ_TIMEOUT"):
+        value = private_attribute("mcp.shared._httpx_utils", name, SDK_TRANSPORT)
+        assert isinstance(value, int | float), hook(f"mcp.shared._httpx_utils.{name}", SDK_TRANSPORT)
+        assert value > 0
+
+
+def test_the_sdk_default_bound_on_input_required_rounds_is_still_exported_privately() -> None:
+    value = private_attribute("mcp.client._input_required", "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS", SDK)
+    assert isinstance(value, int)
+    assert value > 0
+    from mcp.client import Client
+
+    assert "input_required_max_rounds" in inspect.signature(Client).parameters, hook(
+        "Client(input_required_max_rounds=...)", "client/url.py UrlMode.sdk_options"
+    )
+
+
+def test_the_session_still_builds_its_capabilities_in_one_overridable_method() -> None:
+    from mcp.client import Client
+    from mcp.client.session import ClientSession
+
+    assert list(inspect.signature(ClientSession._build_capabilities).parameters) == ["self", "version"], hook(
+        "ClientSession._build_capabilities(version)", "client/sdk.py KitClient"
+    )
+    assert list(inspect.signature(Client._build_session).parameters) == ["self", "exit_stack"], hook(
+        "Client._build_session(exit_stack)", "client/sdk.py KitClient"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_form_only_client_still_declares_form_only_through_the_patched_builder() -> None:
+    async with ElicitClient(MCPServer("canary"), ui=ScriptedUI()) as client:
+        caps = client.sdk.session._build_capabilities(client.protocol_version)
+    assert caps.elicitation is not None, hook("ClientSession._build_capabilities", "client/sdk.py KitClient")
+    moved = hook("ClientSession._build_capabilities (the patch no longer takes effect)", SDK)
+    assert caps.elicitation.form is not None, moved
+    assert caps.elicitation.url is None, moved
+
+
+def test_the_session_can_still_be_asked_who_the_server_is() -> None:
+    from mcp.client.session import ClientSession
+
+    assert callable(getattr(ClientSession, "send_discover", None)), hook(
+        "ClientSession.send_discover", "client/sdk.py discover_identity"
+    )
+    assert callable(getattr(ClientSession, "adopt", None)), hook(
+        "ClientSession.adopt", "client/sdk.py discover_identity"
+    )
+
+
+def test_the_dispatcher_still_reads_the_senders_context_off_the_read_stream() -> None:
+    # The transport guard's read stream forwards `last_context`: that is how a question pushed over
+    # HTTP is tied to the call it serves. If the dispatcher stops reading it, attribution degrades.
+    dispatcher = importlib.import_module("mcp.shared.jsonrpc_dispatcher")
+    assert '"last_context"' in inspect.getsource(dispatcher), hook(
+        "jsonrpc_dispatcher reads read_stream.last_context", "client/sdk.py _GuardedReadStream"
+    )
+
+
+def test_the_stdio_transport_still_hands_an_unparseable_message_on_as_a_validation_error() -> None:
+    # The transport guard answers a request the SDK could not validate: it finds it as the
+    # ValidationError the transport sends down the read stream instead of a message.
+    parse = private_attribute("mcp.client.stdio", "_parse_line", SDK)
+    item = parse('{"jsonrpc": "2.0", "id": 7, "method": "elicitation/create", "params": "not an object"}')
+    assert isinstance(item, ValidationError), hook("stdio_client passes parse failures on as values", SDK)
