@@ -6,8 +6,9 @@ import these instead of spelling the literal again.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
-__all__ = ["Action"]
+__all__ = ["ACTIONS", "Action"]
 
 Action: TypeAlias = Literal["accept", "decline", "cancel"]
+ACTIONS: tuple[Action, ...] = get_args(Action)

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from mcp_elicit.core.actions import Action
 from mcp_elicit.errors import (
     AnswerError,
     ClientGone,
@@ -24,7 +25,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.server import audit, rounds, sdk
 from mcp_elicit.server.eras import Era, Push, Rounds, era_of
 from mcp_elicit.server.flows import HandoffFlow
-from mcp_elicit.server.handoffs import _OUTCOME, NOTIFY_TIMEOUT_SECONDS, Action, HandoffResult, Handoffs
+from mcp_elicit.server.handoffs import _OUTCOME, NOTIFY_TIMEOUT_SECONDS, HandoffResult, Handoffs
 from mcp_elicit.server.identity import Principal
 from mcp_elicit.server.stores import CANCELLED, DONE, HandoffRecord
 from mcp_elicit.server.vault import Secret

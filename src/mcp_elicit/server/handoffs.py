@@ -42,12 +42,13 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
 from itsdangerous import BadSignature, URLSafeSerializer
 
+from mcp_elicit.core.actions import Action
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
 from mcp_elicit.core.urls import check_url
 from mcp_elicit.errors import (
@@ -110,7 +111,6 @@ DEFAULT_PATH_PREFIX = "/elicit"
 _LINK_SALT = "mcp-elicit/handoff-link/1"
 _CSRF_LABEL = b"mcp-elicit/handoff-csrf/1\x00"
 
-Action = Literal["accept", "decline", "cancel"]
 _OUTCOME: dict[str, Action] = {DONE: "accept", DECLINED: "decline", FAILED: "cancel", CANCELLED: "cancel"}
 
 

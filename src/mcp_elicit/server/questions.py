@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
+from mcp_elicit.core.actions import ACTIONS, Action
 from mcp_elicit.core.forms import Field, Form, form_of
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
 from mcp_elicit.core.revisions import wire_revision
@@ -38,8 +39,6 @@ __all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confir
 
 logger = logging.getLogger("mcp_elicit.server")
 T = TypeVar("T")
-Action = Literal["accept", "decline", "cancel"]
-_ACTIONS = ("accept", "decline", "cancel")
 _CAPABILITY_OF = {
     "elicitation/create": "elicitation.form",
     "sampling/createMessage": "sampling",
@@ -118,8 +117,8 @@ class _Step:
                 raise AnswerError((FieldProblem(key, "type", "not a result object"),))
             return response, response
         action = response.get("action") if isinstance(response, dict) else None
-        if action not in _ACTIONS:
-            raise AnswerError((FieldProblem("", "action", f"not one of {_ACTIONS}"),))
+        if action not in ACTIONS:
+            raise AnswerError((FieldProblem("", "action", f"not one of {ACTIONS}"),))
         if action != "accept":
             return Answer(action), {"action": action}
         values = form.validate(response.get("content"))

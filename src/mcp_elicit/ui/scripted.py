@@ -62,7 +62,7 @@ from typing import Any, Final, Literal
 import anyio
 
 from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
-from mcp_elicit.core.actions import Action
+from mcp_elicit.core.actions import ACTIONS, Action
 from mcp_elicit.errors import ConfigError
 
 __all__ = ["Match", "ScriptedUI", "Step"]
@@ -71,10 +71,9 @@ Prompt = FormPrompt | UrlPrompt
 ScriptFunction = Callable[[Prompt], Any]
 WaitFunction = Callable[[UrlWaiting], Any]
 
-_ACTIONS: Final = ("accept", "decline", "cancel")
 _OTHERWISE: Final = ("decline", "cancel", "accept_defaults")
 _STEP_KEYS: Final = frozenset({"match", "action", "content", "accept_defaults", "repeat", "url"})
-_URL_ACTIONS: Final = {"open": "accept", "decline": "decline", "cancel": "cancel"}
+_URLACTIONS: Final = {"open": "accept", "decline": "decline", "cancel": "cancel"}
 _WAIT_CHOICES: Final = ("retry", "open", "cancel")
 _MATCH_KEYS: Final = frozenset({"message", "tool", "method", "server", "mode", "fields"})
 
@@ -289,15 +288,15 @@ def _object(raw: Any, where: str, keys: frozenset[str], what: str) -> Mapping[st
 def _step(raw: Any, where: str) -> Step:
     raw = _object(raw, where, _STEP_KEYS, "a step")
     action = raw.get("action", "accept")
-    if action not in _ACTIONS:
-        raise ConfigError(f"{where}.action", f"must be one of {', '.join(_ACTIONS)}")
+    if action not in ACTIONS:
+        raise ConfigError(f"{where}.action", f"must be one of {', '.join(ACTIONS)}")
     match = _match(raw.get("match", {}), f"{where}.match")
     if "url" in raw:
-        if raw["url"] not in _URL_ACTIONS:
-            raise ConfigError(f"{where}.url", f"must be one of {', '.join(_URL_ACTIONS)}")
+        if raw["url"] not in _URLACTIONS:
+            raise ConfigError(f"{where}.url", f"must be one of {', '.join(_URLACTIONS)}")
         if "action" in raw or "content" in raw or raw.get("accept_defaults") or match.mode == "form":
             raise ConfigError(f"{where}.url", "a URL step has no action, content or form match")
-        action = _URL_ACTIONS[raw["url"]]
+        action = _URLACTIONS[raw["url"]]
         match = dataclasses.replace(match, mode="url")
     content = raw.get("content")
     if content is not None and not (
