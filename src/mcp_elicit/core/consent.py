@@ -102,6 +102,8 @@ MAX_RECORDED_DEPTH: Final = 16
 # Kinds of chain break `verify_chain` and the sinks report.
 BREAK_KINDS: Final[dict[str, str]] = {
     "malformed": "not a record (unparseable, or a required key is missing or of the wrong type)",
+    "non_canonical": "the stored text is not the canonical JSON of a record (a duplicated key, other "
+    "key order or spacing): readers may see values other than the hashed ones",
     "hash_mismatch": "the stored hash does not match the record's content: the record was edited",
     "deleted": "sequence numbers skip and the link is broken: records before this one were deleted",
     "inserted": "sequence number not after the previous one: a record was inserted or reordered",
@@ -411,6 +413,31 @@ class ChainVerifier:
     def note(self, index: int, record_id: str, seq: int | None, kind: str, detail: str) -> None:
         """Add a break found outside the chain walk (for example a store's column mismatch)."""
         self._breaks.append(ChainBreak(index, record_id, seq, kind, detail))
+
+    def feed_text(self, text: str) -> Any:
+        """Feed a record as stored; a text that is not exactly its canonical JSON is a break.
+
+        The hash covers the parsed values, so without this check a body rewritten into JSON that
+        parses differently for other readers (a key given twice, the last one winning) could pass.
+        Returns the parsed record (or the raw text when it is not JSON).
+        """
+        try:
+            record = json.loads(text)
+        except (TypeError, ValueError):
+            record = text
+        index, known = self._count, len(self._breaks)
+        self.feed(record)
+        # one edit, one break: a record already reported (e.g. hash_mismatch) is not reported twice
+        if len(self._breaks) == known and isinstance(record, dict) and _well_formed(record):
+            if canonical_json(record).decode("utf-8") != text:
+                self.note(
+                    index,
+                    record["id"],
+                    record["seq"],
+                    "non_canonical",
+                    "the stored text differs from the canonical JSON of its parsed record",
+                )
+        return record
 
     def feed(self, record: Any) -> None:
         index = self._count
