@@ -37,8 +37,8 @@ def test_sqlite_a_body_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
     with SqliteAuditSink(path) as sink:
         sink.append_many([make_event(i) for i in range(3)])
     conn = sqlite3.connect(path)
-    (body,) = conn.execute(f"SELECT body FROM {TABLE} WHERE seq = 2").fetchone()  # noqa: S608
-    conn.execute(f"UPDATE {TABLE} SET body = ? WHERE seq = 2", (duplicated_key(body),))  # noqa: S608
+    (body,) = conn.execute(f"SELECT body FROM {TABLE} WHERE seq = 2").fetchone()
+    conn.execute(f"UPDATE {TABLE} SET body = ? WHERE seq = 2", (duplicated_key(body),))
     conn.commit()
     conn.close()
     with SqliteAuditSink(path, readonly=True) as sink:

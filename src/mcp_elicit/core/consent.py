@@ -428,15 +428,19 @@ class ChainVerifier:
         index, known = self._count, len(self._breaks)
         self.feed(record)
         # one edit, one break: a record already reported (e.g. hash_mismatch) is not reported twice
-        if len(self._breaks) == known and isinstance(record, dict) and _well_formed(record):
-            if canonical_json(record).decode("utf-8") != text:
-                self.note(
-                    index,
-                    record["id"],
-                    record["seq"],
-                    "non_canonical",
-                    "the stored text differs from the canonical JSON of its parsed record",
-                )
+        if (
+            len(self._breaks) == known
+            and isinstance(record, dict)
+            and _well_formed(record)
+            and canonical_json(record).decode("utf-8") != text
+        ):
+            self.note(
+                index,
+                record["id"],
+                record["seq"],
+                "non_canonical",
+                "the stored text differs from the canonical JSON of its parsed record",
+            )
         return record
 
     def feed(self, record: Any) -> None:
