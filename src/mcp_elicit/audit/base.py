@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Protocol, Self, runtime_checkable
 
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.consent import (
     GENESIS_HASH,
     ChainVerifier,
@@ -89,7 +90,21 @@ class AuditSink(Protocol):
 
 
 class SinkBase:
-    """What every sink shares: `append` is `append_many` of one, and a sink is a context manager."""
+    """What every sink shares: `append` is `append_many` of one, and a sink is a context manager.
+
+    A sink given a keyed `checkpoint` (audit/checkpoint.py) rewrites it after every commit, and
+    its `verify` requires the record it names to be there unchanged.
+    """
+
+    checkpoint: Checkpoint | None = None
+
+    def _checkpointed(self, records: list[tuple[dict[str, Any], str]]) -> None:
+        if self.checkpoint is not None and records:
+            last = records[-1][0]
+            self.checkpoint.write(last["seq"], last["hash"])
+
+    def _anchor(self) -> tuple[int, str, bool] | None:
+        return None if self.checkpoint is None else self.checkpoint.read()
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         raise NotImplementedError
@@ -201,9 +216,11 @@ def parse_body(body: str) -> Any:
         return body
 
 
-def verify_rows(rows: Iterable[Row], expected_head: str | None = None) -> VerifyReport:
+def verify_rows(
+    rows: Iterable[Row], expected_head: str | None = None, anchor: tuple[int, str, bool] | None = None
+) -> VerifyReport:
     """Verify SQL rows: the chain in their bodies, and that each indexed column agrees with its body."""
-    verifier = ChainVerifier()
+    verifier = ChainVerifier(anchor)
     for index, row in enumerate(rows):
         record = verifier.feed_text(row[7])
         if not isinstance(record, dict):

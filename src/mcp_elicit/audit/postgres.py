@@ -29,6 +29,7 @@ from mcp_elicit.audit.base import (
     row_of,
     verify_rows,
 )
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
 from mcp_elicit.errors import AuditReadError, AuditWriteError
 
@@ -53,11 +54,13 @@ class PostgresAuditSink(SinkBase):
         table: str = DEFAULT_TABLE,
         level: Level = DEFAULT_LEVEL,
         create: bool = True,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         if not _IDENTIFIER.fullmatch(table):
             raise ValueError(f"table name {table!r} is not a plain SQL identifier")
         self.conninfo = conninfo
         self.table = table
+        self.checkpoint = checkpoint
         self.level: Level = level
         self._ident = sql.Identifier(table)
         # a stable signed 64-bit key per table for pg_advisory_xact_lock
@@ -130,6 +133,7 @@ class PostgresAuditSink(SinkBase):
                     )
             except psycopg.Error as exc:
                 raise self._fail(exc) from exc
+        self._checkpointed(sealed)
         return [r for r, _ in sealed]
 
     def _pages(self, where: sql.Composable, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
@@ -195,7 +199,7 @@ class PostgresAuditSink(SinkBase):
             (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
             for r in self._pages(sql.SQL(""), [], "id, time, server, action, prev_hash, hash, body")
         )
-        return verify_rows(rows, expected_head)
+        return verify_rows(rows, expected_head, self._anchor())
 
     def drop(self) -> None:
         """Drop the table (tests and benchmarks clean up with it)."""

@@ -111,6 +111,9 @@ BREAK_KINDS: Final[dict[str, str]] = {
     "duplicate_id": "the record id was seen before",
     "column_mismatch": "an indexed column of the store disagrees with the hashed record",
     "head_mismatch": "the last hash is not the expected head: the tail was cut off or rewritten",
+    "truncated": "the record a keyed checkpoint names is missing: the tail was cut off",
+    "rewritten": "the record a keyed checkpoint names has another hash: the tail was re-chained",
+    "bad_checkpoint": "the checkpoint's MAC does not match the key: it was forged or the key is wrong",
 }
 
 
@@ -402,7 +405,10 @@ class ChainVerifier:
     the new baseline without a link check.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, anchor: tuple[int, str, bool] | None = None) -> None:
+        # (seq, hash, genuine) from a keyed checkpoint (audit/checkpoint.py): that record must exist
+        self._anchor = anchor
+        self._anchor_seen: str | None = None
         self._count = 0
         self._prev_hash = GENESIS_HASH
         self._prev_seq: int | None = None
@@ -480,10 +486,14 @@ class ChainVerifier:
         if rid in self._ids:
             self.note(index, rid, seq, "duplicate_id", f"id {rid} appears more than once")
         self._ids.add(rid)
+        if self._anchor is not None and seq == self._anchor[0]:
+            self._anchor_seen = stored
         self._prev_hash, self._prev_seq = stored, seq
 
     def finish(self, expected_head: str | None = None) -> VerifyReport:
         breaks = sorted(self._breaks, key=lambda b: b.index)
+        if self._anchor is not None:
+            breaks.extend(self._anchor_breaks(*self._anchor))
         if expected_head is not None and expected_head != self._prev_hash:
             breaks.append(
                 ChainBreak(
@@ -495,6 +505,17 @@ class ChainVerifier:
                 )
             )
         return VerifyReport(count=self._count, head_hash=self._prev_hash, breaks=tuple(breaks))
+
+    def _anchor_breaks(self, seq: int, digest: str, genuine: bool) -> list[ChainBreak]:
+        if not genuine:
+            return [ChainBreak(self._count, "", seq, "bad_checkpoint", "the checkpoint's MAC does not match")]
+        if self._anchor_seen is None:
+            detail = f"the checkpoint names seq {seq}; the trail ends at seq {self._prev_seq or 0}"
+            return [ChainBreak(self._count, "", seq, "truncated", detail)]
+        if self._anchor_seen != digest:
+            detail = f"seq {seq} hashes to {self._anchor_seen[:12]}…, the checkpoint says {digest[:12]}…"
+            return [ChainBreak(self._count, "", seq, "rewritten", detail)]
+        return []
 
 
 def _well_formed(record: Any) -> bool:
