@@ -4,7 +4,8 @@ A `ConsentEvent` holds the facts of one elicitation as the pipeline saw them. `m
 it into a plain dict at a redaction level modelled on the Kubernetes audit policy levels:
 
 - ``none``: nothing is recorded (`make_record` returns None).
-- ``metadata`` (default): who asked whom, when, in which mode, the outcome and who decided it; a
+- ``metadata`` (default): who asked whom (where a server runs with its credentials redacted at
+  every level, core/redact.py), when, in which mode, the outcome and who decided it; a
   SHA-256 digest of the message (not its text), field names and types (never values), and for URL
   mode the host, the registrable domain and the URL verdict (not the path or query, which may
   carry tokens).
@@ -36,6 +37,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from mcp_elicit.core.redact import redact_where
 from mcp_elicit.core.sensitive import FormVerdict, classify_schema
 
 __all__ = [
@@ -273,7 +275,7 @@ def make_sealed_record(
         "server": {
             "name": _text(event.server.name),
             "version": _text(event.server.version),
-            "where": _text(event.server.where),
+            "where": redact_where(_text(event.server.where)),
         },
         "client": {"name": _text(event.client.name), "version": _text(event.client.version)},
         "person": _text(event.person),
