@@ -50,7 +50,8 @@ async def test_storage_holds_ciphertext_and_hashed_row_keys_only() -> None:
     await vault.put(ALICE.key, "github", TOKEN)
     [(key, row)] = storage.data.items()
     assert key == vault.row_key(ALICE.key, "github")
-    assert ALICE.key not in key and ALICE.key not in row
+    assert ALICE.key not in key
+    assert ALICE.key not in row
     assert SECRET_VALUE not in row
     assert set(json.loads(row)) == {"v", "kid", "n", "c", "t"}  # no user or provider in clear
     # keyed: the same user and provider under another ring are stored under another name
@@ -81,7 +82,8 @@ async def test_a_row_copied_under_another_name_is_never_rewrapped_into_it() -> N
     assert await vault.rewrap() == 1  # Alice's own row only
     assert await vault.has(BOB.key, "github") is False
     secret = await vault.get(ALICE.key, "github")
-    assert secret is not None and secret.reveal() == TOKEN
+    assert secret is not None
+    assert secret.reveal() == TOKEN
 
 
 @settings(max_examples=60, deadline=None)
