@@ -39,7 +39,7 @@ def bounded(call: Any) -> BaseException | None:
         try:
             call()
             outcome.append(None)
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+        except BaseException as exc:
             outcome.append(exc)
 
     thread = threading.Thread(target=run, daemon=True)
