@@ -42,6 +42,7 @@ PUBLIC = {
     "SchemaProblem",
     "ScriptedUI",
     "SecretInForm",
+    "ServerOutputError",
     "TerminalUI",
     "TitledEnum",
     "Titles",

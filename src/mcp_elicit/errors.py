@@ -13,6 +13,7 @@ subclasses the builtin a caller would already catch.
     ├── CapabilityError (RuntimeError)           the client did not declare the mode a question needs
     ├── ElicitationTimeout (TimeoutError)        nobody answered within the per-call timeout
     ├── ClientGone (ConnectionError)             the client disconnected while a question was open
+    ├── ServerOutputError (ConnectionError)      a server wrote bytes that are not the protocol (bad UTF-8)
     ├── NotInstalled (RuntimeError)              ask() used on a server without the mcp-elicit middleware
     ├── SecretInForm (ValueError)                a form asks for a secret: use URL mode (F5)
     ├── ConfigError (ValueError)                 the policy/config TOML has a bad key or value
@@ -48,6 +49,7 @@ __all__ = [
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
+    "ServerOutputError",
     "TooManyHandoffs",
     "UnsupportedInRevision",
     "UrlHandoffStopped",
@@ -144,6 +146,18 @@ class ElicitationTimeout(ElicitError, TimeoutError):
 
 class ClientGone(ElicitError, ConnectionError):
     """The client disconnected while a question was waiting for its answer."""
+
+
+class ServerOutputError(ElicitError, ConnectionError):
+    """A server wrote something that is not the protocol (a line of invalid UTF-8 on stdio).
+
+    The connection is ended at once and every call waiting on it fails with this error; `detail`
+    says what was wrong and where.
+    """
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"the server broke the protocol: {detail}")
 
 
 class NotInstalled(ElicitError, RuntimeError):

@@ -47,12 +47,14 @@ from mcp_elicit.client.http_guard import guarded_streamable_http_client
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, GuardedTransport, KitClient
+from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, guard_stdio
 from mcp_elicit.client.url import CheckUrl, UrlMode
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
 from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
+from mcp_elicit.errors import ServerOutputError
 from mcp_elicit.ui.base import Requester, UserInterface
 
 __all__ = ["PROTOCOLS", "ElicitClient", "ServerSpec", "connect", "parse_server_spec"]
@@ -148,6 +150,7 @@ class ElicitClient:
         self.handler = ElicitationHandler(pipeline, where=_where(server))
         self._client_name = client_name
         self._read_timeout = read_timeout
+        self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not UTF-8
         self._errlog = errlog
         self._sdk: KitClient | None = None
         # URL mode goes in after any guardrails, so its re-ask check runs before the policy.
@@ -201,8 +204,10 @@ class ElicitClient:
         self._open_audit()
         try:
             await self._connect()
-        except BaseException:
+        except BaseException as exc:
             self._close_audit()
+            if isinstance(exc, Exception) and self._bad_bytes is not None and self._bad_bytes.error:
+                raise ServerOutputError(self._bad_bytes.detail) from exc
             raise
         return self
 
@@ -270,7 +275,9 @@ class ElicitClient:
                 return GuardedTransport(guarded_streamable_http_client(server.url), self.handler)
             server = StdioServerParameters(command=server.argv[0], args=list(server.argv[1:]))
         if isinstance(server, StdioServerParameters):
-            return GuardedTransport(stdio_client(server, errlog=self._errlog), self.handler)
+            self._bad_bytes = BadBytes()
+            stdio = StdioGuard(stdio_client(guard_stdio(server), errlog=self._errlog), self._bad_bytes)
+            return GuardedTransport(stdio, self.handler)
         return GuardedTransport(server, self.handler)
 
     # -- requests that may ask: tracked, so their questions are attributed -----------------------
@@ -293,9 +300,15 @@ class ElicitClient:
 
     async def _send(self, send: Callable[[], Awaitable[_T]]) -> _T:
         """One request; with URL mode, its pushed pages are waited on and -32042 is answered."""
-        if self.url is None:
-            return await send()
-        return await self.url.run(send, self.handler)
+        try:
+            if self.url is None:
+                return await send()
+            return await self.url.run(send, self.handler)
+        except Exception as exc:
+            bad = self._bad_bytes
+            if bad is not None and bad.error is not None:
+                raise ServerOutputError(bad.detail) from exc
+            raise
 
     # -- listings -----------------------------------------------------------------------------------
 
