@@ -14,7 +14,7 @@ from mcp_elicit.testing import ScriptedUI
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).with_name("bad_bytes_server.py")
+SERVER = Path(__file__).with_name("misbehaving_server.py")
 # Far above the time the error takes (milliseconds), far below "forever" (before: no end at all).
 BOUND_SECONDS = 20.0
 

@@ -1,7 +1,8 @@
-"""A stdio MCP server that writes one line of invalid UTF-8: at initialize, or as a tool result.
+"""A stdio MCP server that misbehaves: one line of invalid UTF-8 at initialize or as a tool
+result, or a tool call it never answers.
 
 Hand-written JSON-RPC on purpose: the SDK's own server would never write such bytes.
-Usage: python bad_bytes_server.py initialize|call
+Usage: python misbehaving_server.py initialize|call|silent
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ for raw in sys.stdin.buffer:
         info = {"name": "bad-bytes", "version": "1"}
         result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}}
         send({"jsonrpc": "2.0", "id": ident, "result": {**result, "serverInfo": info}})
+    elif method == "tools/call" and WHEN == "silent":
+        continue  # never answers
     elif method == "tools/call":
         out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(ident).encode() + b',"result":{"content":[]}}\xff\n')
         out.flush()
