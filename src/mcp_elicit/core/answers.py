@@ -14,7 +14,7 @@ Problem codes (`FieldProblem.code`, stable):
 | `not_integer` | a fractional number for an `integer` field |
 | `too_short` | fewer code points than `minLength` |
 | `too_long` | more code points than `maxLength` (or than `limits.MAX_STRING_LENGTH`) |
-| `not_unicode` | a string with a lone surrogate (U+D800-U+DFFF): JSON can carry it as an escape, but it is no text |
+| `not_unicode` | a string with a lone surrogate (U+D800-U+DFFF): valid as a JSON escape, but no text |
 | `below_minimum` | less than `minimum` (inclusive bound) |
 | `above_maximum` | greater than `maximum` (inclusive bound) |
 | `format` | not an `email` / `uri` / `date` / `date-time` of the syntax below |
