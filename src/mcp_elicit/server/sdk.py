@@ -16,6 +16,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit.core.revisions import is_modern
+from mcp_elicit.server.disconnect import wait_for_disconnect
 
 __all__ = [
     "INVALID_PARAMS",
@@ -101,25 +102,15 @@ async def _push(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, An
     return dumped
 
 
-# How often a waiting question checks whether the HTTP client behind it went away. The SDK
-# keeps waiting for an answer from a client that disconnected (it might resume), which
-# would pin the tool forever; a quarter second keeps the release well under a second.
-DISCONNECT_POLL_SECONDS = 0.25
-
-
 class PeerGone(Exception):
     """The HTTP connection that carried the question closed before an answer came."""
 
 
 async def _watch_disconnect(ctx: Context[Any, Any], scope: anyio.CancelScope, gone: list[bool]) -> None:
-    request = getattr(ctx.request_context, "request", None)
-    is_disconnected = getattr(request, "is_disconnected", None)
-    if is_disconnected is None:  # stdio and in-memory: the transport ends the process or the task
-        return
-    while not await is_disconnected():  # noqa: ASYNC110 - the ASGI server offers no disconnect event here
-        await anyio.sleep(DISCONNECT_POLL_SECONDS)
-    gone.append(True)
-    scope.cancel()
+    # parked on the request's ASGI receive, no polling: see server/disconnect.py
+    if await wait_for_disconnect(getattr(ctx.request_context, "request", None)):
+        gone.append(True)
+        scope.cancel()
 
 
 async def push_watching(ctx: Context[Any, Any], request: dict[str, Any]) -> dict[str, Any] | None:
