@@ -9,9 +9,10 @@ Fail closed: a sink that cannot store a record raises `AuditWriteError`; the cal
 the elicitation (unless configured to proceed, see config.py). Nothing is buffered past `append`:
 when it returns, the record is committed.
 
-Sinks are synchronous. Async callers run them in a worker thread (`anyio.to_thread.run_sync`);
-elicitations arrive at human speed, so one commit per record is cheap enough, and `append_many`
-writes a batch in one transaction when throughput matters.
+Sinks are synchronous. Async callers (the server and client trails) go through the sink's one
+writer thread (audit/writer.py), which commits appends that wait at the same time in one
+transaction (group commit); `append_many` writes a batch in one transaction when throughput
+matters.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """One consent record per question the server kit asked, refused or gave up on (server side).
 
 The record is built by the pure `core.consent.make_record` and stored by any `AuditSink`
-(SQLite, JSON lines, PostgreSQL, memory). Sinks are synchronous, so they run on a worker thread.
+(SQLite, JSON lines, PostgreSQL, memory). Sinks are synchronous: appends go
+through the sink's one writer thread, which commits concurrent ones together (audit/writer.py).
 When a sink cannot write, the tool gets `AuditWriteError` instead of the answer (fail closed),
 unless `ElicitSettings.audit_fail_closed` is False, in which case the failure is logged.
 """
@@ -12,10 +13,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
 
+from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.core.consent import CallRef, ClientIdentity, ConsentEvent, ServerIdentity
 from mcp_elicit.errors import AuditWriteError
 from mcp_elicit.server.rounds import ElicitSettings
@@ -82,7 +83,7 @@ async def record(
         content=content,
     )
     try:
-        await anyio.to_thread.run_sync(sink.append, event)
+        await writer_for(sink).append(event)
     except AuditWriteError:
         if settings.audit_fail_closed:
             raise
