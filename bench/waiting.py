@@ -68,13 +68,19 @@ def serve(variant: str) -> None:
     logging.disable(logging.INFO)  # the SDK logs every session at INFO; keep the table readable
     app = make_server(variant).streamable_http_app()
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", backlog=16384)
-    server = uvicorn.Server(config)
+    ready = anyio.Event()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            ready.set()
+
+    server = Server(config)
 
     async def run() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve)
-            while not server.started:
-                await anyio.sleep(0.05)
+            await ready.wait()
             print(server.servers[0].sockets[0].getsockname()[1], flush=True)
 
     anyio.run(run)
@@ -91,68 +97,73 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-async def measure(variant: str, n: int, idle: float, bound: float) -> dict[str, Any]:
+def measure(variant: str, n: int, idle: float, bound: float) -> dict[str, Any]:
     kind = "kit" if variant.startswith("mcp-elicit") else "raw"
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", kind], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
-        url = f"http://127.0.0.1:{port}/mcp"
-        waiting = 0
-        all_waiting = anyio.Event()
-        release = anyio.Event()
-
-        async def answer(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
-            nonlocal waiting
-            number = int(params.message.rsplit(" ", 1)[1])
-            waiting += 1
-            if waiting >= n:
-                all_waiting.set()
-            if number >= 0:
-                await release.wait()
-            return t.ElicitResult(action="accept", content={"n": number})
-
-        limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
-        http = httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(bound, connect=bound))
-        results: dict[int, str] = {}
-        with anyio.fail_after(bound):
-            async with http, Client(
-                streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=answer
-            ) as client:
-                warm = await client.call_tool("question", {"n": -1})  # not held
-                assert warm.content[0].text == "-1"  # type: ignore[union-attr]
-                waiting = 0
-                base = rss(proc.pid)
-
-                async def one(i: int) -> None:
-                    done = await client.call_tool("question", {"n": i})
-                    results[i] = done.content[0].text  # type: ignore[union-attr]
-
-                async with anyio.create_task_group() as tg:
-                    for i in range(n):
-                        tg.start_soon(one, i)
-                    await all_waiting.wait()
-                    await anyio.sleep(1.0)  # let the server settle before measuring
-                    held = rss(proc.pid)
-                    c0, w0 = cpu_seconds(proc.pid), time.monotonic()
-                    await anyio.sleep(idle)
-                    idle_cpu = (cpu_seconds(proc.pid) - c0) / (time.monotonic() - w0)
-                    started = time.perf_counter()
-                    release.set()
-                answer_all = time.perf_counter() - started
-        misrouted = sum(1 for i in range(n) if results.get(i) != str(i))
-        return {
-            "kb_per_question": (held - base) / n / 1024,
-            "idle_cpu_pct": idle_cpu * 100,
-            "answer_all_s": answer_all,
-            "answered": len(results),
-            "misrouted": misrouted,
-        }
+        return anyio.run(_drive, proc.pid, port, n, idle, bound)
     finally:
         proc.kill()
         proc.wait()
+
+
+async def _drive(pid: int, port: int, n: int, idle: float, bound: float) -> dict[str, Any]:
+    url = f"http://127.0.0.1:{port}/mcp"
+    waiting = 0
+    all_waiting = anyio.Event()
+    release = anyio.Event()
+
+    async def answer(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        nonlocal waiting
+        number = int(params.message.rsplit(" ", 1)[1])
+        waiting += 1
+        if waiting >= n:
+            all_waiting.set()
+        if number >= 0:
+            await release.wait()
+        return t.ElicitResult(action="accept", content={"n": number})
+
+    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
+    http = httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(bound, connect=bound))
+    results: dict[int, str] = {}
+    with anyio.fail_after(bound):
+        async with (
+            http,
+            Client(
+                streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=answer
+            ) as client,
+        ):
+            warm = await client.call_tool("question", {"n": -1})  # not held
+            assert warm.content[0].text == "-1"  # type: ignore[union-attr]
+            waiting = 0
+            base = rss(pid)
+
+            async def one(i: int) -> None:
+                done = await client.call_tool("question", {"n": i})
+                results[i] = done.content[0].text  # type: ignore[union-attr]
+
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(one, i)
+                await all_waiting.wait()
+                await anyio.sleep(1.0)  # let the server settle before measuring
+                held = rss(pid)
+                c0, w0 = cpu_seconds(pid), time.monotonic()
+                await anyio.sleep(idle)
+                idle_cpu = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
+                started = time.perf_counter()
+                release.set()
+            answer_all = time.perf_counter() - started
+    misrouted = sum(1 for i in range(n) if results.get(i) != str(i))
+    return {
+        "kb_per_question": (held - base) / n / 1024,
+        "idle_cpu_pct": idle_cpu * 100,
+        "answer_all_s": answer_all,
+        "answered": len(results),
+        "misrouted": misrouted,
+    }
 
 
 def main() -> None:
@@ -167,17 +178,24 @@ def main() -> None:
         serve(args.serve)
         return
     sizes = [int(s) for s in args.sizes.split(",")] + ([10_000] if args.big else [])
-    print("| waiting | variant | kB per waiting question | idle CPU (% of a core) | answer all (s) | answered | misrouted |")
+    print(
+        "| waiting | variant | kB per waiting question | idle CPU (% of a core) | answer all (s)"
+        " | answered | misrouted |"
+    )
     print("|---|---|---|---|---|---|---|")
     for k, n in enumerate(sizes):
         order = VARIANTS if k % 2 == 0 else VARIANTS[::-1]
-        rows = {v: anyio.run(measure, v, n, args.idle, args.bound) for v in order}
+        rows = {v: measure(v, n, args.idle, args.bound) for v in order}
         raw = rows[VARIANTS[0]]
         for v in VARIANTS:
             r = rows[v]
-            ratio = "" if v == VARIANTS[0] else (
-                f" ({r['kb_per_question'] / raw['kb_per_question']:.2f}× mem,"
-                f" {r['answer_all_s'] / raw['answer_all_s']:.2f}× time)"
+            ratio = (
+                ""
+                if v == VARIANTS[0]
+                else (
+                    f" ({r['kb_per_question'] / raw['kb_per_question']:.2f}× mem,"
+                    f" {r['answer_all_s'] / raw['answer_all_s']:.2f}× time)"
+                )
             )
             print(
                 f"| {n:,} | {v}{ratio} | {r['kb_per_question']:.1f} | {r['idle_cpu_pct']:.1f} |"
