@@ -87,7 +87,11 @@ class GroupWriter:
                 by_loop.setdefault(id(getattr(p.token, "native_token", p.token)), []).append(p)
             for group in by_loop.values():
                 with contextlib.suppress(RuntimeError):  # that loop has ended: nobody waits any more
-                    anyio.from_thread.run_sync(_wake, group, token=group[0].token)
+                    loop = getattr(group[0].token, "native_token", None)
+                    if hasattr(loop, "call_soon_threadsafe"):  # asyncio: wake without waiting for it
+                        loop.call_soon_threadsafe(_wake, group)  # type: ignore[union-attr]
+                    else:
+                        anyio.from_thread.run_sync(_wake, group, token=group[0].token)
 
 
 def _wake(group: list[_Pending]) -> None:
