@@ -18,10 +18,30 @@ from mcp.server.mcpserver import Context
 
 from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.core.consent import CallRef, ClientIdentity, ConsentEvent, ServerIdentity
+from mcp_elicit.core.sensitive import FormVerdict, classify_schema
 from mcp_elicit.errors import AuditWriteError
 from mcp_elicit.server.rounds import ElicitSettings
 
-__all__ = ["record"]
+__all__ = ["VERDICT_CACHE_SIZE", "record"]
+
+# Wire schemas whose secret-guard verdict is remembered for their records. `ask` hands the same
+# schema object for every question of a form (it builds each form's wire schema once), so a
+# record need not classify the form again; the cache holds the object, so an id is never reused.
+VERDICT_CACHE_SIZE = 512
+_verdicts: dict[int, tuple[Mapping[str, Any], FormVerdict]] = {}
+
+
+def _verdict(schema: Mapping[str, Any] | None) -> FormVerdict | None:
+    if schema is None:
+        return None
+    hit = _verdicts.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    verdict = classify_schema(schema)
+    if len(_verdicts) >= VERDICT_CACHE_SIZE:
+        _verdicts.clear()
+    _verdicts[id(schema)] = (schema, verdict)
+    return verdict
 
 logger = logging.getLogger("mcp_elicit.server")
 
@@ -81,6 +101,7 @@ async def record(
         latency_ms=latency_ms,
         call=call,
         content=content,
+        form_verdict=_verdict(requested_schema) if mode == "form" else None,
     )
     try:
         await writer_for(sink).append(event)
