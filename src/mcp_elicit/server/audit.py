@@ -43,6 +43,7 @@ def _verdict(schema: Mapping[str, Any] | None) -> FormVerdict | None:
     _verdicts[id(schema)] = (schema, verdict)
     return verdict
 
+
 logger = logging.getLogger("mcp_elicit.server")
 
 
