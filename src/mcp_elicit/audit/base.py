@@ -18,7 +18,7 @@ matters.
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -125,8 +125,12 @@ class SinkBase:
 
 
 def new_record_id() -> str:
-    """A random record id (UUID4, hex)."""
-    return uuid.uuid4().hex
+    """A random record id (UUID4, hex): the same bits as `uuid.uuid4().hex`, without building a
+    UUID object (a few µs per record on a batched append)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return raw.hex()
 
 
 def chain_records(

@@ -230,6 +230,31 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
     return _text(repr(value))
 
 
+# The field list and sensitivity map of a form, remembered per (properties, verdict) object pair:
+# a pipeline records the same form many times. Entries hold their objects, so ids are not reused.
+_FIELDS_CACHE_SIZE: Final = 256
+_fields_cache: dict[tuple[int, int], tuple[Any, Any, dict[str, str], tuple[dict[str, str], ...]]] = {}
+
+
+def _fields_of(
+    properties: Mapping[str, Any], verdict: FormVerdict | None
+) -> tuple[dict[str, str], tuple[dict[str, str], ...]]:
+    """(field name -> secret-guard verdict, the record's "fields" entries). Treat both as read-only."""
+    key = (id(properties), id(verdict))
+    hit = _fields_cache.get(key)
+    if hit is not None and hit[0] is properties and hit[1] is verdict:
+        return hit[2], hit[3]
+    sensitivity: dict[str, str] = {f.name: f.verdict for f in verdict.fields} if verdict else {}
+    fields = tuple(
+        {"name": _text(str(name)), "type": _field_type(spec), "sensitive": sensitivity.get(str(name), "ok")}
+        for name, spec in properties.items()
+    )
+    if len(_fields_cache) >= _FIELDS_CACHE_SIZE:
+        _fields_cache.clear()
+    _fields_cache[key] = (properties, verdict, sensitivity, fields)
+    return sensitivity, fields
+
+
 def _field_type(schema: Any) -> str:
     kind = schema.get("type") if isinstance(schema, Mapping) else None
     return _text(kind) if isinstance(kind, str) else "unknown"
@@ -262,10 +287,10 @@ def make_sealed_record(
     verdict = None
     if event.mode == "form" and schema is not None:
         verdict = event.form_verdict or classify_schema(schema, None)
-    sensitivity = {f.name: f.verdict for f in verdict.fields} if verdict else {}
     properties = schema.get("properties") if schema is not None else None
     if not isinstance(properties, Mapping):
         properties = {}
+    sensitivity, fields = _fields_of(properties, verdict)
     # Keys sorting before "hash" go in `low`, the rest in `high`: the two halves of the canonical
     # text, so the record is encoded once (see _seal).
     low: dict[str, Any] = {
@@ -279,14 +304,7 @@ def make_sealed_record(
         },
         "client": {"name": _text(event.client.name), "version": _text(event.client.version)},
         "decided_by": event.decided_by,
-        "fields": [
-            {
-                "name": _text(str(name)),
-                "type": _field_type(spec),
-                "sensitive": sensitivity.get(str(name), "ok"),
-            }
-            for name, spec in properties.items()
-        ],
+        "fields": list(fields),
     }
     high: dict[str, Any] = {
         "v": RECORD_VERSION,
