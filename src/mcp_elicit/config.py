@@ -72,6 +72,7 @@ class AuditConfig:
     path: Path | None = None  # sqlite or jsonl file; None: default_audit_db_path()
     postgres: str | None = None  # libpq URL for sink = "postgres"
     table: str = "mcp_elicit_audit"
+    checkpoint: Path | None = None  # keyed checkpoint file (key in $MCP_ELICIT_AUDIT_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +94,11 @@ def _audit(table: Any) -> AuditConfig:
         return AuditConfig()
     if not isinstance(table, dict):
         raise ConfigError("audit", "must be a table")
-    known = {"level", "on_write_error", "sink", "path", "postgres", "table"}
+    known = {"level", "on_write_error", "sink", "path", "postgres", "table", "checkpoint"}
     for key in table:
         if key not in known:
             raise ConfigError(f"audit.{key}", f"unknown key (expected one of {', '.join(sorted(known))})")
-    for key in ("path", "postgres", "table"):
+    for key in ("path", "postgres", "table", "checkpoint"):
         if key in table and (not isinstance(table[key], str) or not table[key]):
             raise ConfigError(f"audit.{key}", "must be a non-empty string")
     sink = _choice(table, "sink", ("sqlite", "jsonl", "postgres"), "sqlite")
@@ -112,6 +113,7 @@ def _audit(table: Any) -> AuditConfig:
         path=Path(table["path"]).expanduser() if "path" in table else None,
         postgres=table.get("postgres"),
         table=table.get("table", "mcp_elicit_audit"),
+        checkpoint=Path(table["checkpoint"]).expanduser() if "checkpoint" in table else None,
     )
 
 
@@ -142,15 +144,22 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def open_audit_sink(audit: AuditConfig) -> AuditSink:
-    """Open the sink `audit` names (creating its file or table); AuditWriteError when it cannot."""
+    """Open the sink `audit` names (creating its file or table); AuditWriteError when it cannot.
+
+    With ``checkpoint`` set, the key comes from ``$MCP_ELICIT_AUDIT_KEY`` (ConfigError if absent).
+    """
+    from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
+
+    cp = None if audit.checkpoint is None else Checkpoint(audit.checkpoint, checkpoint_key_from_env())
     if audit.sink == "postgres":
         from mcp_elicit.audit.postgres import PostgresAuditSink
 
-        return PostgresAuditSink(audit.postgres or "", table=audit.table, level=audit.level)
+        return PostgresAuditSink(audit.postgres or "", table=audit.table, level=audit.level, checkpoint=cp)
     if audit.sink == "jsonl":
         from mcp_elicit.audit.jsonl import JsonlAuditSink
 
-        return JsonlAuditSink(audit.path or default_audit_db_path().with_suffix(".jsonl"), level=audit.level)
+        path = audit.path or default_audit_db_path().with_suffix(".jsonl")
+        return JsonlAuditSink(path, level=audit.level, checkpoint=cp)
     from mcp_elicit.audit.sqlite import SqliteAuditSink
 
-    return SqliteAuditSink(audit.path or default_audit_db_path(), level=audit.level)
+    return SqliteAuditSink(audit.path or default_audit_db_path(), level=audit.level, checkpoint=cp)

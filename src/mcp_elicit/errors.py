@@ -26,10 +26,12 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── SchemaError (ValueError)             an incoming requestedSchema deviates from the spec
     │   ├── AnswerError (ValueError)             content does not satisfy the form
     │   ├── InvalidRequestState (ValueError)     a requestState we did not mint, or one used up
+    │   ├── WrongResponseType (ValueError)       a 2026-07-28 response of the wrong kind for its request
     │   ├── CapabilityError (RuntimeError)       the client did not declare what a question needs
     │   ├── CapabilityRequired (RuntimeError)    the same on 2026-07-28: the request gets -32021
     │   ├── ElicitationTimeout (TimeoutError)    nobody answered within the per-call timeout
-    │   └── ClientGone (ConnectionError)         the client disconnected while a question was open
+    │   ├── ClientGone (ConnectionError)         the client disconnected while a question was open
+    │   └── ServerOutputError (ConnectionError)  a server wrote bytes that are not the protocol (bad UTF-8)
     ├── AuditError                               the consent trail
     │   ├── AuditWriteError (OSError)            a sink could not store a record (fail closed)
     │   ├── AuditReadError (OSError)             a store could not be opened or read
@@ -78,6 +80,7 @@ __all__ = [
     "SchemaError",
     "SchemaProblem",
     "SecretInForm",
+    "ServerOutputError",
     "StopReason",
     "TooManyHandoffs",
     "UnknownField",
@@ -87,6 +90,7 @@ __all__ = [
     "UsageError",
     "VaultError",
     "VaultProblem",
+    "WrongResponseType",
 ]
 
 
@@ -233,6 +237,18 @@ class ClientGone(PeerError, ConnectionError):
     """The client disconnected while a question was waiting for its answer."""
 
 
+class ServerOutputError(PeerError, ConnectionError):
+    """A server wrote something that is not the protocol (a line of invalid UTF-8 on stdio).
+
+    The connection is ended at once and every call waiting on it fails with this error; `detail`
+    says what was wrong and where.
+    """
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"the server broke the protocol: {detail}")
+
+
 class NotInstalled(UsageError, RuntimeError):
     """The server lacks what was asked of it: the mcp-elicit middleware (`install(server)`) on a
     2026-07-28 request, or hand-off settings for `handoff`/`require`. `what` names the missing part
@@ -278,6 +294,16 @@ class UnknownField(UsageError, KeyError):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(name)
+
+
+class WrongResponseType(PeerError, ValueError):
+    """A 2026-07-28 `inputResponses` entry under `key` is not a result of the kind its request
+    (`expected`: "elicitation/create", "sampling/createMessage", "roots/list") asks for."""
+
+    def __init__(self, key: str, expected: str) -> None:
+        self.key = key
+        self.expected = expected
+        super().__init__(f"inputResponses[{key!r}] is not a result for {expected}")
 
 
 class InvalidRequestState(PeerError, ValueError):

@@ -19,6 +19,13 @@ MCP_ELICIT_REDIS_URL (hand-off records, completion signals and the vault rows), 
 MCP_ELICIT_HANDOFF_SECRET (at least 32 bytes: signs links and CSRF tokens) and the same
 MCP_ELICIT_VAULT_KEYS on every replica. A page then finishes on any replica and the waiting tool
 on another one continues.
+
+A 2026-07-28 call continues on another replica, or after a restart, too: with
+MCP_ELICIT_REDIS_URL the single-use nonces of `requestState` live in Redis (`RedisReplayGuard`),
+and `requestState` is sealed with keys every replica shares: MCP_ELICIT_STATE_KEYS (comma-
+separated hex keys of at least `MIN_STATE_KEY_BYTES` bytes, the first seals, all unseal), else
+a key derived from MCP_ELICIT_HANDOFF_SECRET (HMAC-SHA256 under a label of its own), else a key
+of this process only.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import hashlib
+import hmac
 import logging
 import os
 from collections.abc import Mapping
@@ -35,6 +44,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, EmailStr, Field
 
 from mcp_elicit.core.forms import Titles
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server import (
     ApiKeyHandoff,
     ElicitSettings,
@@ -57,6 +67,10 @@ from mcp_elicit.server.vault import VAULT_KEYS_ENV, RedisVaultStorage
 REDIS_URL_ENV = "MCP_ELICIT_REDIS_URL"
 REDIS_PREFIX_ENV = "MCP_ELICIT_REDIS_PREFIX"
 HANDOFF_SECRET_ENV = "MCP_ELICIT_HANDOFF_SECRET"  # noqa: S105 - an environment variable name
+STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
+# AES-256 keys for requestState sealing: the SDK's boundary derives its key from these bytes.
+MIN_STATE_KEY_BYTES = 32
+_STATE_KEY_LABEL = b"mcp-elicit/request-state/1"
 
 __all__ = ["EXAMPLE_API", "build_reference_server", "reference_handoffs"]
 
@@ -105,16 +119,50 @@ class Reader(BaseModel):
     name: str = Field(title="Your name", max_length=80)
 
 
+def reference_state_keys(environ: Mapping[str, str] | None = None) -> list[bytes] | None:
+    """The shared `requestState` sealing keys from the environment, None for a per-process key."""
+    env = os.environ if environ is None else environ
+    if env.get(STATE_KEYS_ENV):
+        try:
+            keys = [bytes.fromhex(k.strip()) for k in env[STATE_KEYS_ENV].split(",")]
+        except ValueError as exc:
+            raise ConfigError(STATE_KEYS_ENV, "each key must be hex") from exc
+        if any(len(k) < MIN_STATE_KEY_BYTES for k in keys):
+            raise ConfigError(STATE_KEYS_ENV, f"each key needs at least {MIN_STATE_KEY_BYTES} bytes")
+        return keys
+    secret = env.get(HANDOFF_SECRET_ENV)
+    if secret:
+        return [hmac.new(secret.encode(), _STATE_KEY_LABEL, hashlib.sha256).digest()]
+    return None
+
+
+def _shared_replay_guard(env: Mapping[str, str]) -> Any | None:
+    if not env.get(REDIS_URL_ENV):
+        return None
+    import redis.asyncio
+
+    from mcp_elicit.server import RedisReplayGuard
+
+    prefix = env.get(REDIS_PREFIX_ENV, "mcp-elicit:")
+    return RedisReplayGuard(redis.asyncio.from_url(env[REDIS_URL_ENV]), prefix=f"{prefix}nonce:")
+
+
 PAGES_LISTEN_ENV = "MCP_ELICIT_PAGES_LISTEN"
 
 
 def build_reference_server(settings: ElicitSettings | None = None, *, stdio: bool = False) -> MCPServer[Any]:
+    from mcp.server.request_state import RequestStateSecurity
+
+    keys = reference_state_keys()
     server: MCPServer[Any] = MCPServer(
         REFERENCE_SERVER_NAME,
         version="0.1.0",
         instructions="Reference server for mcp-elicit: tools that ask the person for input.",
+        request_state_security=None if keys is None else RequestStateSecurity(keys=keys),
     )
-    settings = settings or ElicitSettings()
+    if settings is None:
+        guard = _shared_replay_guard(os.environ)
+        settings = ElicitSettings() if guard is None else ElicitSettings(replay_guard=guard)
     if settings.handoffs is None:
         settings = dataclasses.replace(settings, handoffs=reference_handoffs(stdio=stdio))
     install(server, settings)

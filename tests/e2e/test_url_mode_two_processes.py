@@ -19,6 +19,7 @@ import anyio
 import mcp_types as t
 import pytest
 from mcp.client import Client
+from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.server import KeyRing
 from tests.server.handoff_support import Browser, redis_client, redis_url
@@ -98,3 +99,42 @@ async def test_a_page_finished_on_process_b_completes_the_tool_waiting_on_proces
     assert result.content[0].text == "Connected to Example API."  # type: ignore[union-attr]
     assert len(opened) == 1
     assert opened[0].startswith(b)
+
+
+async def test_a_2026_call_started_on_process_a_continues_on_process_b_and_its_state_is_used_once() -> None:
+    """Issue 10: requestState sealed on A opens on B (shared keys), and its nonce is spent for both
+    (the replay guard in Redis), so the same state presented again on A is refused."""
+
+    async def never(context: Any, params: Any) -> Any:
+        raise AssertionError("answers travel in inputResponses here")
+
+    answer = {"elicitation-0": t.ElicitResult(action="accept", content={"environment": "staging"})}
+    async with two_replicas() as (a, b):
+        with anyio.fail_after(CALL_BOUND_SECONDS):
+            async with Client(f"{a}/mcp", mode="2026-07-28", elicitation_callback=never) as on_a:
+                first = await on_a.session.call_tool("deploy", {"service": "api"}, allow_input_required=True)
+                assert isinstance(first, t.InputRequiredResult)
+                async with Client(f"{b}/mcp", mode="2026-07-28", elicitation_callback=never) as on_b:
+                    done = await on_b.session.call_tool(
+                        "deploy",
+                        {"service": "api"},
+                        input_responses=answer,
+                        request_state=first.request_state,
+                        allow_input_required=True,
+                    )
+                assert isinstance(done, t.CallToolResult)
+                assert done.content[0].text.startswith("Deployed api to staging")  # type: ignore[union-attr]
+                try:
+                    await on_a.session.call_tool(
+                        "deploy",
+                        {"service": "api"},
+                        input_responses=answer,
+                        request_state=first.request_state,
+                        allow_input_required=True,
+                    )
+                except MCPError as exc:
+                    replayed: MCPError | None = exc
+                else:
+                    replayed = None
+    assert replayed is not None
+    assert replayed.error.code == t.INVALID_PARAMS

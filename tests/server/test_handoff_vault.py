@@ -22,7 +22,6 @@ from mcp_elicit.server.vault import (
     Secret,
     SQLiteVaultStorage,
     TokenVault,
-    row_key,
 )
 from tests.server.handoff_support import ALICE, BOB, SECRET_VALUE, redis_client
 
@@ -50,10 +49,14 @@ async def test_storage_holds_ciphertext_and_hashed_row_keys_only() -> None:
     vault = TokenVault(ring("k1"), storage)
     await vault.put(ALICE.key, "github", TOKEN)
     [(key, row)] = storage.data.items()
-    assert key == row_key(ALICE.key, "github")
-    assert "alice" not in key
+    assert key == vault.row_key(ALICE.key, "github")
+    assert ALICE.key not in key
+    assert ALICE.key not in row
     assert SECRET_VALUE not in row
-    assert json.loads(row)["kid"] == "k1"
+    assert set(json.loads(row)) == {"v", "kid", "n", "c", "t"}  # no user or provider in clear
+    # keyed: the same user and provider under another ring are stored under another name
+    other = TokenVault(KeyRing([("k1", b"\x05" * 32)]), MemoryVaultStorage())
+    assert other.row_key(ALICE.key, "github") != key
 
 
 @pytest.mark.parametrize(("user", "provider"), [(BOB.key, "github"), (ALICE.key, "gitlab")])
@@ -62,38 +65,39 @@ async def test_a_row_copied_to_another_user_or_provider_fails_to_decrypt(user: s
     storage = MemoryVaultStorage()
     vault = TokenVault(ring("k1"), storage)
     await vault.put(ALICE.key, "github", TOKEN)
-    storage.data[row_key(user, provider)] = storage.data[row_key(ALICE.key, "github")]
+    storage.data[vault.row_key(user, provider)] = storage.data[vault.row_key(ALICE.key, "github")]
     with pytest.raises(VaultError) as info:
         await vault.get(user, provider)
     assert (info.value.provider, info.value.reason) == (provider, "tampered")
     assert await vault.has(user, provider) is False
 
 
-async def test_a_row_that_claims_another_user_still_decrypts_only_as_its_own() -> None:
-    """Editing the row's own user field changes nothing: decryption uses the user asked for."""
+async def test_a_row_copied_under_another_name_is_never_rewrapped_into_it() -> None:
+    """A copied row opens nowhere but at its own name, so rewrap cannot launder it."""
     storage = MemoryVaultStorage()
-    vault = TokenVault(ring("k1"), storage)
-    await vault.put(ALICE.key, "github", TOKEN)
-    row = json.loads(storage.data[row_key(ALICE.key, "github")])
-    row["u"] = BOB.key
-    storage.data[row_key(BOB.key, "github")] = json.dumps(row)
-    with pytest.raises(VaultError):
-        await vault.get(BOB.key, "github")
-    assert await vault.rewrap() == 0
+    old = TokenVault(ring("k1"), storage)
+    await old.put(ALICE.key, "github", TOKEN)
+    storage.data[old.row_key(BOB.key, "github")] = storage.data[old.row_key(ALICE.key, "github")]
+    vault = TokenVault(KeyRing([("k2", b"\x09" * 32), ("k1", b"\x01" * 32)]), storage)
+    assert await vault.rewrap() == 1  # Alice's own row only
+    assert await vault.has(BOB.key, "github") is False
+    secret = await vault.get(ALICE.key, "github")
+    assert secret is not None
+    assert secret.reveal() == TOKEN
 
 
 @settings(max_examples=60, deadline=None)
 @given(position=st.integers(min_value=0, max_value=10_000), value=st.text(min_size=1, max_size=64))
 def test_any_changed_byte_of_a_sealed_value_is_detected(position: int, value: str) -> None:
     vault = TokenVault(ring("k1"))
-    raw = vault._seal(ALICE.key, "github", value)
+    key, raw = vault._seal(ALICE.key, "github", value)
     row = json.loads(raw)
     sealed = bytearray(base64.b64decode(row["c"]))
     sealed[position % len(sealed)] ^= 0x01
     row["c"] = base64.b64encode(bytes(sealed)).decode()
     with pytest.raises(VaultError):
-        vault._open(ALICE.key, "github", json.dumps(row))
-    assert vault._open(ALICE.key, "github", raw)[0] == value
+        vault._open(ALICE.key, "github", key, json.dumps(row))
+    assert vault._open(ALICE.key, "github", key, raw)[0] == value
 
 
 async def test_rotation_first_key_encrypts_every_key_decrypts_and_rows_are_resealed() -> None:
@@ -105,19 +109,22 @@ async def test_rotation_first_key_encrypts_every_key_decrypts_and_rows_are_resea
     secret = await rotated.get(ALICE.key, "github")  # read with the old key, re-sealed lazily
     assert secret is not None
     assert secret.reveal() == TOKEN
-    assert json.loads(storage.data[row_key(ALICE.key, "github")])["kid"] == "k2"
+    assert json.loads(storage.data[rotated.row_key(ALICE.key, "github")])["kid"] == "k2"
+    assert old.row_key(ALICE.key, "github") not in storage.data  # moved to the new key's name
     assert await rotated.rewrap() == 1  # Bob's row; Alice's was already re-sealed
     assert {json.loads(r)["kid"] for r in storage.data.values()} == {"k2"}
     only_new = TokenVault(KeyRing([("k2", b"\x09" * 32)]), storage)
     assert (await only_new.get(BOB.key, "github")).reveal()["value"] == "b"  # type: ignore[union-attr]
 
 
-async def test_a_row_whose_key_left_the_ring_says_so() -> None:
+async def test_a_row_whose_key_left_the_ring_is_not_found_and_not_rewrapped() -> None:
+    """Row names are keyed by the ring: once a key has left it, its rows cannot be found (the
+    person is asked again) and rewrap leaves them alone."""
     storage = MemoryVaultStorage()
     await TokenVault(ring("k1"), storage).put(ALICE.key, "github", TOKEN)
-    with pytest.raises(VaultError) as info:
-        await TokenVault(KeyRing([("k2", b"\x09" * 32)]), storage).get(ALICE.key, "github")
-    assert info.value.reason == "unknown_key"
+    vault = TokenVault(KeyRing([("k2", b"\x09" * 32)]), storage)
+    assert await vault.get(ALICE.key, "github") is None
+    assert await vault.rewrap() == 0
 
 
 def test_the_key_ring_comes_from_the_environment() -> None:
@@ -167,7 +174,7 @@ async def test_vault_operations_never_log_the_value(caplog: pytest.LogCaptureFix
     vault = TokenVault(ring("k1"), storage)
     await vault.put(ALICE.key, "github", TOKEN)
     await vault.get(ALICE.key, "github")
-    storage.data[row_key(BOB.key, "github")] = storage.data[row_key(ALICE.key, "github")]
+    storage.data[vault.row_key(BOB.key, "github")] = storage.data[vault.row_key(ALICE.key, "github")]
     assert await vault.has(BOB.key, "github") is False
     assert caplog.records
     assert SECRET_VALUE not in caplog.text
@@ -179,7 +186,7 @@ async def _round_trip(storage: Any) -> None:
     await vault.put(ALICE.key, "gitlab", {"type": "api_key", "value": "g"})
     assert (await vault.get(ALICE.key, "github")).reveal() == TOKEN  # type: ignore[union-attr]
     assert sorted([k async for k, _ in storage.rows()]) == sorted(
-        [row_key(ALICE.key, "github"), row_key(ALICE.key, "gitlab")]
+        [vault.row_key(ALICE.key, "github"), vault.row_key(ALICE.key, "gitlab")]
     )
     await vault.delete(ALICE.key, "github")
     assert await vault.get(ALICE.key, "github") is None

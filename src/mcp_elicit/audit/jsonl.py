@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from mcp_elicit.audit.base import Filters, SinkBase, TimeBound, chain_sealed, parse_body
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.consent import (
     DEFAULT_LEVEL,
     GENESIS_HASH,
@@ -48,9 +49,15 @@ class JsonlAuditSink(SinkBase):
     """Consent records as JSON Lines in `path` (created with its folder when missing)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, level: Level = DEFAULT_LEVEL, fsync: bool = False
+        self,
+        path: str | os.PathLike[str],
+        *,
+        level: Level = DEFAULT_LEVEL,
+        fsync: bool = False,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.path = Path(path)
+        self.checkpoint = checkpoint
         self.level: Level = level
         self.fsync = fsync
         self._lock = threading.Lock()
@@ -78,6 +85,7 @@ class JsonlAuditSink(SinkBase):
                         os.fsync(self._file.fileno())
             except (OSError, ValueError) as exc:
                 raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
+        self._checkpointed(sealed)
         return [r for r, _ in sealed]
 
     @contextlib.contextmanager
@@ -142,9 +150,9 @@ class JsonlAuditSink(SinkBase):
         return None
 
     def verify(self, expected_head: str | None = None) -> VerifyReport:
-        verifier = ChainVerifier()
+        verifier = ChainVerifier(self._anchor())
         for line in self._lines():
-            verifier.feed(parse_body(line))
+            verifier.feed_text(line)
         return verifier.finish(expected_head)
 
     def close(self) -> None:

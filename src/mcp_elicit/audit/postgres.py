@@ -5,14 +5,25 @@ from the table name (``pg_advisory_xact_lock``), then reads the tail's seq and h
 commits. A row lock on the tail would not do: under READ COMMITTED a second writer that waited on
 it still sees the old tail and forks the chain. The body is stored as TEXT (the exact canonical
 JSON that was hashed), not JSONB, which would normalise numbers and key order.
+
+Nothing waits without a bound (fail closed, never hang): the server cancels a statement after
+`STATEMENT_TIMEOUT_MS` and a lock wait (the advisory lock held by a stuck writer) after
+`LOCK_TIMEOUT_MS`; TCP keepalives and `TCP_USER_TIMEOUT_MS` drop a connection whose packets
+vanish; and a client-side deadline (`OPERATION_TIMEOUT_S`) shuts the socket of any operation
+still running past it, for a peer that accepts bytes but never answers. The sink then raises
+`AuditWriteError` (or `AuditReadError`), drops the connection and reconnects on the next call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
+import socket
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 import psycopg
@@ -29,16 +40,56 @@ from mcp_elicit.audit.base import (
     row_of,
     verify_rows,
 )
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
 from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
-__all__ = ["CONNECT_TIMEOUT_S", "DEFAULT_TABLE", "PostgresAuditSink"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "DEFAULT_TABLE",
+    "KEEPALIVES_COUNT",
+    "KEEPALIVES_IDLE_S",
+    "KEEPALIVES_INTERVAL_S",
+    "LOCK_TIMEOUT_MS",
+    "OPERATION_TIMEOUT_S",
+    "STATEMENT_TIMEOUT_MS",
+    "TCP_USER_TIMEOUT_MS",
+    "PostgresAuditSink",
+    "PostgresTimeouts",
+]
 
 DEFAULT_TABLE: Final = "mcp_elicit_audit"
 
 # Seconds to wait for the server when connecting. A local or same-datacenter server answers in
 # milliseconds; past 5 s the elicitation is better declined (fail closed) than left hanging.
 CONNECT_TIMEOUT_S: Final = 5
+
+# Server-side bounds per statement and per lock wait. An append is three small statements; a
+# page of a listing reads PAGE_SIZE rows. Seconds mean something is wrong: decline, do not wait.
+STATEMENT_TIMEOUT_MS: Final = 5_000
+LOCK_TIMEOUT_MS: Final = 5_000
+
+# Client-side deadline for one whole operation (an append's transaction, one page of a read),
+# above the server-side bounds so those fire first when the server is alive.
+OPERATION_TIMEOUT_S: Final = 15
+
+# TCP: probe an idle connection after 5 s, every 2 s, give up after 3 misses; and drop a
+# connection whose sent data stays unacknowledged for 10 s (black-holed packets).
+KEEPALIVES_IDLE_S: Final = 5
+KEEPALIVES_INTERVAL_S: Final = 2
+KEEPALIVES_COUNT: Final = 3
+TCP_USER_TIMEOUT_MS: Final = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresTimeouts:
+    """The sink's bounds; the defaults are the constants above (tests pass smaller ones)."""
+
+    connect_s: float = CONNECT_TIMEOUT_S
+    statement_ms: int = STATEMENT_TIMEOUT_MS
+    lock_ms: int = LOCK_TIMEOUT_MS
+    operation_s: float = OPERATION_TIMEOUT_S
+
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -53,11 +104,15 @@ class PostgresAuditSink(SinkBase):
         table: str = DEFAULT_TABLE,
         level: Level = DEFAULT_LEVEL,
         create: bool = True,
+        checkpoint: Checkpoint | None = None,
+        timeouts: PostgresTimeouts | None = None,
     ) -> None:
         if not _IDENTIFIER.fullmatch(table):
             raise ConfigError("table", f"{table!r} is not a plain SQL identifier")
         self.conninfo = conninfo
         self.table = table
+        self.checkpoint = checkpoint
+        self.timeouts = timeouts or PostgresTimeouts()
         self.level: Level = level
         self._ident = sql.Identifier(table)
         # a stable signed 64-bit key per table for pg_advisory_xact_lock
@@ -79,10 +134,20 @@ class PostgresAuditSink(SinkBase):
             raise AuditWriteError("postgres", self.table, "the sink is closed")
         if self._conn is not None and not self._conn.closed:
             return self._conn
+        t = self.timeouts
         try:
-            self._conn = psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S)
+            self._conn = psycopg.connect(
+                self.conninfo,
+                connect_timeout=max(1, round(t.connect_s)),
+                options=f"-c statement_timeout={t.statement_ms} -c lock_timeout={t.lock_ms}",
+                keepalives=1,
+                keepalives_idle=KEEPALIVES_IDLE_S,
+                keepalives_interval=KEEPALIVES_INTERVAL_S,
+                keepalives_count=KEEPALIVES_COUNT,
+                tcp_user_timeout=TCP_USER_TIMEOUT_MS,
+            )
             if create:
-                with self._conn.transaction():
+                with self._deadline(self._conn), self._conn.transaction():
                     self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
                     self._conn.execute(
                         sql.SQL(
@@ -103,8 +168,34 @@ class PostgresAuditSink(SinkBase):
                         )
                     )
         except psycopg.Error as exc:
+            self._drop()
             raise self._fail(exc) from exc
         return self._conn
+
+    def _drop(self) -> None:
+        """Forget a connection that failed: the next call reconnects instead of reusing it."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+
+    @contextlib.contextmanager
+    def _deadline(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        """Shut the connection's socket if the block runs past `operation_s`: a blocked read
+        then fails at once (psycopg raises), however the peer went silent."""
+        fd = conn.fileno()
+
+        def expire() -> None:
+            with contextlib.suppress(OSError), socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(self.timeouts.operation_s, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)
@@ -113,7 +204,7 @@ class PostgresAuditSink(SinkBase):
         with self._lock:
             conn = self._connect()
             try:
-                with conn.transaction(), conn.cursor() as cur:
+                with self._deadline(conn), conn.transaction(), conn.cursor() as cur:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
                     cur.execute(
                         sql.SQL("SELECT seq, hash FROM {t} ORDER BY seq DESC LIMIT 1").format(t=self._ident)
@@ -129,7 +220,10 @@ class PostgresAuditSink(SinkBase):
                         [row_of(r, body) for r, body in sealed],
                     )
             except psycopg.Error as exc:
+                if conn.broken or conn.closed:
+                    self._drop()
                 raise self._fail(exc) from exc
+        self._checkpointed(sealed)
         return [r for r, _ in sealed]
 
     def _pages(self, where: sql.Composable, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
@@ -138,7 +232,7 @@ class PostgresAuditSink(SinkBase):
             with self._lock:
                 conn = self._connect()
                 try:
-                    with conn.transaction():
+                    with self._deadline(conn), conn.transaction():
                         rows = conn.execute(
                             sql.SQL(
                                 "SELECT seq, {c} FROM {t} WHERE seq > %s{w} ORDER BY seq LIMIT %s"
@@ -146,6 +240,8 @@ class PostgresAuditSink(SinkBase):
                             [after, *params, PAGE_SIZE],
                         ).fetchall()
                 except psycopg.Error as exc:
+                    if conn.broken or conn.closed:
+                        self._drop()
                     raise AuditReadError("postgres", self.table, str(exc)) from exc
             yield from rows
             if len(rows) < PAGE_SIZE:
@@ -181,7 +277,7 @@ class PostgresAuditSink(SinkBase):
         with self._lock:
             conn = self._connect()
             try:
-                with conn.transaction():
+                with self._deadline(conn), conn.transaction():
                     row = conn.execute(
                         sql.SQL("SELECT body FROM {t} WHERE id = %s").format(t=self._ident), (record_id,)
                     ).fetchone()
@@ -195,7 +291,7 @@ class PostgresAuditSink(SinkBase):
             (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
             for r in self._pages(sql.SQL(""), [], "id, time, server, action, prev_hash, hash, body")
         )
-        return verify_rows(rows, expected_head)
+        return verify_rows(rows, expected_head, self._anchor())
 
     def drop(self) -> None:
         """Drop the table (tests and benchmarks clean up with it)."""

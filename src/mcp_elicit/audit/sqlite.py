@@ -29,6 +29,7 @@ from mcp_elicit.audit.base import (
     row_of,
     verify_rows,
 )
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
 from mcp_elicit.errors import AuditReadError, AuditWriteError
 
@@ -66,8 +67,10 @@ class SqliteAuditSink(SinkBase):
         level: Level = DEFAULT_LEVEL,
         synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
         readonly: bool = False,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.path = Path(path)
+        self.checkpoint = checkpoint
         self.level: Level = level
         self._lock = threading.Lock()
         if readonly:
@@ -124,6 +127,7 @@ class SqliteAuditSink(SinkBase):
                     raise
             except sqlite3.Error as exc:
                 raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self._checkpointed(sealed)
         return [r for r, _ in sealed]
 
     def _pages(self, where: str, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
@@ -185,7 +189,7 @@ class SqliteAuditSink(SinkBase):
             (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
             for r in self._pages("", [], "id, time, server, action, prev_hash, hash, body")
         )
-        return verify_rows(rows, expected_head)
+        return verify_rows(rows, expected_head, self._anchor())
 
     def close(self) -> None:
         with self._lock:

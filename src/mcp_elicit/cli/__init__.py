@@ -287,8 +287,10 @@ def connect_command(
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds to wait for each response.",
+    default=120.0,  # DEFAULT_CALL_TIMEOUT_SECONDS (client/call.py), not imported: the CLI loads lazily
+    show_default=True,
+    help="Seconds to wait on the server (connecting, then the result); time a question spends "
+    "with the person does not count.",
 )
 @_guardrail_options
 @_url_option
@@ -332,7 +334,7 @@ def call_command(
         arguments,
         answers=answers,
         protocol=protocol,
-        read_timeout=timeout,
+        timeout=timeout,
         config=config,
         audit=not no_audit,
         url_mode=url_mode,

@@ -183,13 +183,30 @@ def audit_show(db: str | None, postgres: str | None, table: str, jsonl: str | No
 @click.option(
     "--expect-head", default=None, help="The head hash kept elsewhere; catches a cut or rewritten tail."
 )
+@click.option(
+    "--checkpoint",
+    default=None,
+    help="The keyed checkpoint file the writer kept (key in $MCP_ELICIT_AUDIT_KEY); catches a cut "
+    "or re-chained tail.",
+)
 def audit_verify(
-    db: str | None, postgres: str | None, table: str, jsonl: str | None, expect_head: str | None
+    db: str | None,
+    postgres: str | None,
+    table: str,
+    jsonl: str | None,
+    expect_head: str | None,
+    checkpoint: str | None,
 ) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
-    from mcp_elicit.errors import AuditReadError
+    from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
+    from mcp_elicit.errors import AuditReadError, ConfigError
 
+    try:
+        anchor = None if checkpoint is None else Checkpoint(checkpoint, checkpoint_key_from_env())
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
     sink = _open_audit_reader(db, postgres, table, jsonl)
+    sink.checkpoint = anchor
     try:
         report = sink.verify(expect_head)
     except AuditReadError as exc:

@@ -24,12 +24,15 @@ says "ask first", a terminal asks the person; scripted answers and no terminal o
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
+
+import anyio
 
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
@@ -50,7 +53,12 @@ from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ConfigError, UrlHandoffStopped
 
-__all__ = ["CallReport", "run_call"]
+__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "run_call"]
+
+# How long `run_call` (and `mcp-elicit call`) waits on the server: connecting, then the tool's
+# result. Time a question spends with the person does not count; the clock restarts when it
+# ends. A server that never answers ends the call after this, instead of hanging it.
+DEFAULT_CALL_TIMEOUT_SECONDS: Final = 120.0
 
 _ERROR_TEXT_CHARS = 2_000  # characters of an error message kept in the report
 
@@ -163,13 +171,15 @@ async def run_call(
     url_mode: bool | UrlMode | None = None,
     config: Config | None = None,
     audit: bool = True,
+    timeout: float | None = DEFAULT_CALL_TIMEOUT_SECONDS,
 ) -> CallReport:
     """Connect, call `tool` once, and report. Never raises for a failed call: see `completed`.
 
     A stdio server's stderr goes to a temporary file, never to the terminal (it is the server's
     text, escape sequences and all); when the call fails, its cleaned tail is in `server_log`.
     Raises `ConfigError` for an unreadable answers file and `ValueError` for an empty server spec
-    (the caller's mistakes, before anything is started).
+    (the caller's mistakes, before anything is started). `timeout` bounds the wait on the server
+    (None: no bound); past it the report's error is a `TimeoutError`.
     """
     pipeline = _with_url_mode(_pipeline(ui, answers, interactive, notices), url_mode)
     guarded: dict[str, Any] = {}
@@ -183,22 +193,60 @@ async def run_call(
             "audit": config.audit if audit else None,
         }
     report = CallReport(tool=tool, completed=False)
+    scope = anyio.CancelScope()
+    if timeout is not None:
+        _ServerWait(scope, timeout).install(pipeline)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         client = ElicitClient(
             server, pipeline=pipeline, protocol=protocol, read_timeout=read_timeout, errlog=errlog, **guarded
         )
         try:
-            async with client:
-                report.server = client.server
-                report.protocol = client.protocol_version
-                result = await client.call_tool(tool, arguments or {})
-                report.result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-                report.completed = True
+            with scope:
+                await _in_scope(client, tool, arguments, report)
+            if scope.cancelled_caught:
+                raise TimeoutError(f"the server did not answer within {timeout:g} s")
         except Exception as exc:  # the report is the interface: any failure is described, not raised
             report.error = _describe(exc)
             report.server_log = _tail(errlog) or None
     report.elicitations = list(client.handler.outcomes)
     return report
+
+
+class _ServerWait:
+    """The deadline on the server: suspended while a question is open, restarted when it ends.
+
+    A stage placed first in the pipeline (a question opened) and an observer (it ended)."""
+
+    name = "server_wait"
+
+    def __init__(self, scope: anyio.CancelScope, seconds: float) -> None:
+        self.scope, self.seconds, self.open = scope, seconds, 0
+        scope.deadline = anyio.current_time() + seconds
+
+    def install(self, pipeline: Pipeline) -> None:
+        pipeline.stages.insert(0, self)
+        pipeline.observers.append(self.ended)
+
+    async def __call__(self, e: Any) -> None:
+        self.open += 1
+        self.scope.deadline = math.inf
+        return None
+
+    def ended(self, e: Any, outcome: Outcome) -> None:
+        self.open = max(0, self.open - 1)
+        if self.open == 0:
+            self.scope.deadline = anyio.current_time() + self.seconds
+
+
+async def _in_scope(
+    client: ElicitClient, tool: str, arguments: Mapping[str, Any] | None, report: CallReport
+) -> None:
+    async with client:
+        report.server = client.server
+        report.protocol = client.protocol_version
+        result = await client.call_tool(tool, arguments or {})
+        report.result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        report.completed = True
 
 
 def _tail(log: Any) -> str:

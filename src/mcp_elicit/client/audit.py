@@ -2,9 +2,9 @@
 
 `AuditTrail` is a pipeline observer. It hears of every outcome, refusals included (by the mode
 check and the schema gate, the secret guard, the policy, a rate limit, a timeout, no terminal),
-turns it into a `core.consent.ConsentEvent` (`consent_event`) and appends it to the sink in a
-worker thread (sinks are synchronous). It runs before the answer is sent, so the trail never
-misses an answer the server got.
+turns it into a `core.consent.ConsentEvent` (`consent_event`) and appends it to the sink through
+the sink's writer thread (audit/writer.py: group commit; sinks are synchronous). It runs before
+the answer is sent, so the trail never misses an answer the server got.
 
 Fail closed: when the sink cannot write, the observer raises `OutcomeNotRecorded` and the
 pipeline turns an accept into ``decline`` (``on_write_error="decline"``, the default) or
@@ -27,9 +27,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final, get_args
 
-import anyio.to_thread
-
 from mcp_elicit.audit.base import AuditSink
+from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.client.model import Elicitation, Outcome, Reply
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
 from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity
@@ -125,7 +124,7 @@ class AuditTrail:
     async def __call__(self, e: Elicitation, outcome: Outcome) -> None:
         event = consent_event(e, outcome, client=self.client, person=self.person)
         try:
-            await anyio.to_thread.run_sync(self.sink.append, event)
+            await writer_for(self.sink).append(event)
         except Exception as exc:  # AuditWriteError, or a sink that broke in another way
             if self.on_write_error == "proceed":
                 logger.exception("the audit sink could not store a consent record; proceeding as configured")

@@ -57,6 +57,7 @@ from mcp_elicit.client.sdk_transport import (
     describe_server,
     transport_for,
 )
+from mcp_elicit.client.stdio_guard import BadBytes
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
@@ -64,7 +65,7 @@ from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.errors import ConfigError, OutOfOrder
+from mcp_elicit.errors import ConfigError, OutOfOrder, ServerOutputError
 
 __all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect", "parse_server_spec"]
 
@@ -162,6 +163,7 @@ class ElicitClient:
         self.handler = ElicitationHandler(pipeline, where=_where(server))
         self._client_name = client_name
         self._read_timeout = read_timeout
+        self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not UTF-8
         self._errlog = errlog
         self._sdk: KitClient | None = None
         # URL mode goes in after any guardrails, so its re-ask check runs before the policy.
@@ -215,8 +217,10 @@ class ElicitClient:
         self._open_audit()
         try:
             await self._connect()
-        except BaseException:
+        except BaseException as exc:
             self._close_audit()
+            if isinstance(exc, Exception) and self._bad_bytes is not None and self._bad_bytes.error:
+                raise ServerOutputError(self._bad_bytes.detail) from exc
             raise
         return self
 
@@ -278,8 +282,17 @@ class ElicitClient:
     def _target(self) -> Any:
         server = self._server
         if isinstance(server, ServerSpec):
-            return transport_for(None, self.handler, url=server.url, argv=server.argv, errlog=self._errlog)
-        return transport_for(server, self.handler, errlog=self._errlog)
+            self._bad_bytes = BadBytes()
+            return transport_for(
+                None,
+                self.handler,
+                url=server.url,
+                argv=server.argv,
+                errlog=self._errlog,
+                bad_bytes=self._bad_bytes,
+            )
+        self._bad_bytes = BadBytes()
+        return transport_for(server, self.handler, errlog=self._errlog, bad_bytes=self._bad_bytes)
 
     # -- requests that may ask: tracked, so their questions are attributed -----------------------
 
@@ -301,9 +314,15 @@ class ElicitClient:
 
     async def _send(self, send: Callable[[], Awaitable[_T]]) -> _T:
         """One request; with URL mode, its pushed pages are waited on and -32042 is answered."""
-        if self.url is None:
-            return await send()
-        return await self.url.run(send, self.handler)
+        try:
+            if self.url is None:
+                return await send()
+            return await self.url.run(send, self.handler)
+        except Exception as exc:
+            bad = self._bad_bytes
+            if bad is not None and bad.error is not None:
+                raise ServerOutputError(bad.detail) from exc
+            raise
 
     # -- listings -----------------------------------------------------------------------------------
 

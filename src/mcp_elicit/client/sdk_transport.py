@@ -39,6 +39,7 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from pydantic import TypeAdapter, ValidationError
 
 from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
+from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, guard_stdio
 
 __all__ = [
     "InProcessServer",
@@ -139,10 +140,12 @@ def transport_for(
     url: str | None = None,
     argv: Sequence[str] = (),
     errlog: TextIO,
+    bad_bytes: BadBytes | None = None,
 ) -> Any:
     """What the SDK's `Client` connects to: a guarded HTTP transport for `url`, a guarded stdio one
     for `argv` (or the SDK's `StdioServerParameters`), an in-process server as it is, or any other
-    SDK transport wrapped in the guard."""
+    SDK transport wrapped in the guard. `bad_bytes` notes what a stdio server wrote that is not
+    UTF-8 (see `stdio_guard`)."""
     if url is not None:
         return GuardedTransport(guarded_streamable_http_client(url), handler)
     if argv:
@@ -150,7 +153,8 @@ def transport_for(
     if isinstance(server, MCPServer | Server):
         return server
     if isinstance(server, StdioServerParameters):
-        return GuardedTransport(stdio_client(server, errlog=errlog), handler)
+        stdio = stdio_client(guard_stdio(server), errlog=errlog)  # invalid UTF-8 ends the call at once
+        return GuardedTransport(stdio if bad_bytes is None else StdioGuard(stdio, bad_bytes), handler)
     return GuardedTransport(server, handler)
 
 

@@ -14,6 +14,7 @@ Problem codes (`FieldProblem.code`, stable):
 | `not_integer` | a fractional number for an `integer` field |
 | `too_short` | fewer code points than `minLength` |
 | `too_long` | more code points than `maxLength` (or than `limits.MAX_STRING_LENGTH`) |
+| `not_unicode` | a string with a lone surrogate (U+D800-U+DFFF): valid as a JSON escape, but no text |
 | `below_minimum` | less than `minimum` (inclusive bound) |
 | `above_maximum` | greater than `maximum` (inclusive bound) |
 | `format` | not an `email` / `uri` / `date` / `date-time` of the syntax below |
@@ -78,6 +79,7 @@ CODES: Final = (
     "not_integer",
     "too_short",
     "too_long",
+    "not_unicode",
     "below_minimum",
     "above_maximum",
     "format",
@@ -159,7 +161,14 @@ def check_field_value(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
     return items, None
 
 
+# A lone surrogate: "\ud800" parses from JSON but is no Unicode text (it cannot be encoded as
+# UTF-8), so a tool would fail or corrupt whatever it writes it to.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
 def _check_string(f: Field, v: str) -> tuple[Any, FieldProblem | None]:
+    if not v.isascii() and _SURROGATE.search(v):
+        return None, FieldProblem(f.name, "not_unicode", "a lone surrogate is not text")
     n = len(v)
     if f.min_length is not None and n < f.min_length:
         return None, FieldProblem(f.name, "too_short", f"{n} characters, at least {f.min_length} needed")

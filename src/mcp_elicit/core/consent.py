@@ -4,7 +4,8 @@ A `ConsentEvent` holds the facts of one elicitation as the pipeline saw them. `m
 it into a plain dict at a redaction level modelled on the Kubernetes audit policy levels:
 
 - ``none``: nothing is recorded (`make_record` returns None).
-- ``metadata`` (default): who asked whom, when, in which mode, the outcome and who decided it; a
+- ``metadata`` (default): who asked whom (where a server runs with its credentials redacted at
+  every level, core/redact.py), when, in which mode, the outcome and who decided it; a
   SHA-256 digest of the message (not its text), field names and types (never values), and for URL
   mode the host, the registrable domain and the URL verdict (not the path or query, which may
   carry tokens).
@@ -36,6 +37,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from mcp_elicit.core.redact import redact_where
 from mcp_elicit.core.sensitive import FormVerdict, classify_schema
 from mcp_elicit.errors import InvalidArgument
 
@@ -103,6 +105,8 @@ MAX_RECORDED_DEPTH: Final = 16
 # Kinds of chain break `verify_chain` and the sinks report.
 BREAK_KINDS: Final[dict[str, str]] = {
     "malformed": "not a record (unparseable, or a required key is missing or of the wrong type)",
+    "non_canonical": "the stored text is not the canonical JSON of a record (a duplicated key, other "
+    "key order or spacing): readers may see values other than the hashed ones",
     "hash_mismatch": "the stored hash does not match the record's content: the record was edited",
     "deleted": "sequence numbers skip and the link is broken: records before this one were deleted",
     "inserted": "sequence number not after the previous one: a record was inserted or reordered",
@@ -110,6 +114,9 @@ BREAK_KINDS: Final[dict[str, str]] = {
     "duplicate_id": "the record id was seen before",
     "column_mismatch": "an indexed column of the store disagrees with the hashed record",
     "head_mismatch": "the last hash is not the expected head: the tail was cut off or rewritten",
+    "truncated": "the record a keyed checkpoint names is missing: the tail was cut off",
+    "rewritten": "the record a keyed checkpoint names has another hash: the tail was re-chained",
+    "bad_checkpoint": "the checkpoint's MAC does not match the key: it was forged or the key is wrong",
 }
 
 
@@ -171,11 +178,13 @@ class ConsentEvent:
     details: Mapping[str, Any] | None = None
 
 
+# One encoder for every record: json.dumps with options builds a new one on each call.
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, no whitespace, UTF-8, no NaN: the bytes the hash is computed over."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _ENCODE(value).encode("utf-8")
 
 
 def record_hash(record: Mapping[str, Any]) -> str:
@@ -186,7 +195,8 @@ def record_hash(record: Mapping[str, Any]) -> str:
 
 def format_time(ts: float) -> str:
     """Unix seconds as fixed-width UTC ISO 8601 with microseconds; such strings sort by time."""
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat is twice as fast as strftime and gives the same text ("+00:00" becomes "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def time_bound(value: float | datetime | str) -> str:
@@ -224,6 +234,31 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
     return _text(repr(value))
 
 
+# The field list and sensitivity map of a form, remembered per (properties, verdict) object pair:
+# a pipeline records the same form many times. Entries hold their objects, so ids are not reused.
+_FIELDS_CACHE_SIZE: Final = 256
+_fields_cache: dict[tuple[int, int], tuple[Any, Any, dict[str, str], tuple[dict[str, str], ...]]] = {}
+
+
+def _fields_of(
+    properties: Mapping[str, Any], verdict: FormVerdict | None
+) -> tuple[dict[str, str], tuple[dict[str, str], ...]]:
+    """(field name -> secret-guard verdict, the record's "fields" entries). Treat both as read-only."""
+    key = (id(properties), id(verdict))
+    hit = _fields_cache.get(key)
+    if hit is not None and hit[0] is properties and hit[1] is verdict:
+        return hit[2], hit[3]
+    sensitivity: dict[str, str] = {f.name: f.verdict for f in verdict.fields} if verdict else {}
+    fields = tuple(
+        {"name": _text(str(name)), "type": _field_type(spec), "sensitive": sensitivity.get(str(name), "ok")}
+        for name, spec in properties.items()
+    )
+    if len(_fields_cache) >= _FIELDS_CACHE_SIZE:
+        _fields_cache.clear()
+    _fields_cache[key] = (properties, verdict, sensitivity, fields)
+    return sensitivity, fields
+
+
 def _field_type(schema: Any) -> str:
     kind = schema.get("type") if isinstance(schema, Mapping) else None
     return _text(kind) if isinstance(kind, str) else "unknown"
@@ -256,11 +291,26 @@ def make_sealed_record(
     verdict = None
     if event.mode == "form" and schema is not None:
         verdict = event.form_verdict or classify_schema(schema, None)
-    sensitivity = {f.name: f.verdict for f in verdict.fields} if verdict else {}
     properties = schema.get("properties") if schema is not None else None
     if not isinstance(properties, Mapping):
         properties = {}
-    record: dict[str, Any] = {
+    sensitivity, fields = _fields_of(properties, verdict)
+    # Keys sorting before "hash" go in `low`, the rest in `high`: the two halves of the canonical
+    # text, so the record is encoded once (see _seal).
+    low: dict[str, Any] = {
+        "action": event.action,
+        "call": None
+        if event.call is None
+        else {
+            "method": _text(event.call.method),
+            "request_id": _jsonable(event.call.request_id),
+            "name": _text(event.call.name),
+        },
+        "client": {"name": _text(event.client.name), "version": _text(event.client.version)},
+        "decided_by": event.decided_by,
+        "fields": list(fields),
+    }
+    high: dict[str, Any] = {
         "v": RECORD_VERSION,
         "seq": seq,
         "id": _text(record_id),
@@ -272,43 +322,25 @@ def make_sealed_record(
         "server": {
             "name": _text(event.server.name),
             "version": _text(event.server.version),
-            "where": _text(event.server.where),
+            "where": redact_where(_text(event.server.where)),
         },
-        "client": {"name": _text(event.client.name), "version": _text(event.client.version)},
         "person": _text(event.person),
-        "call": None
-        if event.call is None
-        else {
-            "method": _text(event.call.method),
-            "request_id": _jsonable(event.call.request_id),
-            "name": _text(event.call.name),
-        },
         "message_sha256": hashlib.sha256(_text(event.message).encode("utf-8")).hexdigest(),
-        "fields": [
-            {
-                "name": _text(str(name)),
-                "type": _field_type(spec),
-                "sensitive": sensitivity.get(str(name), "ok"),
-            }
-            for name, spec in properties.items()
-        ],
         "url": None,
-        "action": event.action,
-        "decided_by": event.decided_by,
         "reason": _text(event.reason),
         "latency_ms": round(event.latency_ms) if math.isfinite(event.latency_ms) else -1,
         "prev_hash": prev_hash,
     }
     if event.mode == "url" or event.url is not None:
-        record["url"] = _url_part(event, level)
+        high["url"] = _url_part(event, level)
     if event.details is not None:  # only when given, so other records keep their exact shape
-        record["details"] = _jsonable(event.details)
+        low["details"] = _jsonable(event.details)  # sorts before "hash": the low half
     if level in ("request", "request_response"):
         message = _text(event.message)
-        record["message"] = message[:MAX_RECORDED_MESSAGE_CHARS]
+        high["message"] = message[:MAX_RECORDED_MESSAGE_CHARS]
         if len(message) > MAX_RECORDED_MESSAGE_CHARS:
-            record["message_truncated"] = True
-        record["schema"] = None if schema is None else _redacted_schema(schema, sensitivity)
+            high["message_truncated"] = True
+        high["schema"] = None if schema is None else _redacted_schema(schema, sensitivity)
     if level == "request_response" and event.content is not None:
         kept, redacted = {}, []
         for key, value in event.content.items():
@@ -317,25 +349,25 @@ def make_sealed_record(
                 kept[name] = _jsonable(value)
             else:
                 redacted.append(name)
-        record["content"] = kept
-        record["redacted"] = sorted(redacted)
-    return _seal(record)
+        low["content"] = kept
+        high["redacted"] = sorted(redacted)
+    return _seal(low, high)
 
 
-def _seal(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """Add ``hash`` to `record` and return it with its canonical text, encoding it only once.
+def _seal(low: dict[str, Any], high: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The record (both halves and its ``hash``) with its canonical text, encoding it only once.
 
     A sorted-key JSON object is the concatenation of its members, so the text of the keys before
-    "hash" and of those after it, joined, is the hashed text, and with the hash member between
-    them it is the stored text.
+    "hash" (`low`) and of those after it (`high`), joined, is the hashed text, and with the hash
+    member between them it is the stored text.
     """
-    before = canonical_json({k: v for k, v in record.items() if k < "hash"})[1:-1]
-    after = canonical_json({k: v for k, v in record.items() if k > "hash"})[1:-1]
+    before = _ENCODE(low)[1:-1].encode("utf-8")
+    after = _ENCODE(high)[1:-1].encode("utf-8")
     hashed = b"{" + b",".join(p for p in (before, after) if p) + b"}"
     digest = hashlib.sha256(hashed).hexdigest()
-    record["hash"] = digest
     member = b'"hash":"' + digest.encode("ascii") + b'"'
     stored = b"{" + b",".join(p for p in (before, member, after) if p) + b"}"
+    record = {**low, "hash": digest, **high}
     return record, stored.decode("utf-8")
 
 
@@ -406,7 +438,10 @@ class ChainVerifier:
     the new baseline without a link check.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, anchor: tuple[int, str, bool] | None = None) -> None:
+        # (seq, hash, genuine) from a keyed checkpoint (audit/checkpoint.py): that record must exist
+        self._anchor = anchor
+        self._anchor_seen: str | None = None
         self._count = 0
         self._prev_hash = GENESIS_HASH
         self._prev_seq: int | None = None
@@ -417,6 +452,35 @@ class ChainVerifier:
     def note(self, index: int, record_id: str, seq: int | None, kind: str, detail: str) -> None:
         """Add a break found outside the chain walk (for example a store's column mismatch)."""
         self._breaks.append(ChainBreak(index, record_id, seq, kind, detail))
+
+    def feed_text(self, text: str) -> Any:
+        """Feed a record as stored; a text that is not exactly its canonical JSON is a break.
+
+        The hash covers the parsed values, so without this check a body rewritten into JSON that
+        parses differently for other readers (a key given twice, the last one winning) could pass.
+        Returns the parsed record (or the raw text when it is not JSON).
+        """
+        try:
+            record = json.loads(text)
+        except (TypeError, ValueError):
+            record = text
+        index, known = self._count, len(self._breaks)
+        self.feed(record)
+        # one edit, one break: a record already reported (e.g. hash_mismatch) is not reported twice
+        if (
+            len(self._breaks) == known
+            and isinstance(record, dict)
+            and _well_formed(record)
+            and canonical_json(record).decode("utf-8") != text
+        ):
+            self.note(
+                index,
+                record["id"],
+                record["seq"],
+                "non_canonical",
+                "the stored text differs from the canonical JSON of its parsed record",
+            )
+        return record
 
     def feed(self, record: Any) -> None:
         index = self._count
@@ -455,10 +519,14 @@ class ChainVerifier:
         if rid in self._ids:
             self.note(index, rid, seq, "duplicate_id", f"id {rid} appears more than once")
         self._ids.add(rid)
+        if self._anchor is not None and seq == self._anchor[0]:
+            self._anchor_seen = stored
         self._prev_hash, self._prev_seq = stored, seq
 
     def finish(self, expected_head: str | None = None) -> VerifyReport:
         breaks = sorted(self._breaks, key=lambda b: b.index)
+        if self._anchor is not None:
+            breaks.extend(self._anchor_breaks(*self._anchor))
         if expected_head is not None and expected_head != self._prev_hash:
             breaks.append(
                 ChainBreak(
@@ -470,6 +538,17 @@ class ChainVerifier:
                 )
             )
         return VerifyReport(count=self._count, head_hash=self._prev_hash, breaks=tuple(breaks))
+
+    def _anchor_breaks(self, seq: int, digest: str, genuine: bool) -> list[ChainBreak]:
+        if not genuine:
+            return [ChainBreak(self._count, "", seq, "bad_checkpoint", "the checkpoint's MAC does not match")]
+        if self._anchor_seen is None:
+            detail = f"the checkpoint names seq {seq}; the trail ends at seq {self._prev_seq or 0}"
+            return [ChainBreak(self._count, "", seq, "truncated", detail)]
+        if self._anchor_seen != digest:
+            detail = f"seq {seq} hashes to {self._anchor_seen[:12]}…, the checkpoint says {digest[:12]}…"
+            return [ChainBreak(self._count, "", seq, "rewritten", detail)]
+        return []
 
 
 def _well_formed(record: Any) -> bool:

@@ -42,11 +42,12 @@ class Refusal:
     protocol: bool = False
     ordinary: bool = False
     reply: bool = True
+    exact: bool = False  # `data` is the whole of the error's data, as the specification defines it
 
     def error_data(self) -> dict[str, Any]:
         """The JSON-RPC error's `data`: the reason code plus the evidence, or, for an error the
         specification defines (-32021), exactly the data it defines."""
-        if self.protocol and self.data:
+        if self.exact:
             return dict(self.data)
         return {"reason": self.reason, **self.data}
 
@@ -67,6 +68,7 @@ def _capability(exc: BaseException, modern: bool) -> Refusal:
             text,
             {"requiredCapabilities": required},
             protocol=True,
+            exact=True,
         )
     return Refusal(INVALID_PARAMS, "missing_capability", text, {"requiredCapabilities": required})
 
@@ -160,6 +162,14 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.ConfigError: _config,
     e.ClientGone: lambda exc, modern: Refusal(
         INTERNAL_ERROR, "client_gone", "The client disconnected.", ordinary=True, reply=False
+    ),
+    e.ServerOutputError: _fixed(INTERNAL_ERROR, "server_broke_protocol", "The server broke the protocol."),
+    e.WrongResponseType: lambda exc, modern: Refusal(
+        INVALID_PARAMS,
+        "wrong_response_type",
+        "An answer is not of the kind its request asked for.",
+        {"key": getattr(exc, "key", ""), "expected": getattr(exc, "expected", "")},
+        protocol=True,
     ),
     e.InvalidRequestState: lambda exc, modern: Refusal(
         INVALID_PARAMS, "invalid_request_state", "Invalid or expired requestState.", protocol=True

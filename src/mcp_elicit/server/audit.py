@@ -1,7 +1,8 @@
 """One consent record per question the server kit asked, refused or gave up on (server side).
 
 The record is built by the pure `core.consent.make_record` and stored by any `AuditSink`
-(SQLite, JSON lines, PostgreSQL, memory). Sinks are synchronous, so they run on a worker thread.
+(SQLite, JSON lines, PostgreSQL, memory). Sinks are synchronous: appends go
+through the sink's one writer thread, which commits concurrent ones together (audit/writer.py).
 When a sink cannot write, the tool gets `AuditWriteError` instead of the answer (fail closed),
 unless `ElicitSettings.audit_fail_closed` is False, in which case the failure is logged.
 """
@@ -12,14 +13,34 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import anyio.to_thread
-
+from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.core.consent import CallRef, ClientIdentity, ConsentEvent, ServerIdentity
+from mcp_elicit.core.sensitive import FormVerdict, classify_schema
 from mcp_elicit.errors import AuditWriteError
 from mcp_elicit.server import sdk
 from mcp_elicit.server.rounds import ElicitSettings
 
-__all__ = ["record"]
+__all__ = ["VERDICT_CACHE_SIZE", "record"]
+
+# Wire schemas whose secret-guard verdict is remembered for their records. `ask` hands the same
+# schema object for every question of a form (it builds each form's wire schema once), so a
+# record need not classify the form again; the cache holds the object, so an id is never reused.
+VERDICT_CACHE_SIZE = 512
+_verdicts: dict[int, tuple[Mapping[str, Any], FormVerdict]] = {}
+
+
+def _verdict(schema: Mapping[str, Any] | None) -> FormVerdict | None:
+    if schema is None:
+        return None
+    hit = _verdicts.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    verdict = classify_schema(schema)
+    if len(_verdicts) >= VERDICT_CACHE_SIZE:
+        _verdicts.clear()
+    _verdicts[id(schema)] = (schema, verdict)
+    return verdict
+
 
 logger = logging.getLogger("mcp_elicit.server")
 
@@ -70,9 +91,10 @@ async def record(
         call=call,
         content=content,
         details=details,
+        form_verdict=_verdict(requested_schema) if mode == "form" else None,
     )
     try:
-        await anyio.to_thread.run_sync(sink.append, event)
+        await writer_for(sink).append(event)
     except AuditWriteError:
         if settings.audit_fail_closed:
             raise

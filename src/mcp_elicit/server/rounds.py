@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_elicit.errors import ElicitError, InvalidRequestState
+from mcp_elicit.errors import ElicitError, InvalidRequestState, WrongResponseType
 from mcp_elicit.server import sdk
 from mcp_elicit.server.replay import MemoryReplayGuard, ReplayGuard
 
@@ -229,6 +229,25 @@ class Candidate:
     issued: float = 0.0
 
 
+# What marks a result as answering each kind of input request, and what marks another kind: the
+# SDK parses every inputResponses entry into whichever result model fits, so an elicitation result
+# can arrive under a sampling request's key. Checked on plain dicts, keeping SDK types in sdk.py.
+_RESULT_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "elicitation/create": (frozenset({"action"}), frozenset({"roots", "model", "role"})),
+    "sampling/createMessage": (frozenset({"role", "content", "model"}), frozenset({"action", "roots"})),
+    "roots/list": (frozenset({"roots"}), frozenset({"action", "model", "role"})),
+}
+
+
+def _answers(method: Any, response: dict[str, Any]) -> bool:
+    """Is `response` a result of the kind `method` asks for?"""
+    keys = _RESULT_KEYS.get(method)
+    if keys is None:
+        return False
+    needed, foreign = keys
+    return needed <= response.keys() and not (foreign & response.keys())
+
+
 def _as_dict(raw: Any) -> Any:
     return None if raw is None else sdk.response_as_dict(raw)
 
@@ -258,6 +277,9 @@ def next_answers(
     responses = {key: _as_dict(rnd.responses.get(key)) for key in requests}
     if any(r is None for r in responses.values()):
         return None  # M4: a missing answer is asked for again, not an error
+    for key, request in requests.items():
+        if not _answers(request.get("method"), responses[key]):
+            raise WrongResponseType(key, str(request.get("method")))
     rnd.fresh_taken = True
     if out is None:  # answered without ever being asked (no state): no latency to speak of
         return Candidate(index, q, responses, fresh=True, bad=0, issued=rnd.settings.clock())

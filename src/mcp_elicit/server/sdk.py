@@ -31,7 +31,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
 from mcp_elicit.errors import AuditError, ElicitError, InvalidArgument, UsageError
-from mcp_elicit.server import watch
+from mcp_elicit.server import disconnect
 
 __all__ = [
     "CARRIERS",
@@ -188,10 +188,9 @@ async def push_request(ctx: Any, request: dict[str, Any]) -> dict[str, Any] | No
 async def run_watching(ctx: Any, fn: Callable[[], Any]) -> Any:
     """Await `fn()`, released with ClientGone as soon as the HTTP client behind `ctx` disconnects."""
     request = http_request(ctx)
-    is_disconnected = getattr(request, "is_disconnected", None)
-    if is_disconnected is None:  # stdio and in-memory: the transport ends the process or the task
+    if request is None:  # stdio and in-memory: the transport ends the process or the task
         return await fn()
-    return await watch.until_disconnected(is_disconnected, fn)
+    return await disconnect.until_disconnected(request, fn)
 
 
 async def send_elicit_complete(session: Any, elicitation_id: str, related_request_id: Any = None) -> None:

@@ -2,10 +2,12 @@
 
 Rules it enforces (spec U10):
 
-- Values are sealed with AES-256-GCM (`cryptography`). The associated data is the user's key
-  and the provider, so a row copied to another user, or to another provider of the same user,
-  fails to decrypt (`VaultError(reason="tampered")`) instead of handing one person's token to
-  another.
+- Values are sealed with AES-256-GCM (`cryptography`). Rows are stored under a keyed digest of
+  (user, provider): HMAC-SHA256 under an index key derived from the ring key that sealed the
+  row, so the store names no one and its keys cannot be guessed from a list of user ids. The
+  associated data is that row key, and the sealed plaintext carries the user and provider too,
+  so a row copied to another user, or to another provider of the same user, fails to decrypt
+  (`VaultError(reason="tampered")`) instead of handing one person's token to another.
 - Values never go back to the MCP client: nothing in the hand-off path returns them, and
   `get()` wraps them in `Secret`, whose repr and str are masked, so a stray log line or
   f-string prints `Secret('***')`. Call `.reveal()` only where the server uses the value.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -65,8 +68,9 @@ VAULT_KEY_BYTES = 32
 MAX_VAULT_VALUE_BYTES = 65_536
 # AES-GCM nonce: 96 random bits per row, the size GCM is specified for.
 _NONCE_BYTES = 12
-_AAD_PREFIX = b"mcp-elicit/vault/1\x00"
-_ROW_VERSION = 1
+_AAD_PREFIX = b"mcp-elicit/vault/2\x00"
+_INDEX_LABEL = b"mcp-elicit/vault/index/1"
+_ROW_VERSION = 2
 
 
 class Secret:
@@ -105,6 +109,7 @@ class KeyRing:
         if not keys:
             raise ConfigError(VAULT_KEYS_ENV, "the vault key ring is empty")
         self._keys: dict[str, AESGCM] = {}
+        self._index: dict[str, bytes] = {}
         for kid, key in keys:
             if not kid or not kid.isascii() or ":" in kid or "," in kid:
                 raise ConfigError(VAULT_KEYS_ENV, f"bad key id {kid!r}")
@@ -113,6 +118,8 @@ class KeyRing:
             if kid in self._keys:
                 raise ConfigError(VAULT_KEYS_ENV, f"key id {kid!r} appears twice")
             self._keys[kid] = AESGCM(key)
+            # a separate key for row names, derived so it never doubles as the encryption key
+            self._index[kid] = hmac.new(key, _INDEX_LABEL, hashlib.sha256).digest()
         self.primary = keys[0][0]
 
     @classmethod
@@ -145,6 +152,10 @@ class KeyRing:
 
     def cipher(self, kid: str) -> AESGCM | None:
         return self._keys.get(kid)
+
+    def row_key(self, kid: str, user: str, provider: str) -> str:
+        """Where the row for (user, provider) sealed under `kid` is stored: a keyed digest."""
+        return hmac.new(self._index[kid], _ident(user, provider), hashlib.sha256).hexdigest()
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -234,13 +245,8 @@ class SQLiteVaultStorage:
             self._db.close()
 
 
-def _aad(user: str, provider: str) -> bytes:
-    return _AAD_PREFIX + json.dumps([user, provider], separators=(",", ":"), ensure_ascii=True).encode()
-
-
-def row_key(user: str, provider: str) -> str:
-    """Where a (user, provider) row is stored: a hash, so storage keys name no one."""
-    return hashlib.sha256(_aad(user, provider)).hexdigest()
+def _ident(user: str, provider: str) -> bytes:
+    return json.dumps([user, provider], separators=(",", ":"), ensure_ascii=True).encode()
 
 
 class TokenVault:
@@ -257,30 +263,33 @@ class TokenVault:
         self.storage: VaultStorage = storage if storage is not None else MemoryVaultStorage()
         self._clock = clock
 
-    def _seal(self, user: str, provider: str, value: Any) -> str:
-        plain = json.dumps(value, separators=(",", ":")).encode()
+    def row_key(self, user: str, provider: str) -> str:
+        """Where a (user, provider) row sealed under the primary key is stored."""
+        return self.keys.row_key(self.keys.primary, user, provider)
+
+    def _seal(self, user: str, provider: str, value: Any) -> tuple[str, str]:
+        """(row key, row) for `value`, sealed under the primary key."""
+        plain = json.dumps({"u": user, "p": provider, "x": value}, separators=(",", ":")).encode()
         if len(plain) > MAX_VAULT_VALUE_BYTES:
             raise VaultError(provider, "too_large")
         kid = self.keys.primary
         cipher = self.keys.cipher(kid)
         if cipher is None:  # cannot happen: the primary is always in the ring
             raise VaultError(provider, "unknown_key")
+        key = self.keys.row_key(kid, user, provider)
         nonce = secrets.token_bytes(_NONCE_BYTES)
-        sealed = cipher.encrypt(nonce, plain, _aad(user, provider))
+        sealed = cipher.encrypt(nonce, plain, _AAD_PREFIX + key.encode())
         row = {
             "v": _ROW_VERSION,
             "kid": kid,
-            "u": user,
-            "p": provider,
             "n": base64.b64encode(nonce).decode(),
             "c": base64.b64encode(sealed).decode(),
             "t": self._clock(),
         }
-        return json.dumps(row, separators=(",", ":"))
+        return key, json.dumps(row, separators=(",", ":"))
 
-    def _open(self, user: str, provider: str, raw: str) -> tuple[Any, str]:
-        """Decrypt a row with (user, provider) as associated data: the ones asked for, never the
-        ones the row claims, so a copied row cannot be read as someone else's."""
+    def _open_at(self, key: str, raw: str, provider: str) -> tuple[str, str, Any, str]:
+        """Decrypt the row stored at `key` (the associated data): (user, provider, value, kid)."""
         try:
             row = json.loads(raw)
             kid = str(row["kid"])
@@ -292,28 +301,53 @@ class TokenVault:
         if cipher is None:
             raise VaultError(provider, "unknown_key")
         try:
-            plain = cipher.decrypt(nonce, sealed, _aad(user, provider))
-        except (InvalidTag, ValueError):
+            plain = json.loads(cipher.decrypt(nonce, sealed, _AAD_PREFIX + key.encode()))
+            return str(plain["u"]), str(plain["p"]), plain["x"], kid
+        except (InvalidTag, ValueError, KeyError, TypeError):
             raise VaultError(provider, "tampered") from None
-        return json.loads(plain), kid
+
+    def _open(self, user: str, provider: str, key: str, raw: str) -> tuple[Any, str]:
+        """Decrypt a row for (user, provider): the ones asked for, never the ones the row holds,
+        so a copied row cannot be read as someone else's."""
+        owner, source, value, kid = self._open_at(key, raw, provider)
+        if (owner, source) != (user, provider) or key != self.keys.row_key(kid, user, provider):
+            raise VaultError(provider, "tampered")
+        return value, kid
 
     async def put(self, user: str, provider: str, value: Any) -> None:
         """Seal `value` for `user` (a Principal key) and `provider`, replacing any earlier one."""
-        await self.storage.put(row_key(user, provider), self._seal(user, provider, value))
+        key, row = self._seal(user, provider, value)
+        await self.storage.put(key, row)
+        await self._drop_older(user, provider)
         logger.info("vault: stored a value for provider %s", provider)
+
+    async def _drop_older(self, user: str, provider: str) -> None:
+        for kid in self.keys.ids[1:]:
+            await self.storage.delete(self.keys.row_key(kid, user, provider))
+
+    async def _find(self, user: str, provider: str) -> tuple[str, str] | None:
+        """(row key, row): under the primary key's name first, then under older keys' names."""
+        for kid in self.keys.ids:
+            key = self.keys.row_key(kid, user, provider)
+            raw = await self.storage.get(key)
+            if raw is not None:
+                return key, raw
+        return None
 
     async def get(self, user: str, provider: str) -> Secret | None:
         """The value for (user, provider), or None; VaultError when the row does not decrypt.
 
-        A row sealed with an older key of the ring is re-sealed with the primary key on the way.
+        A row sealed with an older key of the ring is re-sealed with the primary key (and moved
+        to the primary key's row name) on the way.
         """
-        key = row_key(user, provider)
-        raw = await self.storage.get(key)
-        if raw is None:
+        found = await self._find(user, provider)
+        if found is None:
             return None
-        value, kid = self._open(user, provider, raw)
+        value, kid = self._open(user, provider, *found)
         if kid != self.keys.primary:
-            await self.storage.put(key, self._seal(user, provider, value))
+            key, row = self._seal(user, provider, value)
+            await self.storage.put(key, row)
+            await self.storage.delete(found[0])
         return Secret(value)
 
     async def has(self, user: str, provider: str) -> bool:
@@ -325,28 +359,33 @@ class TokenVault:
             return False
 
     async def delete(self, user: str, provider: str) -> None:
-        await self.storage.delete(row_key(user, provider))
+        await self.storage.delete(self.row_key(user, provider))
+        await self._drop_older(user, provider)
 
     async def rewrap(self) -> int:
         """Re-seal every row not under the primary key; returns how many were re-sealed.
 
-        Rows are opened with the user and provider they name and must sit where those belong,
-        so rewrapping cannot launder a row copied under another user.
+        A row opens only at the name its own user, provider and key give it, so rewrapping
+        cannot launder a row copied under another user.
         """
+        rows = [pair async for pair in self.storage.rows()]
         done = 0
-        async for key, raw in self.storage.rows():
+        for key, raw in rows:
             try:
-                row = json.loads(raw)
-                user, provider, kid = str(row["u"]), str(row["p"]), str(row["kid"])
+                kid = str(json.loads(raw)["kid"])
             except (ValueError, KeyError, TypeError):
                 logger.warning("vault: skipped a malformed row during rewrap")
                 continue
             if kid == self.keys.primary:
                 continue
-            if key != row_key(user, provider):
-                logger.warning("vault: skipped a row stored under the wrong key during rewrap")
+            try:
+                user, provider, _, _ = self._open_at(key, raw, "")
+                value, _ = self._open(user, provider, key, raw)
+            except VaultError:
+                logger.warning("vault: skipped a row that does not open where it is stored")
                 continue
-            value, _ = self._open(user, provider, raw)
-            await self.storage.put(key, self._seal(user, provider, value))
+            new_key, row = self._seal(user, provider, value)
+            await self.storage.put(new_key, row)
+            await self.storage.delete(key)
             done += 1
         return done

@@ -1,0 +1,94 @@
+"""Keyed checkpoints: what lets `verify` find a cut-off or re-chained tail on its own.
+
+A hash chain proves the order of the records it holds, not that none were removed from its end
+or that the tail was not rewritten and re-chained. After every append the sink writes a
+checkpoint, ``(seq, hash)`` of the last record it committed, MAC'd with HMAC-SHA256 under a key
+that is not stored with the trail (``$MCP_ELICIT_AUDIT_KEY``, hex). `verify` then requires the
+record at that seq to be present with that hash: a truncated trail lacks it ("truncated"), a
+re-chained tail has another hash there ("rewritten"), and without the key nobody can write a
+checkpoint that matches a forged tail.
+
+Keep the checkpoint file where whoever can edit the store cannot write (another host, another
+user, a volume the database cannot reach). What it does not catch: someone who can write the
+checkpoint file may put back an older genuine checkpoint and cut the trail after it; records
+appended after the last checkpoint this writer made (another writer's) are not covered by it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import threading
+from pathlib import Path
+from typing import Final
+
+from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
+
+__all__ = ["CHECKPOINT_KEY_ENV", "MIN_CHECKPOINT_KEY_BYTES", "Checkpoint", "checkpoint_key_from_env"]
+
+CHECKPOINT_KEY_ENV: Final = "MCP_ELICIT_AUDIT_KEY"
+
+# HMAC-SHA256 keys shorter than its output weaken it; 32 bytes is the digest size.
+MIN_CHECKPOINT_KEY_BYTES: Final = 32
+
+_MAGIC: Final = "mcp-elicit-checkpoint/1"
+
+
+def checkpoint_key_from_env() -> bytes:
+    """The checkpoint key from ``$MCP_ELICIT_AUDIT_KEY`` (hex); ConfigError when missing or short."""
+    raw = os.environ.get(CHECKPOINT_KEY_ENV, "")
+    try:
+        key = bytes.fromhex(raw)
+    except ValueError as exc:
+        raise ConfigError(CHECKPOINT_KEY_ENV, "must be hex") from exc
+    if len(key) < MIN_CHECKPOINT_KEY_BYTES:
+        raise ConfigError(CHECKPOINT_KEY_ENV, f"needs at least {MIN_CHECKPOINT_KEY_BYTES} bytes (hex)")
+    return key
+
+
+class Checkpoint:
+    """The last (seq, hash) a writer committed, in `path`, MAC'd with `key`."""
+
+    def __init__(self, path: str | os.PathLike[str], key: bytes) -> None:
+        if len(key) < MIN_CHECKPOINT_KEY_BYTES:
+            raise ConfigError(CHECKPOINT_KEY_ENV, f"needs at least {MIN_CHECKPOINT_KEY_BYTES} bytes")
+        self.path = Path(path)
+        self._key = key
+        self._lock = threading.Lock()
+        self._last = 0  # the highest seq written by this handle: a slower thread never steps back
+
+    def _mac(self, seq: int, digest: str) -> str:
+        return hmac.new(self._key, f"{_MAGIC} {seq} {digest}".encode(), hashlib.sha256).hexdigest()
+
+    def write(self, seq: int, digest: str) -> None:
+        """Replace the checkpoint atomically (write a temporary file, then rename it over)."""
+        line = f"{_MAGIC} {seq} {digest} {self._mac(seq, digest)}\n"
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        with self._lock:
+            if seq <= self._last:
+                return
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(line, encoding="ascii")
+                os.replace(tmp, self.path)
+            except OSError as exc:
+                raise AuditWriteError("checkpoint", str(self.path), str(exc)) from exc
+            self._last = seq
+
+    def read(self) -> tuple[int, str, bool] | None:
+        """(seq, hash, genuine), None when no checkpoint was written yet.
+
+        `genuine` is False when the MAC does not match the key: verify reports that as a break.
+        """
+        try:
+            text = self.path.read_text(encoding="ascii")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuditReadError("checkpoint", str(self.path), str(exc)) from exc
+        parts = text.split()
+        if len(parts) != 4 or parts[0] != _MAGIC or not parts[1].isdigit():
+            raise AuditReadError("checkpoint", str(self.path), "not a checkpoint")
+        seq, digest, mac = int(parts[1]), parts[2], parts[3]
+        return seq, digest, hmac.compare_digest(mac, self._mac(seq, digest))

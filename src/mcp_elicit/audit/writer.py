@@ -1,0 +1,113 @@
+"""Group commit: one writer thread per sink, and appends that wait at the same time share one
+transaction.
+
+The server and client trails append one record per elicitation and must not let the answer go
+on before the record is committed (fail closed). Done one by one, each record costs a hop to a
+worker thread and a commit of its own. Here every sink gets one writer thread: an append queues
+its event and waits; the thread takes everything queued (up to `MAX_GROUP_RECORDS`), writes it
+with one `append_many` (one transaction, all or none) and wakes every waiter, each with its own
+record or the sink's error. Under load the commit is shared; alone, an append costs about what
+a worker-thread hop did. Nothing is acknowledged before its transaction committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import deque
+from typing import Any, Final
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from mcp_elicit.core.consent import ConsentEvent
+
+__all__ = ["MAX_GROUP_RECORDS", "WRITER_IDLE_SECONDS", "GroupWriter", "writer_for"]
+
+# Records written in one transaction at most: bounds how long the sink's lock is held (a few ms
+# on SQLite) while still sharing a commit among that many waiting elicitations.
+MAX_GROUP_RECORDS: Final = 256
+
+# A writer thread with nothing to write for this long ends; the next append starts a new one.
+WRITER_IDLE_SECONDS: Final = 30.0
+
+
+class _Pending:
+    __slots__ = ("done", "event", "outcome", "token")
+
+    def __init__(self, event: ConsentEvent, token: Any) -> None:
+        self.event = event
+        self.token = token
+        self.done = anyio.Event()
+        self.outcome: Any = None
+
+
+class GroupWriter:
+    """Appends to `sink` from async code through one writer thread, committing in groups."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        self._queue: deque[_Pending] = deque()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    async def append(self, event: ConsentEvent) -> dict[str, Any] | None:
+        """The stored record (None at level "none") once committed; the sink's error otherwise."""
+        pending = _Pending(event, anyio.lowlevel.current_token())
+        with self._cond:
+            self._queue.append(pending)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mcp-elicit-audit", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        await pending.done.wait()
+        if isinstance(pending.outcome, BaseException):
+            raise pending.outcome
+        return pending.outcome  # type: ignore[no-any-return]
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._queue:
+                    self._cond.wait(WRITER_IDLE_SECONDS)
+                if not self._queue:
+                    self._thread = None  # idle: end; append starts another under this lock
+                    return
+                batch = [self._queue.popleft() for _ in range(min(len(self._queue), MAX_GROUP_RECORDS))]
+            try:
+                records = self.sink.append_many([p.event for p in batch])
+                outcomes: list[Any] = list(records) if len(records) == len(batch) else [None] * len(batch)
+            except Exception as exc:  # the sink's error goes to every waiter of this group
+                outcomes = [exc] * len(batch)
+            for p, outcome in zip(batch, outcomes, strict=True):
+                p.outcome = outcome
+            by_loop: dict[int, list[_Pending]] = {}
+            for p in batch:  # one hop into each waiting event loop per group, not one per record
+                by_loop.setdefault(id(getattr(p.token, "native_token", p.token)), []).append(p)
+            for group in by_loop.values():
+                with contextlib.suppress(RuntimeError):  # that loop has ended: nobody waits any more
+                    loop = getattr(group[0].token, "native_token", None)
+                    if hasattr(loop, "call_soon_threadsafe"):  # asyncio: wake without waiting for it
+                        loop.call_soon_threadsafe(_wake, group)  # type: ignore[union-attr]
+                    else:
+                        anyio.from_thread.run_sync(_wake, group, token=group[0].token)
+
+
+def _wake(group: list[_Pending]) -> None:
+    for p in group:
+        p.done.set()
+
+
+_writers_lock = threading.Lock()
+
+
+def writer_for(sink: Any) -> GroupWriter:
+    """The one writer of `sink`, kept on the sink itself (made on first use)."""
+    with _writers_lock:
+        writer = getattr(sink, "_mcp_elicit_writer", None)
+        if writer is None:
+            writer = GroupWriter(sink)
+            with contextlib.suppress(AttributeError):  # a sink with __slots__: no sharing
+                sink._mcp_elicit_writer = writer
+        return writer

@@ -1,0 +1,178 @@
+"""Keyed checkpoints: `verify` alone finds a cut-off tail, a re-chained tail and a forged checkpoint."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from mcp_elicit.audit.base import chain_sealed, row_of
+from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint, checkpoint_key_from_env
+from mcp_elicit.audit.jsonl import JsonlAuditSink
+from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
+from mcp_elicit.cli import main
+from mcp_elicit.errors import ConfigError
+
+from .conftest import _POSTGRES, make_event, needs_postgres
+
+KEY = bytes(range(32))
+COUNT = 5
+
+
+def kinds(sink: Any) -> list[str]:
+    return [b.kind for b in sink.verify().breaks]
+
+
+def forged_tail(from_seq: int, prev_hash: str) -> list[tuple[dict[str, Any], str]]:
+    """What a forger without the key writes: records from `from_seq` on, re-chained and re-hashed."""
+    events = [make_event(i, action="decline") for i in range(from_seq - 1, COUNT)]
+    return chain_sealed(events, "metadata", from_seq - 1, prev_hash)
+
+
+class Store:
+    """One sink kind with raw access to its storage, as an attacker with the store but not the key."""
+
+    def __init__(self, kind: str, tmp: Path) -> None:
+        self.kind, self.tmp = kind, tmp
+        self.table = f"audit_test_{uuid.uuid4().hex[:12]}"
+        self.cp = Checkpoint(tmp / "elsewhere" / "audit.checkpoint", KEY)
+
+    def open(self) -> Any:
+        if self.kind == "sqlite":
+            return SqliteAuditSink(self.tmp / "audit.sqlite3", checkpoint=self.cp)
+        if self.kind == "jsonl":
+            return JsonlAuditSink(self.tmp / "audit.jsonl", checkpoint=self.cp)
+        from mcp_elicit.audit.postgres import PostgresAuditSink
+
+        assert _POSTGRES is not None
+        return PostgresAuditSink(_POSTGRES, table=self.table, checkpoint=self.cp)
+
+    def hash_of(self, sink: Any, seq: int) -> str:
+        return next(r["hash"] for r in sink.iter_records() if r["seq"] == seq)
+
+    def cut_after(self, seq: int) -> None:
+        if self.kind == "jsonl":
+            path = self.tmp / "audit.jsonl"
+            lines = path.read_text(encoding="utf-8").splitlines()[:seq]
+            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        else:
+            self._sql("DELETE FROM {t} WHERE seq > %s", seq)
+
+    def replace_tail(self, from_seq: int, sealed: list[tuple[dict[str, Any], str]]) -> None:
+        self.cut_after(from_seq - 1)
+        if self.kind == "jsonl":
+            with open(self.tmp / "audit.jsonl", "a", encoding="utf-8") as f:
+                f.write("".join(body + "\n" for _, body in sealed))
+            return
+        for record, body in sealed:
+            self._sql("INSERT INTO {t} VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", *row_of(record, body))
+
+    def _sql(self, statement: str, *params: Any) -> None:
+        if self.kind == "sqlite":
+            conn = sqlite3.connect(self.tmp / "audit.sqlite3")
+            conn.execute(statement.replace("{t}", TABLE).replace("%s", "?"), params)
+            conn.commit()
+            conn.close()
+            return
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(_POSTGRES or "", autocommit=True) as conn:
+            conn.execute(sql.SQL(statement).format(t=sql.Identifier(self.table)), params)
+
+
+@pytest.fixture(
+    params=["sqlite", "jsonl", pytest.param("postgres", marks=[pytest.mark.postgres, needs_postgres])]
+)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Callable[[], Any]]]:
+    s = Store(request.param, tmp_path)
+    opened: list[Any] = []
+
+    def open_sink() -> Any:
+        opened.append(s.open())
+        return opened[-1]
+
+    with s.open() as sink:
+        sink.append_many([make_event(i) for i in range(COUNT)])
+    yield s, open_sink
+    for sink in opened:
+        sink.close()
+    if request.param == "postgres":
+        s._sql("DROP TABLE IF EXISTS {t}")
+
+
+def test_an_intact_trail_verifies_against_its_checkpoint(store: tuple[Store, Callable[[], Any]]) -> None:
+    _, open_sink = store
+    assert kinds(open_sink()) == []
+
+
+def test_a_cut_tail_is_found_without_an_outside_head(store: tuple[Store, Callable[[], Any]]) -> None:
+    s, open_sink = store
+    s.cut_after(3)
+    assert kinds(open_sink()) == ["truncated"]
+
+
+def test_a_trail_cut_to_nothing_is_found(store: tuple[Store, Callable[[], Any]]) -> None:
+    s, open_sink = store
+    s.cut_after(0)
+    assert kinds(open_sink()) == ["truncated"]
+
+
+def test_a_re_chained_tail_is_found(store: tuple[Store, Callable[[], Any]]) -> None:
+    s, open_sink = store
+    sink = open_sink()
+    s.replace_tail(3, forged_tail(3, s.hash_of(sink, 2)))
+    assert kinds(sink) == ["rewritten"]
+
+
+def test_a_forged_checkpoint_is_found(store: tuple[Store, Callable[[], Any]]) -> None:
+    s, open_sink = store
+    s.cut_after(3)
+    sink = open_sink()
+    forger = Checkpoint(s.cp.path, bytes(32))  # the right format, the wrong key
+    forger.write(3, s.hash_of(sink, 3))
+    assert kinds(sink) == ["bad_checkpoint"]
+
+
+def test_the_checkpoint_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, KEY.hex())
+    assert checkpoint_key_from_env() == KEY
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, "abcd")
+    with pytest.raises(ConfigError) as info:
+        checkpoint_key_from_env()
+    assert info.value.key == CHECKPOINT_KEY_ENV
+
+
+def test_cli_verify_with_the_checkpoint_finds_a_cut_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = Store("sqlite", tmp_path)
+    with s.open() as sink:
+        sink.append_many([make_event(i) for i in range(COUNT)])
+    s.cut_after(4)
+    db = str(tmp_path / "audit.sqlite3")
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, KEY.hex())
+    assert CliRunner().invoke(main, ["audit", "verify", "--db", db]).exit_code == 0
+    cut = CliRunner().invoke(main, ["audit", "verify", "--db", db, "--checkpoint", str(s.cp.path)])
+    assert cut.exit_code == 1
+    assert "truncated" in cut.output
+    monkeypatch.delenv(CHECKPOINT_KEY_ENV)
+    assert (
+        CliRunner().invoke(main, ["audit", "verify", "--db", db, "--checkpoint", str(s.cp.path)]).exit_code
+        == 2
+    )
+
+
+def test_the_checkpoint_file_holds_no_record_content(tmp_path: Path) -> None:
+    s = Store("jsonl", tmp_path)
+    with s.open() as sink:
+        sink.append_many([make_event(0)])
+    _magic, seq, digest, mac = s.cp.path.read_text().split()
+    assert (seq, len(digest), len(mac)) == ("1", 64, 64)
+    assert json.loads((tmp_path / "audit.jsonl").read_text())["hash"] == digest
