@@ -170,7 +170,7 @@ def test_no_two_well_known_domains_share_a_skeleton_and_each_checks_ok() -> None
     engine = urls._engine()
     owners: dict[str, str] = {}
     for domain in WELL_KNOWN_DOMAINS:
-        for skeleton in urls._skeletons(engine, domain):
+        for skeleton in urls._skeletons_of(engine, domain):
             assert owners.setdefault(skeleton, domain) == domain
         assert check_url(f"https://{domain}/").verdict == "ok", domain
 

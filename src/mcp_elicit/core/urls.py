@@ -73,7 +73,7 @@ loopback                   ok        the host is loopback (informational)
 
 Limits (named constants below): MAX_URL_LENGTH, MAX_URL_INPUT_LENGTH, MAX_HOST_LENGTH,
 MAX_LABEL_LENGTH, MIN_ASCII_LOOKALIKE_LABEL, MAX_SKELETON_VARIANTS, MAX_EMBEDDED_WINDOW,
-MAX_TRUSTED_CACHE.
+MAX_TRUSTED_CACHE, MAX_LABEL_CACHE.
 """
 
 from __future__ import annotations
@@ -92,12 +92,14 @@ import icu
 import idna
 from publicsuffixlist import PublicSuffixList
 
+from mcp_elicit.core._url_parse import parse as parse_url
 from mcp_elicit.core.data import idn_policy
 from mcp_elicit.core.data.well_known_domains import WELL_KNOWN_DOMAINS
 
 __all__ = [
     "MAX_EMBEDDED_WINDOW",
     "MAX_HOST_LENGTH",
+    "MAX_LABEL_CACHE",
     "MAX_LABEL_LENGTH",
     "MAX_SKELETON_VARIANTS",
     "MAX_TRUSTED_CACHE",
@@ -137,6 +139,9 @@ MAX_SKELETON_VARIANTS: Final = 16
 MAX_EMBEDDED_WINDOW: Final = 4
 # Distinct trusted-domain entries (and trusted sets) whose normalised form is cached.
 MAX_TRUSTED_CACHE: Final = 1_024
+# Distinct labels (and domains) whose decoding, IDN verdict and skeletons are cached: the
+# analyses are pure, and consent URLs come from few hosts. A stream of fresh hosts only misses.
+MAX_LABEL_CACHE: Final = 4_096
 
 _BLOCK: Final = "block"
 _WARN: Final = "warn"
@@ -175,6 +180,7 @@ REASONS: Final[Mapping[str, Verdict]] = MappingProxyType(
     }
 )
 _RANK: Final = {"ok": 0, "warn": 1, "block": 2}
+_ORDER: Final = {code: i for i, code in enumerate(REASONS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +315,7 @@ def _engine() -> _Engine:
     )
     engine = _Engine(PublicSuffixList(), spoof, sets, scripts, {})
     for domain in WELL_KNOWN_DOMAINS:
-        for skeleton in _skeletons(engine, domain):
+        for skeleton in _skeletons_of(engine, domain):
             engine.known.setdefault(skeleton, (domain, domain))
     return engine
 
@@ -380,7 +386,9 @@ def _verdict(
     lookalike_of: str | None,
     parts: DisplayParts,
 ) -> UrlVerdict:
-    reasons = tuple(code for code in REASONS if code in found)
+    if not found:
+        return UrlVerdict(raw, "ok", (), canonical, host, host_display, registrable, lookalike_of, parts)
+    reasons = tuple(sorted(found, key=_ORDER.__getitem__))
     worst: Verdict = "ok"
     for code in reasons:
         if _RANK[REASONS[code]] > _RANK[worst]:
@@ -397,15 +405,17 @@ def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict
     if len(raw) > MAX_URL_LENGTH:
         found.add("too_long")
     try:
-        url = ada_url.URL(raw)
-    except (ValueError, UnicodeError):
+        url = parse_url(raw)
+    except UnicodeError:
+        url = None
+    if url is None:
         found.add("unparseable")
         return _verdict(raw, found, None, None, None, None, None, DisplayParts("", "", "", raw))
 
-    href: str = url.href
+    href = url.href
     if len(href) > MAX_URL_LENGTH:
         found.add("too_long")
-    protocol: str = url.protocol
+    protocol = url.protocol
     scheme = protocol[:-1]
     if scheme != "https" and not (scheme == "http" and allow_http_loopback):
         found.add("scheme_not_allowed")
@@ -414,7 +424,7 @@ def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict
         parts = DisplayParts(protocol, "", "", href[len(protocol) :])
         return _verdict(raw, found, href, None, None, None, None, parts)
 
-    hostname: str = url.hostname
+    hostname = url.hostname
     authority_start = len(protocol) + 2
     path_start = href.find("/", authority_start)  # special URLs always have a path
     authority = href[authority_start:path_start]
@@ -533,7 +543,9 @@ def _check_domain(hostname: str, trusted: _Trusted, found: set[str]) -> _HostInf
     if not bare.strip("."):
         found.add("empty_host")  # "https://./" and "https://%2e/" parse, yet name nothing
         return _HostInfo(hostname, "", hostname, None, None)
-    if len(bare) > MAX_HOST_LENGTH or any(len(label) > MAX_LABEL_LENGTH for label in labels):
+    if len(bare) > MAX_HOST_LENGTH or (
+        len(bare) > MAX_LABEL_LENGTH and any(len(label) > MAX_LABEL_LENGTH for label in labels)
+    ):
         found.add("host_too_long")  # blocked already; analysing 30,000 labels would only cost time
         return _HostInfo(hostname, "", hostname, None, None)
     if labels[-1] == "localhost":
@@ -590,7 +602,7 @@ def _idn_labels(labels: list[str], found: set[str]) -> tuple[list[str], list[str
             display_labels.append(label)
             continue
         found.add("punycode")
-        problems = set() if text.isascii() else _label_problems(text, tld_ascii, tld_unicode)
+        problems = set() if text.isascii() else set(_label_problems(text, tld_ascii, tld_unicode))
         if not valid:
             problems.add("disallowed_chars")
         found |= problems
@@ -598,6 +610,7 @@ def _idn_labels(labels: list[str], found: set[str]) -> tuple[list[str], list[str
     return unicode_labels, display_labels
 
 
+@lru_cache(maxsize=MAX_LABEL_CACHE)
 def _decode_label(label: str) -> tuple[str, bool]:
     """(Unicode text, valid under IDNA2008) of one canonical ASCII label."""
     if not label.startswith("xn--"):
@@ -613,8 +626,13 @@ def _decode_label(label: str) -> tuple[str, bool]:
         return label, False
 
 
-def _label_problems(label: str, tld_ascii: str, tld_unicode: str) -> set[str]:
-    """Reason codes for one non-ASCII label under the browser IDN display policy."""
+@lru_cache(maxsize=MAX_LABEL_CACHE)
+def _label_problems(label: str, tld_ascii: str, tld_unicode: str) -> frozenset[str]:
+    """Reason codes for one non-ASCII label under the browser IDN display policy (cached: pure)."""
+    return frozenset(_label_problems_uncached(label, tld_ascii, tld_unicode))
+
+
+def _label_problems_uncached(label: str, tld_ascii: str, tld_unicode: str) -> set[str]:
     engine = _engine()
     sets = engine.sets
     problems: set[str] = set()
@@ -729,11 +747,17 @@ def _dangerous_pattern(label: str) -> bool:
 # --- skeletons, look-alikes, trusted domains ------------------------------------------------------
 
 
-def _skeletons(engine: _Engine, text: str) -> set[str]:
+@lru_cache(maxsize=MAX_LABEL_CACHE)
+def _skeletons(text: str) -> frozenset[str]:
+    """Confusable skeletons of `text` (cached: pure, and domains repeat)."""
+    return _skeletons_of(_engine(), text)
+
+
+def _skeletons_of(engine: _Engine, text: str) -> frozenset[str]:
     """Confusable skeletons of `text` (UTS 39 §4 plus the browser supplements)."""
     spoof = engine.spoof
     if text.isascii():
-        return {spoof.getSkeleton(0, text)}
+        return frozenset((spoof.getSkeleton(0, text),))
     if engine.sets["lgc_ascii"].containsAll(text):
         # Accents do not save a look-alike: compare "googlé" as "google".
         stripped = unicodedata.normalize("NFD", text)
@@ -744,13 +768,13 @@ def _skeletons(engine: _Engine, text: str) -> set[str]:
         if char in text:
             more = {v.replace(char, alt) for v in variants for alt in alternatives}
             variants |= set(sorted(more)[: max(0, MAX_SKELETON_VARIANTS - len(variants))])
-    return {spoof.getSkeleton(0, v) for v in variants}
+    return frozenset(spoof.getSkeleton(0, v) for v in variants)
 
 
 def _match_skeleton(text: str, own_ascii: str, trusted: _Trusted) -> str | None:
     """The trusted or well-known domain (display form) whose skeleton `text` shares, if any."""
     engine = _engine()
-    for skeleton in _skeletons(engine, text):
+    for skeleton in _skeletons(text):
         for table in (trusted.skeletons, engine.known):
             match = table.get(skeleton)
             if match is not None and match[0] != own_ascii:
@@ -767,7 +791,7 @@ def _embeds_known_domain(sub_labels: list[str], trusted: _Trusted) -> bool:
             candidate = ".".join(sub_labels[start:end])
             if candidate in _KNOWN_SET or candidate in trusted.domains:
                 return True
-            for skeleton in _skeletons(engine, candidate):
+            for skeleton in _skeletons(candidate):
                 if skeleton in engine.known or skeleton in trusted.skeletons:
                     return True
     return False
@@ -810,7 +834,6 @@ def _trusted_entry(entry: str) -> tuple[str, str] | None:
 
 @lru_cache(maxsize=MAX_TRUSTED_CACHE)
 def _trusted_table(entries: tuple[str, ...]) -> _Trusted:
-    engine = _engine()
     domains: set[str] = set()
     skeletons: dict[str, tuple[str, str]] = {}
     for entry in entries:
@@ -819,6 +842,6 @@ def _trusted_table(entries: tuple[str, ...]) -> _Trusted:
             continue
         ascii_domain, unicode_domain = normalised
         domains.add(ascii_domain)
-        for skeleton in _skeletons(engine, unicode_domain):
+        for skeleton in _skeletons(unicode_domain):
             skeletons.setdefault(skeleton, (ascii_domain, unicode_domain))
     return _Trusted(frozenset(domains), skeletons)
