@@ -18,7 +18,7 @@ from mcp_elicit.core import _url_parse, urls
 from mcp_elicit.core.urls import check_url, verdict_as_json
 
 VECTORS = json.loads((Path(__file__).parent / "url_vectors.json").read_text(encoding="utf-8"))["cases"]
-_CACHED = (urls._decode_label, urls._label_problems, urls._skeletons)
+_CACHED = (urls._decode_label, urls._label_problems, urls._skeletons, urls._check_host)
 
 
 def _reference(raw: str, **kwargs: Any) -> dict[str, Any]:

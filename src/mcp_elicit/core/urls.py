@@ -139,8 +139,9 @@ MAX_SKELETON_VARIANTS: Final = 16
 MAX_EMBEDDED_WINDOW: Final = 4
 # Distinct trusted-domain entries (and trusted sets) whose normalised form is cached.
 MAX_TRUSTED_CACHE: Final = 1_024
-# Distinct labels (and domains) whose decoding, IDN verdict and skeletons are cached: the
-# analyses are pure, and consent URLs come from few hosts. A stream of fresh hosts only misses.
+# Distinct hosts, labels and domains whose analyses (host verdict, IDN decoding, label verdict,
+# skeletons) are cached, per cache: they are pure, and consent URLs come from few hosts. A stream
+# of fresh hosts only misses.
 MAX_LABEL_CACHE: Final = 4_096
 
 _BLOCK: Final = "block"
@@ -369,9 +370,9 @@ def check_url(
     """
     if not isinstance(raw, str):
         raise TypeError(f"check_url expects a str, got {type(raw).__name__}")
-    trusted = _trusted_table(_trusted_key(trusted_domains))
+    key = _trusted_key(trusted_domains)
     try:
-        return _check(raw, trusted, allow_http_loopback)
+        return _check(raw, key, allow_http_loopback)
     except Exception:  # a bug must become a refusal, never a crash in the consent path
         return _verdict(raw, {"check_failed"}, None, None, None, None, None, DisplayParts("", "", "", raw))
 
@@ -396,11 +397,12 @@ def _verdict(
     return UrlVerdict(raw, worst, reasons, canonical, host, host_display, registrable, lookalike_of, parts)
 
 
-def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict:
+def _check(raw: str, trusted: tuple[str, ...], allow_http_loopback: bool) -> UrlVerdict:
     found: set[str] = set()
     if len(raw) > MAX_URL_INPUT_LENGTH:
         return _verdict(raw, {"input_too_long"}, None, None, None, None, None, DisplayParts("", "", "", raw))
-    if _SUSPICIOUS_RE.search(raw):
+    # ASCII holds no bidi or invisible characters; isprintable() is False exactly on C0 and DEL.
+    if not (raw.isascii() and raw.isprintable()) and _SUSPICIOUS_RE.search(raw):
         _scan_characters(raw, found)
     if len(raw) > MAX_URL_LENGTH:
         found.add("too_long")
@@ -447,7 +449,8 @@ def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict
         loopback = _check_ipv6(hostname, found)
         info = _HostInfo(hostname, "", hostname, None, None)
     else:
-        info = _check_domain(hostname, trusted, found)
+        info, host_reasons = _check_host(hostname, trusted)
+        found |= host_reasons
         loopback = "loopback" in found
     if scheme == "http" and allow_http_loopback and not loopback:
         found.add("http_not_loopback")
@@ -533,6 +536,14 @@ class _HostInfo(NamedTuple):
     highlight: str  # display span to emphasise
     registrable: str | None  # registrable domain, display form
     lookalike_of: str | None
+
+
+@lru_cache(maxsize=MAX_LABEL_CACHE)
+def _check_host(hostname: str, trusted: tuple[str, ...]) -> tuple[_HostInfo, frozenset[str]]:
+    """`_check_domain` cached per host and trusted set: pure, and consent URLs come from few hosts."""
+    found: set[str] = set()
+    info = _check_domain(hostname, _trusted_table(trusted), found)
+    return info, frozenset(found)
 
 
 def _check_domain(hostname: str, trusted: _Trusted, found: set[str]) -> _HostInfo:
