@@ -703,6 +703,8 @@ def _unsafe_middle_dot(label: str, tld_ascii: str) -> bool:
 
 def _whole_script_confusable(label: str, tld_ascii: str, tld_unicode: str) -> bool:
     for letters, lookalikes, native_tlds in _engine().scripts:
+        if not letters.containsSome(label):  # one ICU call instead of one per character
+            continue
         used = [ch for ch in label if letters.contains(ch)]
         if used and all(lookalikes.contains(ch) for ch in used):
             # Normal in the script's own country TLDs and under TLDs written in that script.
