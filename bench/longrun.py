@@ -1,20 +1,21 @@
 """Cost per 2026-07-28 call as a server keeps serving: mcp-elicit `ask` against the raw SDK, same run.
 
-Run: .venv/bin/python bench/longrun.py [--calls N] [--block B] [--quick]
+Run: .venv/bin/python bench/longrun.py [--calls N] [--block B] [--window W] [--quick]
 
 One server of each kind stays up for the whole run (in memory, one SDK client each, so the
 figures show the server's own growth, not transport noise) and serves N calls (default 20,000) of
 a tool that asks one four-field form on the 2026-07-28 path: each call is a `tools/call` answered
 with an InputRequiredResult, then the retry carrying the answer and the sealed requestState. The
-two servers take turns in blocks of B calls, alternating which goes first. The table gives µs per
-call in the block ending at each checkpoint and the ratio to the raw SDK's block in the same turn;
-a flat ratio means nothing grows with the calls served (requestState nonces, caches, logs).
+two servers take turns of B calls (default 100), alternating which goes first, so a change of load
+on the machine hits both alike. Each table row covers a window of calls served (default 2,000):
+the median µs per call of each server's turns in it and the median (min-max) of the paired ratios
+of its turns. A flat ratio means nothing grows with the calls served (requestState nonces, caches,
+logs).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import time
 from typing import Any
@@ -52,29 +53,32 @@ async def main(args: argparse.Namespace) -> None:
         }
         for client, tool in variants.values():
             await client.call_tool(tool, {})  # warm-up (not counted)
-        rows: list[tuple[int, float, float]] = []
+        blocks: list[tuple[int, float, float]] = []  # (calls served, ask µs/call, SDK µs/call)
         served, started = 0, time.perf_counter()
         while served < args.calls:
             names = list(variants) if (served // args.block) % 2 == 0 else list(reversed(variants))
             got: dict[str, float] = {}
             for name in names:
-                gc.collect()  # a collection lands in neither block's timing by chance
                 got[name] = await block(*variants[name], args.block)
             served += args.block
-            rows.append((served, got["mcp-elicit ask"], got["raw SDK Resolve+Elicit"]))
+            blocks.append((served, got["mcp-elicit ask"], got["raw SDK Resolve+Elicit"]))
         elapsed = time.perf_counter() - started
-    print(f"{served:,} calls per server, blocks of {args.block}, in memory; {elapsed:.0f} s")
-    print(f"{'calls served':>12s} {'ask µs/call':>12s} {'raw SDK µs/call':>16s} {'ratio':>6s}")
-    step = max(1, len(rows) // 10)
-    for i, (n, ours_us, sdk_us) in enumerate(rows):
-        if i == 0 or (i + 1) % step == 0 or i == len(rows) - 1:
-            print(f"{n:>12,} {ours_us:>12,.0f} {sdk_us:>16,.0f} {ours_us / sdk_us:>6.2f}x")
-    first = [r[1] / r[2] for r in rows[: max(1, len(rows) // 5)]]
-    last = [r[1] / r[2] for r in rows[-max(1, len(rows) // 5) :]]
-    print(
-        f"ratio, first fifth of the run {statistics.median(first):.2f}x ({min(first):.2f}-{max(first):.2f}), "
-        f"last fifth {statistics.median(last):.2f}x ({min(last):.2f}-{max(last):.2f})"
-    )
+    print(f"{served:,} calls per server in turns of {args.block}, in memory; {elapsed:.0f} s")
+    print("per window of calls served: median µs per call, median ratio of paired turns (min-max)")
+    print(f"{'calls served':>14s} {'ask µs/call':>12s} {'raw SDK µs/call':>16s}  ratio")
+    per_window = max(1, args.window // args.block)
+    windows = [blocks[i : i + per_window] for i in range(0, len(blocks), per_window)]
+    for window in windows:
+        rs = [a / b for _, a, b in window]
+        span = f"{window[0][0] - args.block + 1:,}-{window[-1][0]:,}"
+        print(
+            f"{span:>14s} {statistics.median(a for _, a, _ in window):>12,.0f} "
+            f"{statistics.median(b for _, _, b in window):>16,.0f}  "
+            f"{statistics.median(rs):.2f}x ({min(rs):.2f}-{max(rs):.2f})"
+        )
+    first = statistics.median(a / b for _, a, b in windows[0])
+    last = statistics.median(a / b for _, a, b in windows[-1])
+    print(f"ratio in the last window / ratio in the first: {last / first:.2f} (flat is 1.00)")
 
 
 if __name__ == "__main__":
@@ -82,9 +86,10 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=20_000, help="calls per server (default 20,000)")
-    parser.add_argument("--block", type=int, default=500, help="calls per turn (default 500)")
-    parser.add_argument("--quick", action="store_true", help="3,000 calls in blocks of 250 (a smoke run)")
+    parser.add_argument("--block", type=int, default=100, help="calls per turn (default 100)")
+    parser.add_argument("--window", type=int, default=2_000, help="calls per table row (default 2,000)")
+    parser.add_argument("--quick", action="store_true", help="3,000 calls, rows of 500 (a smoke run)")
     arguments = parser.parse_args()
     if arguments.quick:
-        arguments.calls, arguments.block = 3_000, 250
+        arguments.calls, arguments.window = 3_000, 500
     anyio.run(main, arguments)

@@ -16,8 +16,9 @@ Every server is driven by the same `mcp.client.Client`. Floors printed beside: t
 trip with no elicitation (`noop`, and `send_ping`), and a bare JSON-RPC ping written straight to
 the server process (stdio lines, or one HTTP POST) with no client library.
 
-All variants of a round run interleaved, in alternating order from round to round; figures are
-medians over rounds, ratios are paired within a round and shown with their min-max.
+Within a round the variants of a transport take turns call by call (one call each, the order
+reversed on every pass and every round), so a change of load on the machine hits them alike; figures
+are medians over rounds, ratios are paired within a round and shown with their min-max.
 """
 
 from __future__ import annotations
@@ -197,12 +198,16 @@ async def build(stack: AsyncExitStack, transport: str, audit: bool) -> dict[str,
     return ops
 
 
-async def timed(op: Op, calls: int) -> float:
-    await op()  # warm-up
-    start = time.perf_counter()
-    for _ in range(calls):
-        await op()
-    return (time.perf_counter() - start) / calls * 1e6
+async def round_robin(ops: dict[str, Op], calls: int, forward: bool) -> dict[str, float]:
+    """µs per call of every operation, taking turns call by call so load hits them alike."""
+    names = list(ops) if forward else list(reversed(ops))
+    spent = dict.fromkeys(names, 0.0)
+    for i in range(calls):
+        for name in names if i % 2 == 0 else reversed(names):
+            start = time.perf_counter()
+            await ops[name]()
+            spent[name] += time.perf_counter() - start
+    return {name: total / calls * 1e6 for name, total in spent.items()}
 
 
 LABELS = {
@@ -258,16 +263,19 @@ async def main(args: argparse.Namespace) -> None:
         ops: dict[str, dict[str, Op]] = {}
         for transport in args.transports:
             ops[transport] = await build(stack, transport, args.audit)
-        order = [(tr, name) for tr in args.transports for name in ops[tr]]
         samples: dict[str, dict[str, list[float]]] = {tr: {name: [] for name in ops[tr]} for tr in ops}
+        for tr in ops:
+            await round_robin(ops[tr], 2, True)  # warm-up: connections, caches
         started = time.perf_counter()
         for r in range(args.rounds):
-            for tr, name in order if r % 2 == 0 else reversed(order):
+            for tr in args.transports if r % 2 == 0 else reversed(args.transports):
                 calls = args.calls if tr == "memory" else max(args.calls // 2, 5)
-                samples[tr][name].append(await timed(ops[tr][name], calls))
+                for name, micros in (await round_robin(ops[tr], calls, r % 2 == 0)).items():
+                    samples[tr][name].append(micros)
         print(
             f"{args.rounds} rounds, {args.calls} calls per variant in memory, "
-            f"{max(args.calls // 2, 5)} over stdio/HTTP; {time.perf_counter() - started:.0f} s"
+            f"{max(args.calls // 2, 5)} over stdio/HTTP, variants taking turns call by call; "
+            f"{time.perf_counter() - started:.0f} s"
         )
         for tr in args.transports:
             report(tr, samples[tr])
