@@ -102,3 +102,10 @@ def test_reasons_come_in_the_documented_order() -> None:
     v = check_url("http://user:pw@0x7f.1:8080/\u202e")
     assert len(v.reasons) > 2
     assert list(v.reasons) == [code for code in urls.REASONS if code in v.reasons]
+
+
+def test_overlong_hosts_are_judged_without_entering_the_host_cache() -> None:
+    urls._check_host.cache_clear()
+    v = check_url("https://" + "a." * 200 + "example.com/")
+    assert "host_too_long" in v.reasons
+    assert urls._check_host.cache_info().currsize == 0

@@ -141,7 +141,7 @@ MAX_EMBEDDED_WINDOW: Final = 4
 MAX_TRUSTED_CACHE: Final = 1_024
 # Distinct hosts, labels and domains whose analyses (host verdict, IDN decoding, label verdict,
 # skeletons) are cached, per cache: they are pure, and consent URLs come from few hosts. A stream
-# of fresh hosts only misses.
+# of fresh hosts only misses; hosts over MAX_HOST_LENGTH are never cached, so no entry is large.
 MAX_LABEL_CACHE: Final = 4_096
 
 _BLOCK: Final = "block"
@@ -449,8 +449,11 @@ def _check(raw: str, trusted: tuple[str, ...], allow_http_loopback: bool) -> Url
         loopback = _check_ipv6(hostname, found)
         info = _HostInfo(hostname, "", hostname, None, None)
     else:
-        info, host_reasons = _check_host(hostname, trusted)
-        found |= host_reasons
+        if len(hostname) <= MAX_HOST_LENGTH + 1:  # +1: a trailing dot
+            info, host_reasons = _check_host(hostname, trusted)
+            found |= host_reasons
+        else:  # blocked as host_too_long; never cached, so a hostile stream cannot fill memory
+            info = _check_domain(hostname, _trusted_table(trusted), found)
         loopback = "loopback" in found
     if scheme == "http" and allow_http_loopback and not loopback:
         found.add("http_not_loopback")
