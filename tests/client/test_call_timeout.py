@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
-from mcp_elicit.cli.call import DEFAULT_CALL_TIMEOUT_SECONDS, _ServerWait, run_call
 
 from mcp_elicit.cli import call_command, main
+from mcp_elicit.cli.call import DEFAULT_CALL_TIMEOUT_SECONDS, _ServerWait, run_call
 from mcp_elicit.client.connection import ServerSpec
 
 pytestmark = pytest.mark.anyio

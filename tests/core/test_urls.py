@@ -95,6 +95,7 @@ def test_an_internal_error_becomes_a_block_not_an_exception(monkeypatch: pytest.
         raise RuntimeError("boom")
 
     monkeypatch.setattr(urls, "_check_domain", explode)
+    urls._check_host.cache_clear()  # the host analysis is cached; reach the patched function
     v = check_url("https://example.com/")
     assert (v.verdict, v.reasons, v.raw) == ("block", ("check_failed",), "https://example.com/")
 
@@ -170,7 +171,7 @@ def test_no_two_well_known_domains_share_a_skeleton_and_each_checks_ok() -> None
     engine = urls._engine()
     owners: dict[str, str] = {}
     for domain in WELL_KNOWN_DOMAINS:
-        for skeleton in urls._skeletons(engine, domain):
+        for skeleton in urls._skeletons_of(engine, domain):
             assert owners.setdefault(skeleton, domain) == domain
         assert check_url(f"https://{domain}/").verdict == "ok", domain
 
@@ -241,5 +242,6 @@ def test_a_canonical_https_url_with_an_ascii_public_host_is_ok_U4(
 ) -> None:
     v = check_url("https://" + ".".join([*labels, suffix]) + "/" + path)
     assume(v.canonical is not None and v.lookalike_of is None and "embedded_domain" not in v.reasons)
+    assume("no_registrable_domain" not in v.reasons)  # private PSL suffixes such as jp.net, github.io
     canonical = check_url(v.canonical)
     assert (canonical.verdict, canonical.reasons) == ("ok", ())

@@ -484,8 +484,10 @@ class FormVerdict:
 
 def tokenize(text: str) -> list[str]:
     """Lower-case words of `text`, split across case, digits and punctuation, glued compounds split."""
-    text = unicodedata.normalize("NFKD", text[:MAX_SCAN_CHARS])
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text[:MAX_SCAN_CHARS]
+    if not text.isascii():  # ASCII has nothing to decompose or fold
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
     text = _POSSESSIVE.sub("", text)
     text = _CAMEL.sub(" ", text)
     text = _DIGIT_EDGE.sub(" ", text)
@@ -516,7 +518,47 @@ def _index(rules: Iterable[Rule]) -> dict[str, list[tuple[tuple[str, ...], Rule]
 _TEXT_RULES: Final = _index(r for r in RULES if r.where & _TEXT)
 _HINT_RULES: Final = _index(r for r in RULES if r.where & _HINT)
 _FLAG_RULES: Final = tuple(r for r in RULES if r.where & _FLAG)
+_HINT_AND_FLAG_KEYS: Final = frozenset(_HINT_KEYWORDS) | {r.phrase for r in _FLAG_RULES}
 _BENIGN: Final = _index(Rule(p, _TEXT, "warn", "benign", "") for p in BENIGN_PHRASES)
+
+
+# Everyday words a rule's trigger should not be when the rule has a rarer one.
+_COMMON_WORDS: Final = frozenset({"your", "number", "code", "time", "one", "words", "details", "sort"})
+
+
+def _rarest(words: list[str]) -> str:
+    rare = [w for w in words if w not in _COMMON_WORDS] or words
+    return max(rare, key=len)
+
+
+def _trigger(rules: Iterable[Rule]) -> re.Pattern[str]:
+    """A search for the longest (rarest) word of each rule: a rule cannot fire without it.
+
+    A word that contains another trigger word adds nothing (where it occurs, so does the other).
+    """
+    longest = {_rarest(rule.phrase.split(" ")) for rule in rules}
+    words = {w for w in longest if not any(o != w and o in w for o in longest)}
+    return re.compile(_trie_pattern(sorted(words)))
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """An alternation nested by first letter: the regex engine rejects a position in one step."""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in by_first.items():
+        if "" in rests:  # a shorter word covers every longer one with the same start
+            branches.append(re.escape(first))
+        elif len(rests) == 1:
+            branches.append(re.escape(first + rests[0]))
+        else:
+            branches.append(re.escape(first) + "(?:" + _trie_pattern(rests) + ")")
+    return "|".join(branches)
+
+
+_TEXT_TRIGGER: Final = _trigger(r for r in RULES if r.where & _TEXT)
+_HINT_TRIGGER: Final = _trigger(r for r in RULES if r.where & _HINT)
 
 
 def _spans(
@@ -545,7 +587,19 @@ def _match_text(text: str, where: Where) -> tuple[Rule, ...]:
     return _match_text_uncached(text, where)
 
 
+def _may_fire(text: str, trigger: re.Pattern[str]) -> bool:
+    """False only if no rule can fire on `text`: an ASCII text missing every rule's trigger word.
+
+    Every word tokenize() yields from ASCII text is a substring of the lower-cased text (it only
+    lowers, cuts and drops "'s"), so a rule whose rarest word is absent cannot match. Non-ASCII text
+    (folding can create letters) always takes the full path.
+    """
+    return not text.isascii() or trigger.search(text.lower()) is not None
+
+
 def _match_text_uncached(text: str, where: Where) -> tuple[Rule, ...]:
+    if not _may_fire(text, _TEXT_TRIGGER):
+        return ()
     prose = where == "description"
     clauses = _CLAUSE.split(text[:MAX_SCAN_CHARS]) if prose else [text]
     fired: list[Rule] = []
@@ -572,6 +626,8 @@ def _match_text_uncached(text: str, where: Where) -> tuple[Rule, ...]:
 
 
 def _match_hint(value: str) -> list[Rule]:
+    if not _may_fire(value, _HINT_TRIGGER):
+        return []
     return [rule for _, _, rule in _spans(tokenize(value), _HINT_RULES)]
 
 
@@ -589,17 +645,21 @@ def classify_field(name: str, schema: Any) -> FieldVerdict:
     """Classify one field: `name` is its `properties` key, `schema` its (possibly garbage) schema."""
     fired: list[Rule] = []
     fired += _match_text(name, "name")
-    if isinstance(schema, Mapping):
+    is_mapping = type(schema) is dict or isinstance(schema, Mapping)
+    if is_mapping:
         title, description = schema.get("title"), schema.get("description")
         if isinstance(title, str):
             fired += _match_text(title, "title")
         if isinstance(description, str):
             fired += _match_text(description, "description")
-        for keyword in _HINT_KEYWORDS:
-            value = schema.get(keyword)
-            if isinstance(value, str):
-                fired += _match_hint(value)
-        fired += [rule for rule in _FLAG_RULES if schema.get(rule.phrase) is True]
+        if not _HINT_AND_FLAG_KEYS.isdisjoint(schema):  # most fields have neither
+            for keyword in _HINT_KEYWORDS:
+                value = schema.get(keyword)
+                if isinstance(value, str):
+                    fired += _match_hint(value)
+            fired += [rule for rule in _FLAG_RULES if schema.get(rule.phrase) is True]
+    if not fired:  # no cap can lower "ok"
+        return FieldVerdict(name=name, verdict="ok", reasons=())
     verdict: Verdict = "ok"
     reasons: list[str] = []
     for rule in fired:
@@ -607,7 +667,7 @@ def classify_field(name: str, schema: Any) -> FieldVerdict:
             verdict = rule.level
         if rule.reason not in reasons:
             reasons.append(rule.reason)
-    cap = _choice_cap(schema) if isinstance(schema, Mapping) else None
+    cap = _choice_cap(schema) if is_mapping else None
     if cap is not None and _RANK[verdict] > _RANK[cap]:
         verdict = cap
         reasons.append("fixed_choices")

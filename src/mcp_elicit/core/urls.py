@@ -73,7 +73,7 @@ loopback                   ok        the host is loopback (informational)
 
 Limits (named constants below): MAX_URL_LENGTH, MAX_URL_INPUT_LENGTH, MAX_HOST_LENGTH,
 MAX_LABEL_LENGTH, MIN_ASCII_LOOKALIKE_LABEL, MAX_SKELETON_VARIANTS, MAX_EMBEDDED_WINDOW,
-MAX_TRUSTED_CACHE.
+MAX_TRUSTED_CACHE, MAX_LABEL_CACHE.
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ import icu
 import idna
 from publicsuffixlist import PublicSuffixList
 
+from mcp_elicit.core._url_parse import parse as parse_url
 from mcp_elicit.core.data import idn_policy
 from mcp_elicit.core.data.well_known_domains import WELL_KNOWN_DOMAINS
 from mcp_elicit.errors import InvalidArgument
@@ -99,6 +100,7 @@ from mcp_elicit.errors import InvalidArgument
 __all__ = [
     "MAX_EMBEDDED_WINDOW",
     "MAX_HOST_LENGTH",
+    "MAX_LABEL_CACHE",
     "MAX_LABEL_LENGTH",
     "MAX_SKELETON_VARIANTS",
     "MAX_TRUSTED_CACHE",
@@ -138,6 +140,10 @@ MAX_SKELETON_VARIANTS: Final = 16
 MAX_EMBEDDED_WINDOW: Final = 4
 # Distinct trusted-domain entries (and trusted sets) whose normalised form is cached.
 MAX_TRUSTED_CACHE: Final = 1_024
+# Distinct hosts, labels and domains whose analyses (host verdict, IDN decoding, label verdict,
+# skeletons) are cached, per cache: they are pure, and consent URLs come from few hosts. A stream
+# of fresh hosts only misses; hosts over MAX_HOST_LENGTH are never cached, so no entry is large.
+MAX_LABEL_CACHE: Final = 4_096
 
 _BLOCK: Final = "block"
 _WARN: Final = "warn"
@@ -176,6 +182,7 @@ REASONS: Final[Mapping[str, Verdict]] = MappingProxyType(
     }
 )
 _RANK: Final = {"ok": 0, "warn": 1, "block": 2}
+_ORDER: Final = {code: i for i, code in enumerate(REASONS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +317,7 @@ def _engine() -> _Engine:
     )
     engine = _Engine(PublicSuffixList(), spoof, sets, scripts, {})
     for domain in WELL_KNOWN_DOMAINS:
-        for skeleton in _skeletons(engine, domain):
+        for skeleton in _skeletons_of(engine, domain):
             engine.known.setdefault(skeleton, (domain, domain))
     return engine
 
@@ -360,13 +367,13 @@ def check_url(
     of them are blocked like look-alikes of the built-in well-known list. With
     `allow_http_loopback=False` plain http is refused even for loopback hosts.
 
-    Never raises for any string; raises TypeError if `raw` is not a string.
+    Never raises for any string; raises InvalidArgument (a TypeError) if `raw` is not a string.
     """
     if not isinstance(raw, str):
         raise InvalidArgument("raw", f"check_url expects a str, got {type(raw).__name__}")
-    trusted = _trusted_table(_trusted_key(trusted_domains))
+    key = _trusted_key(trusted_domains)
     try:
-        return _check(raw, trusted, allow_http_loopback)
+        return _check(raw, key, allow_http_loopback)
     except Exception:  # a bug must become a refusal, never a crash in the consent path
         return _verdict(raw, {"check_failed"}, None, None, None, None, None, DisplayParts("", "", "", raw))
 
@@ -381,7 +388,9 @@ def _verdict(
     lookalike_of: str | None,
     parts: DisplayParts,
 ) -> UrlVerdict:
-    reasons = tuple(code for code in REASONS if code in found)
+    if not found:
+        return UrlVerdict(raw, "ok", (), canonical, host, host_display, registrable, lookalike_of, parts)
+    reasons = tuple(sorted(found, key=_ORDER.__getitem__))
     worst: Verdict = "ok"
     for code in reasons:
         if _RANK[REASONS[code]] > _RANK[worst]:
@@ -389,24 +398,27 @@ def _verdict(
     return UrlVerdict(raw, worst, reasons, canonical, host, host_display, registrable, lookalike_of, parts)
 
 
-def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict:
+def _check(raw: str, trusted: tuple[str, ...], allow_http_loopback: bool) -> UrlVerdict:
     found: set[str] = set()
     if len(raw) > MAX_URL_INPUT_LENGTH:
         return _verdict(raw, {"input_too_long"}, None, None, None, None, None, DisplayParts("", "", "", raw))
-    if _SUSPICIOUS_RE.search(raw):
+    # ASCII holds no bidi or invisible characters; isprintable() is False exactly on C0 and DEL.
+    if not (raw.isascii() and raw.isprintable()) and _SUSPICIOUS_RE.search(raw):
         _scan_characters(raw, found)
     if len(raw) > MAX_URL_LENGTH:
         found.add("too_long")
     try:
-        url = ada_url.URL(raw)
-    except (ValueError, UnicodeError):
+        url = parse_url(raw)
+    except UnicodeError:
+        url = None
+    if url is None:
         found.add("unparseable")
         return _verdict(raw, found, None, None, None, None, None, DisplayParts("", "", "", raw))
 
-    href: str = url.href
+    href = url.href
     if len(href) > MAX_URL_LENGTH:
         found.add("too_long")
-    protocol: str = url.protocol
+    protocol = url.protocol
     scheme = protocol[:-1]
     if scheme != "https" and not (scheme == "http" and allow_http_loopback):
         found.add("scheme_not_allowed")
@@ -415,7 +427,7 @@ def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict
         parts = DisplayParts(protocol, "", "", href[len(protocol) :])
         return _verdict(raw, found, href, None, None, None, None, parts)
 
-    hostname: str = url.hostname
+    hostname = url.hostname
     authority_start = len(protocol) + 2
     path_start = href.find("/", authority_start)  # special URLs always have a path
     authority = href[authority_start:path_start]
@@ -438,7 +450,11 @@ def _check(raw: str, trusted: _Trusted, allow_http_loopback: bool) -> UrlVerdict
         loopback = _check_ipv6(hostname, found)
         info = _HostInfo(hostname, "", hostname, None, None)
     else:
-        info = _check_domain(hostname, trusted, found)
+        if len(hostname) <= MAX_HOST_LENGTH + 1:  # +1: a trailing dot
+            info, host_reasons = _check_host(hostname, trusted)
+            found |= host_reasons
+        else:  # blocked as host_too_long; never cached, so a hostile stream cannot fill memory
+            info = _check_domain(hostname, _trusted_table(trusted), found)
         loopback = "loopback" in found
     if scheme == "http" and allow_http_loopback and not loopback:
         found.add("http_not_loopback")
@@ -526,6 +542,14 @@ class _HostInfo(NamedTuple):
     lookalike_of: str | None
 
 
+@lru_cache(maxsize=MAX_LABEL_CACHE)
+def _check_host(hostname: str, trusted: tuple[str, ...]) -> tuple[_HostInfo, frozenset[str]]:
+    """`_check_domain` cached per host and trusted set: pure, and consent URLs come from few hosts."""
+    found: set[str] = set()
+    info = _check_domain(hostname, _trusted_table(trusted), found)
+    return info, frozenset(found)
+
+
 def _check_domain(hostname: str, trusted: _Trusted, found: set[str]) -> _HostInfo:
     engine = _engine()
     dot = "." if hostname.endswith(".") else ""
@@ -534,7 +558,9 @@ def _check_domain(hostname: str, trusted: _Trusted, found: set[str]) -> _HostInf
     if not bare.strip("."):
         found.add("empty_host")  # "https://./" and "https://%2e/" parse, yet name nothing
         return _HostInfo(hostname, "", hostname, None, None)
-    if len(bare) > MAX_HOST_LENGTH or any(len(label) > MAX_LABEL_LENGTH for label in labels):
+    if len(bare) > MAX_HOST_LENGTH or (
+        len(bare) > MAX_LABEL_LENGTH and any(len(label) > MAX_LABEL_LENGTH for label in labels)
+    ):
         found.add("host_too_long")  # blocked already; analysing 30,000 labels would only cost time
         return _HostInfo(hostname, "", hostname, None, None)
     if labels[-1] == "localhost":
@@ -591,7 +617,7 @@ def _idn_labels(labels: list[str], found: set[str]) -> tuple[list[str], list[str
             display_labels.append(label)
             continue
         found.add("punycode")
-        problems = set() if text.isascii() else _label_problems(text, tld_ascii, tld_unicode)
+        problems = set() if text.isascii() else set(_label_problems(text, tld_ascii, tld_unicode))
         if not valid:
             problems.add("disallowed_chars")
         found |= problems
@@ -599,6 +625,7 @@ def _idn_labels(labels: list[str], found: set[str]) -> tuple[list[str], list[str
     return unicode_labels, display_labels
 
 
+@lru_cache(maxsize=MAX_LABEL_CACHE)
 def _decode_label(label: str) -> tuple[str, bool]:
     """(Unicode text, valid under IDNA2008) of one canonical ASCII label."""
     if not label.startswith("xn--"):
@@ -614,8 +641,13 @@ def _decode_label(label: str) -> tuple[str, bool]:
         return label, False
 
 
-def _label_problems(label: str, tld_ascii: str, tld_unicode: str) -> set[str]:
-    """Reason codes for one non-ASCII label under the browser IDN display policy."""
+@lru_cache(maxsize=MAX_LABEL_CACHE)
+def _label_problems(label: str, tld_ascii: str, tld_unicode: str) -> frozenset[str]:
+    """Reason codes for one non-ASCII label under the browser IDN display policy (cached: pure)."""
+    return frozenset(_label_problems_uncached(label, tld_ascii, tld_unicode))
+
+
+def _label_problems_uncached(label: str, tld_ascii: str, tld_unicode: str) -> set[str]:
     engine = _engine()
     sets = engine.sets
     problems: set[str] = set()
@@ -675,6 +707,8 @@ def _unsafe_middle_dot(label: str, tld_ascii: str) -> bool:
 
 def _whole_script_confusable(label: str, tld_ascii: str, tld_unicode: str) -> bool:
     for letters, lookalikes, native_tlds in _engine().scripts:
+        if not letters.containsSome(label):  # one ICU call instead of one per character
+            continue
         used = [ch for ch in label if letters.contains(ch)]
         if used and all(lookalikes.contains(ch) for ch in used):
             # Normal in the script's own country TLDs and under TLDs written in that script.
@@ -730,11 +764,17 @@ def _dangerous_pattern(label: str) -> bool:
 # --- skeletons, look-alikes, trusted domains ------------------------------------------------------
 
 
-def _skeletons(engine: _Engine, text: str) -> set[str]:
+@lru_cache(maxsize=MAX_LABEL_CACHE)
+def _skeletons(text: str) -> frozenset[str]:
+    """Confusable skeletons of `text` (cached: pure, and domains repeat)."""
+    return _skeletons_of(_engine(), text)
+
+
+def _skeletons_of(engine: _Engine, text: str) -> frozenset[str]:
     """Confusable skeletons of `text` (UTS 39 §4 plus the browser supplements)."""
     spoof = engine.spoof
     if text.isascii():
-        return {spoof.getSkeleton(0, text)}
+        return frozenset((spoof.getSkeleton(0, text),))
     if engine.sets["lgc_ascii"].containsAll(text):
         # Accents do not save a look-alike: compare "googlé" as "google".
         stripped = unicodedata.normalize("NFD", text)
@@ -745,13 +785,13 @@ def _skeletons(engine: _Engine, text: str) -> set[str]:
         if char in text:
             more = {v.replace(char, alt) for v in variants for alt in alternatives}
             variants |= set(sorted(more)[: max(0, MAX_SKELETON_VARIANTS - len(variants))])
-    return {spoof.getSkeleton(0, v) for v in variants}
+    return frozenset(spoof.getSkeleton(0, v) for v in variants)
 
 
 def _match_skeleton(text: str, own_ascii: str, trusted: _Trusted) -> str | None:
     """The trusted or well-known domain (display form) whose skeleton `text` shares, if any."""
     engine = _engine()
-    for skeleton in _skeletons(engine, text):
+    for skeleton in _skeletons(text):
         for table in (trusted.skeletons, engine.known):
             match = table.get(skeleton)
             if match is not None and match[0] != own_ascii:
@@ -768,7 +808,7 @@ def _embeds_known_domain(sub_labels: list[str], trusted: _Trusted) -> bool:
             candidate = ".".join(sub_labels[start:end])
             if candidate in _KNOWN_SET or candidate in trusted.domains:
                 return True
-            for skeleton in _skeletons(engine, candidate):
+            for skeleton in _skeletons(candidate):
                 if skeleton in engine.known or skeleton in trusted.skeletons:
                     return True
     return False
@@ -811,7 +851,6 @@ def _trusted_entry(entry: str) -> tuple[str, str] | None:
 
 @lru_cache(maxsize=MAX_TRUSTED_CACHE)
 def _trusted_table(entries: tuple[str, ...]) -> _Trusted:
-    engine = _engine()
     domains: set[str] = set()
     skeletons: dict[str, tuple[str, str]] = {}
     for entry in entries:
@@ -820,6 +859,6 @@ def _trusted_table(entries: tuple[str, ...]) -> _Trusted:
             continue
         ascii_domain, unicode_domain = normalised
         domains.add(ascii_domain)
-        for skeleton in _skeletons(engine, unicode_domain):
+        for skeleton in _skeletons(unicode_domain):
             skeletons.setdefault(skeleton, (ascii_domain, unicode_domain))
     return _Trusted(frozenset(domains), skeletons)
