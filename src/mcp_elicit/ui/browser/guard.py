@@ -75,7 +75,7 @@ def new_token() -> str:
 class PageGuard:
     """ASGI middleware: the checks in the module docstring; the app behind sees only good requests.
 
-    The app is mounted under ``/<token>`` (the guard strips it into ``root_path``), and a good
+    The app is mounted under ``/<token>`` (given as ``root_path``), and a good
     POST's form fields are available to it unchanged (the body is replayed).
     """
 
@@ -100,7 +100,7 @@ class PageGuard:
             await _refuse(guarded_send, 421, "This page answers only at its own address.")
             return
         path: str = scope["path"]
-        token, slash, rest = path[1:].partition("/")
+        token, slash, _ = path[1:].partition("/")
         if not slash or not hmac.compare_digest(f"/{token}".encode(), self.prefix.encode()):
             await _refuse(guarded_send, 404, "Not found.")
             return
@@ -123,7 +123,8 @@ class PageGuard:
                 await _refuse(guarded_send, 403, "Refused: the page's form token is missing or wrong.")
                 return
             receive = _replay(body)
-        scope = {**scope, "root_path": scope.get("root_path", "") + self.prefix, "path": "/" + rest}
+        # ASGI: `path` stays whole and `root_path` names the mount, which Starlette strips.
+        scope = {**scope, "root_path": scope.get("root_path", "") + self.prefix}
         await self.app(scope, receive, guarded_send)
 
 
