@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from mcp_elicit.core.forms import Field, Form, Option
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult
 from tests.ui.browser.conftest import Running, result_of
+
+from mcp_elicit.core.forms import Field, Form
+from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult
 
 pytestmark = pytest.mark.browser
 
@@ -78,7 +78,8 @@ def test_every_field_shape_is_filled_reviewed_changed_and_sent(
     page.get_by_role("button", name="Review answers").click()
 
     review = page.locator("table.review")
-    assert "Europe" in review.inner_text() and "Logs, Traces" in review.inner_text()
+    assert "Europe" in review.inner_text()
+    assert "Logs, Traces" in review.inner_text()
     accessible(page)
     screenshot(page, "review")
     page.get_by_role("button", name="Change: Region").click()  # change an answer from the review
@@ -92,7 +93,8 @@ def test_every_field_shape_is_filled_reviewed_changed_and_sent(
     assert result.action == "accept"
     content = dict(result.content)
     when = content.pop("when")
-    assert when.startswith("2026-03-01T09:30:00") and len(when) > len("2026-03-01T09:30:00")  # with its offset
+    assert when.startswith("2026-03-01T09:30:00")
+    assert len(when) > len("2026-03-01T09:30:00")
     assert content == {
         "name": "Ada",
         "email": "ada@example.org",
@@ -117,7 +119,7 @@ def test_a_retry_shows_the_pipelines_refusal_next_to_the_field(running: Running,
     assert result_of(answer) == UIResult("cancel")
 
 
-@pytest.mark.parametrize("button, action", [("Decline", "decline"), ("Cancel", "cancel")])
+@pytest.mark.parametrize(("button", "action"), [("Decline", "decline"), ("Cancel", "cancel")])
 def test_decline_and_cancel_end_the_question_from_the_form_and_the_review(
     running: Running, page: Any, button: str, action: str
 ) -> None:
@@ -152,7 +154,9 @@ async def _expire(running: Running) -> None:
 def test_a_second_question_waits_behind_the_first(running: Running, page: Any, screenshot: Any) -> None:
     other = Requester("calendar", "http://127.0.0.1:9/mcp", version="0.1")
     first = running.ask_form(FormPrompt(WHO, FOR, "First question", Form((Field.string("a", title="A"),))))
-    second = running.ask_form(FormPrompt(other, Purpose(), "Second question", Form((Field.string("b", title="B"),))))
+    second = running.ask_form(
+        FormPrompt(other, Purpose(), "Second question", Form((Field.string("b", title="B"),)))
+    )
     page.goto(running.url)
     assert page.locator(".message").inner_text() == "First question"
     assert "1 more question waiting" in page.locator("#queued").inner_text()
@@ -174,24 +178,38 @@ HOSTILE = (
 )
 
 
-def test_server_text_with_markup_scripts_and_escapes_is_shown_inert(running: Running, page: Any, screenshot: Any) -> None:
+def test_server_text_with_markup_scripts_and_escapes_is_shown_inert(
+    running: Running, page: Any, screenshot: Any
+) -> None:
     hostile_who = Requester(HOSTILE, "stdio: x", title="<i>t</i>")
     form = Form(
         (
             Field.single_select(
-                "pick", [("a", "<script>window.pwned=3</script>A"), ("b", "<u>B</u>")], title="<em>Pick</em>",
+                "pick",
+                [("a", "<script>window.pwned=3</script>A"), ("b", "<u>B</u>")],
+                title="<em>Pick</em>",
                 description=HOSTILE,
             ),
         )
     )
-    answer = running.ask_form(FormPrompt(hostile_who, Purpose("tools/call", "<x>", {"q": "</dd><script>"}), HOSTILE, form, warnings=(HOSTILE,)))
+    answer = running.ask_form(
+        FormPrompt(
+            hostile_who,
+            Purpose("tools/call", "<x>", {"q": "</dd><script>"}),
+            HOSTILE,
+            form,
+            warnings=(HOSTILE,),
+        )
+    )
     page.goto(running.url)
     assert page.evaluate("window.pwned") is None
     for tag in ("main script", "main img", "main b", "main i", "main em", "main u", "main x"):
         assert page.locator(tag).count() == 0, tag
     message = page.locator(".message").inner_text()
-    assert "<script>window.pwned=1</script>" in message and "{{ 7*7 }}" in message
-    assert "\u202e" not in message and "\x1b" not in message  # controls made visible, not obeyed
+    assert "<script>window.pwned=1</script>" in message
+    assert "{{ 7*7 }}" in message
+    assert "\u202e" not in message
+    assert "\x1b" not in message
     assert "<script>window.pwned=3</script>A" in page.locator("fieldset").inner_text()
     screenshot(page, "hostile-text")
     page.get_by_role("radio", name="<u>B</u>").check()

@@ -7,13 +7,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from tests.ui.browser.conftest import Running, result_of
 
 from mcp_elicit.client.url import url_warnings
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.urls import check_url, escape_for_display
+from mcp_elicit.errors import UrlHandoffStopped
 from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.ui.browser.guard import CONTENT_SECURITY_POLICY
-from tests.ui.browser.conftest import Running, result_of
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +49,8 @@ def test_url_consent_highlights_the_site_warns_of_a_look_alike_and_opens_without
 ) -> None:
     url = "https://paypal.com.secure-login.example.net/link?step=1"
     prompt = url_prompt(url)
-    assert prompt.verdict == "warn" and "embedded_domain" in prompt.reasons
+    assert prompt.verdict == "warn"
+    assert "embedded_domain" in prompt.reasons
     consent = running.ask_url(prompt)
     page.goto(running.url)
     assert page.locator("mark.site").inner_text() == "example.net"
@@ -79,7 +81,9 @@ def test_url_consent_highlights_the_site_warns_of_a_look_alike_and_opens_without
     assert result_of(again) == "cancel"
 
 
-def test_a_blocked_url_is_never_clickable_or_openable(running: Running, page: Any, accessible: Any, screenshot: Any) -> None:
+def test_a_blocked_url_is_never_clickable_or_openable(
+    running: Running, page: Any, accessible: Any, screenshot: Any
+) -> None:
     url = "https://paypa1.com/login"
     prompt = url_prompt(url)
     assert prompt.verdict == "block"
@@ -95,9 +99,11 @@ def test_a_blocked_url_is_never_clickable_or_openable(running: Running, page: An
     response = page.request.post(
         f"{running.url}q/{running.ui.queue.items[0].id}", form={"csrf": token, "do": "open"}
     )
-    assert response.status == 409 and not consent.done()
-    with pytest.raises(ValueError):
+    assert response.status == 409
+    assert not consent.done()
+    with pytest.raises(UrlHandoffStopped) as refused:
         running.call(running.ui.opener, url)  # the opener refuses it too
+    assert refused.value.reason == "url_refused"
     page.get_by_role("button", name="Decline").click()
     assert result_of(consent) == UIResult("decline")
 
@@ -126,14 +132,15 @@ def test_requests_without_the_token_with_a_foreign_host_or_without_the_csrf_toke
     good = _request(running, "GET", root, {"Host": host})
     assert good.status == 200
     assert good.getheader("Content-Security-Policy") == CONTENT_SECURITY_POLICY
-    assert "frame-ancestors 'none'" in CONTENT_SECURITY_POLICY and "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+    assert "frame-ancestors 'none'" in CONTENT_SECURITY_POLICY
+    assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
     assert good.getheader("X-Frame-Options") == "DENY"
 
     assert _request(running, "GET", "/", {"Host": host}).status == 404
     assert _request(running, "GET", "/" + "x" * 43 + "/", {"Host": host}).status == 404
     assert _request(running, "GET", root + "static/ui.css", {"Host": host}).status == 200
     assert _request(running, "GET", "/static/ui.css", {"Host": host}).status == 404
-    for foreign in ("evil.example:%d" % running.ui.port, "localhost:%d" % running.ui.port, "127.0.0.1"):
+    for foreign in (f"evil.example:{running.ui.port}", f"localhost:{running.ui.port}", "127.0.0.1"):
         assert _request(running, "GET", root, {"Host": foreign}).status == 421
 
     post = f"{root}q/{qid}"
@@ -147,7 +154,9 @@ def test_requests_without_the_token_with_a_foreign_host_or_without_the_csrf_toke
     # The page itself cannot be framed by another site, and no inline script runs in it.
     page.set_content(f'<iframe src="{running.url}"></iframe>')
     frame = page.frames[-1]
-    assert frame.url in ("", "about:blank", "chrome-error://chromewebdata/") or frame.content().find("csrf") < 0
+    assert (
+        frame.url in ("", "about:blank", "chrome-error://chromewebdata/") or frame.content().find("csrf") < 0
+    )
     page.goto(running.url)
     page.get_by_role("button", name="Cancel").click()
     assert result_of(answer) == UIResult("cancel")

@@ -49,6 +49,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from mcp_elicit.core.urls import check_url, escape_for_display
+from mcp_elicit.errors import ConfigError, UrlHandoffStopped
 from mcp_elicit.ui.browser import fields as F
 from mcp_elicit.ui.browser._protocol import (
     FormPrompt,
@@ -122,7 +123,7 @@ class BrowserUI:
     @property
     def port(self) -> int:
         if self._server is None:
-            raise RuntimeError("BrowserUI serves its page only inside `async with`")
+            raise ConfigError("browser_ui", "BrowserUI serves its page only inside `async with`")
         return self._server.port
 
     @property
@@ -164,7 +165,7 @@ class BrowserUI:
         """Release a consented URL: the waiting screen links to it (the person opens it)."""
         verdict = check_url(url)
         if not url.startswith(("https://", "http://")) or verdict.verdict == "block":
-            raise ValueError("only http(s) URLs whose check is not block are offered")
+            raise UrlHandoffStopped("url_refused")  # only http(s) URLs whose check is not block
         self._released[escape_for_display(verdict.display_url)] = url
         self._released.move_to_end(escape_for_display(verdict.display_url))
         while len(self._released) > MAX_RELEASED_URLS:
@@ -332,7 +333,13 @@ class BrowserUI:
         return back
 
     def _form_step(
-        self, q: Question, prompt: FormPrompt, action: str, change: str, form: dict[str, list[str]], back: Response
+        self,
+        q: Question,
+        prompt: FormPrompt,
+        action: str,
+        change: str,
+        form: dict[str, list[str]],
+        back: Response,
     ) -> Response:
         names = prompt.form.fields
         if change.isdigit() and int(change) < len(names):

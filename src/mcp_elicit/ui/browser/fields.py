@@ -183,14 +183,18 @@ def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]
                 choices += (Choice(NO_ANSWER, "No answer", current is None),)
         elif f.kind == "single_select":
             widget = "radios" if len(f.options) <= MAX_RADIO_OPTIONS else "select"
-            choices = tuple(Choice(o.value, visible(o.title or o.value), o.value == current) for o in f.options)
+            choices = tuple(
+                Choice(o.value, visible(o.title or o.value), o.value == current) for o in f.options
+            )
             if not f.required or current is None:
                 first = "No answer" if not f.required else "Choose…"
                 choices = (Choice(NO_ANSWER, first, current is None), *choices)
         else:
             widget = "checkboxes"
             picked = set(current or ())
-            choices = tuple(Choice(o.value, visible(o.title or o.value), o.value in picked) for o in f.options)
+            choices = tuple(
+                Choice(o.value, visible(o.title or o.value), o.value in picked) for o in f.options
+            )
         views.append(
             FieldView(
                 name=f.name,
@@ -246,9 +250,7 @@ def _parse(f: Field, raw: list[str]) -> tuple[Any, str | None, bool]:
     return text, None, True
 
 
-def parse_submission(
-    form: Form, submitted: Mapping[str, list[str]]
-) -> tuple[dict[str, Any], dict[str, str]]:
+def parse_submission(form: Form, submitted: Mapping[str, list[str]]) -> tuple[dict[str, Any], dict[str, str]]:
     """The answers in a submitted HTML form and, per field, why its answer cannot be sent.
 
     Every field is read (a problem in one does not hide the others); an empty optional field is

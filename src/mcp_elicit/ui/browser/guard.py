@@ -163,7 +163,10 @@ async def _refuse(send: Send, status: int, text: str) -> None:
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -211,7 +214,7 @@ class LocalServer:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
-                while not server.started and not done.is_set():
+                while not server.started and not done.is_set():  # noqa: ASYNC110 - uvicorn has no event
                     await anyio.sleep(0.01)
                 task_status.started()
                 try:
