@@ -307,3 +307,25 @@ def audit_export(
             writer.writerow(_csv_row(r))
     finally:
         sink.close()
+
+
+@audit_group.command("serve")
+@_audit_source
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="0: any free port.")
+def audit_serve(db: str | None, postgres: str | None, table: str, jsonl: str | None, port: int) -> None:
+    """Show the trail in your browser: records with filters, the chain's status, a chart (read-only).
+
+    Listens on 127.0.0.1 only and prints the page's link (with its session token) on stderr.
+    """
+    import contextlib
+    import functools
+
+    import anyio
+
+    from mcp_elicit.ui.browser.audit_view import serve_audit
+
+    _open_audit_reader(db, postgres, table, jsonl).close()  # a bad source fails here, not in the page
+    source = (postgres and f"PostgreSQL table {table}") or jsonl or db or "the default SQLite trail"
+    opener = functools.partial(_open_audit_reader, db, postgres, table, jsonl)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the page is closed
+        anyio.run(functools.partial(serve_audit, opener, source, port=port))

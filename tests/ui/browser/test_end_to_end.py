@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shlex
 import subprocess
@@ -36,8 +37,9 @@ def _link_from(process: subprocess.Popen[str]) -> str:
         if not line:
             break
         seen.append(line)
-        if "http://127.0.0.1:" in line:
-            return line.rsplit(" ", 1)[-1].strip()
+        found = re.search(r"http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]+/", line)
+        if found:
+            return found.group(0)
     raise AssertionError(f"no link on stderr: {seen}")
 
 
