@@ -49,7 +49,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 900, "height": 760})
+    context = browser.new_context(viewport={"width": 840, "height": 640})
     tab = context.new_page()
     tab.set_default_timeout(WAIT_SECONDS * 1000)
     yield tab
@@ -93,7 +93,11 @@ def screenshot() -> Callable[[Any, str], None]:
 
     def take(tab: Any, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False, type="png", scale="css")
+        box = tab.locator("main").bounding_box()
+        viewport = tab.viewport_size
+        height = min(viewport["height"], int(box["y"] + box["height"] + 16)) if box else viewport["height"]
+        clip = {"x": 0, "y": 0, "width": viewport["width"], "height": height}
+        tab.screenshot(path=str(SHOTS / f"{name}.png"), clip=clip, type="png", scale="css")
 
     return take
 

@@ -70,7 +70,6 @@ def test_call_with_the_browser_ui_answers_the_reference_servers_questions(page: 
         page.goto(_link_from(process))
         # The default policy asks first: the page reloads itself when the approval arrives.
         page.wait_for_selector("text=Your policy asks you to approve this server")
-        screenshot(page, "end-to-end-approval")
         page.get_by_role("button", name="Allow").click()
         page.wait_for_selector("form.answers")
         assert "mcp-elicit-reference" in page.locator(".server").inner_text()

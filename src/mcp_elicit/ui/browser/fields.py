@@ -186,8 +186,8 @@ def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]
             choices = tuple(
                 Choice(o.value, visible(o.title or o.value), o.value == current) for o in f.options
             )
-            if not f.required or current is None:
-                first = "No answer" if not f.required else "Choose…"
+            if not f.required or (widget == "select" and current is None):
+                first = "No answer" if not f.required else "Choose…"  # a required radio group has none
                 choices = (Choice(NO_ANSWER, first, current is None), *choices)
         else:
             widget = "checkboxes"
