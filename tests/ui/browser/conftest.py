@@ -33,8 +33,10 @@ SHOTS = ROOT / "docs" / "browser-ui"
 WAIT_SECONDS = 10  # bound on waiting for the UI's own state (never a sleep)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # Per module, not per session: Playwright's sync API holds an event loop in this thread while
+    # it runs, which would break every async test that runs after the browser tests.
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"Chromium is not installed; install it with: {INSTALL}")
     from playwright.sync_api import sync_playwright
