@@ -137,7 +137,9 @@ def test_decline_and_cancel_end_the_question_from_the_form_and_the_review(
     assert result_of(second) == UIResult(action)
 
 
-def test_a_question_left_idle_ends_as_cancel_by_timeout(running: Running, page: Any) -> None:
+def test_a_question_left_idle_ends_as_cancel_by_timeout(
+    running: Running, page: Any, accessible: Any, screenshot: Any
+) -> None:
     answer = running.ask_form(FormPrompt(WHO, FOR, "Still there?", Form((Field.string("x"),))))
     page.goto(running.url)
     running.clock.advance(running.ui.queue.idle_timeout or 0)
@@ -145,6 +147,9 @@ def test_a_question_left_idle_ends_as_cancel_by_timeout(running: Running, page: 
     assert result_of(answer) == UIResult("cancel", decided_by="timeout")
     page.reload()
     assert "nobody answered it in time" in page.locator(".flash").inner_text()
+    assert page.locator("h1").inner_text() == "No question is waiting"
+    accessible(page)
+    screenshot(page, "idle-timeout")
 
 
 async def _expire(running: Running) -> None:
