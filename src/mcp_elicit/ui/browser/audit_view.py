@@ -17,7 +17,7 @@ import datetime as dt
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TextIO
+from typing import Any, Final, TextIO, get_args
 
 import anyio
 import anyio.to_thread
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
-from mcp_elicit.core.consent import time_bound
+from mcp_elicit.core.consent import DecidedBy, time_bound
 from mcp_elicit.ui.browser.app import page_environment, static_files
 from mcp_elicit.ui.browser.fields import visible
 from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer, PageGuard, new_token
@@ -58,7 +58,7 @@ CHART_HEIGHT: Final = 80
 CHART_BAR_GAP: Final = 2
 
 ACTIONS: Final = ("accept", "decline", "cancel")
-_DECIDED_BY: Final = ("person", "script", "timeout", "policy", "error", "no_terminal")
+_DECIDED_BY: Final = get_args(DecidedBy)
 _STEPS: Final = (60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400)
 
 
