@@ -263,3 +263,25 @@ def test_the_form_works_with_the_keyboard_alone(running: Running, page: Any) -> 
     page.get_by_role("button", name="Send").focus()
     page.keyboard.press("Enter")
     assert result_of(answer) == UIResult("accept", {"city": "Oslo", "sure": True})
+
+
+def test_the_form_path_works_without_javascript(running: Running, browser: Any) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        tab = context.new_page()
+        form = Form((Field.string("city", title="City"), Field.integer("n", title="How many", minimum=1)))
+        answer = running.ask_form(FormPrompt(WHO, FOR, "Where?", form))
+        tab.goto(running.url)
+        tab.get_by_label("City").fill("Oslo")
+        tab.get_by_label("How many").fill("0")
+        tab.get_by_role("button", name="Review answers").click()
+        assert tab.locator("#field-1-error").is_visible()  # checked by the page, not by a script
+        tab.get_by_label("How many").fill("2")
+        tab.get_by_role("button", name="Review answers").click()
+        tab.get_by_role("button", name="Change: City").click()
+        tab.get_by_label("City").fill("Bergen")
+        tab.get_by_role("button", name="Review answers").click()
+        tab.get_by_role("button", name="Send").click()
+        assert result_of(answer) == UIResult("accept", {"city": "Bergen", "n": 2})
+    finally:
+        context.close()
