@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[3]
 AXE_DIR = ROOT / ".cache" / "axe"
 AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = ROOT / "docs" / "browser-ui"
+UPDATE_SCREENSHOTS = "MCP_ELICIT_UPDATE_SCREENSHOTS"
 WAIT_SECONDS = 10  # bound on waiting for the UI's own state (never a sleep)
 
 
@@ -90,16 +91,19 @@ def accessible(axe_source: str) -> Callable[[Any], None]:
 
 
 @pytest.fixture
-def screenshot() -> Callable[[Any, str], None]:
-    """Save the page as docs/browser-ui/NAME.png (small: the visible viewport only)."""
+def screenshot(tmp_path: Path) -> Callable[[Any, str], None]:
+    """Take the page as NAME.png (the viewport down to the end of the page's card): into
+    docs/browser-ui/ when MCP_ELICIT_UPDATE_SCREENSHOTS is set, else into the test's temporary
+    directory, so an ordinary test run leaves the work tree as it was."""
+    shots = SHOTS if os.environ.get(UPDATE_SCREENSHOTS) else tmp_path
 
     def take(tab: Any, name: str) -> None:
-        SHOTS.mkdir(parents=True, exist_ok=True)
+        shots.mkdir(parents=True, exist_ok=True)
         box = tab.locator("main").bounding_box()
         viewport = tab.viewport_size
         height = min(viewport["height"], int(box["y"] + box["height"] + 16)) if box else viewport["height"]
         clip = {"x": 0, "y": 0, "width": viewport["width"], "height": height}
-        tab.screenshot(path=str(SHOTS / f"{name}.png"), clip=clip, type="png", scale="css")
+        tab.screenshot(path=str(shots / f"{name}.png"), clip=clip, type="png", scale="css")
 
     return take
 
