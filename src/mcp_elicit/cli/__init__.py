@@ -199,6 +199,19 @@ def _url_option(func: typing.Any) -> typing.Any:
     )(func)
 
 
+def _ui_option(func: typing.Any) -> typing.Any:
+    """--ui terminal|browser: where the server's questions are asked (docs/browser-ui.md)."""
+    return click.option(
+        "--ui",
+        "ui_kind",
+        type=click.Choice(["terminal", "browser"]),
+        default="terminal",
+        show_default=True,
+        help="Where questions are asked: this terminal, or a local page in your browser (its link "
+        "is printed on stderr).",
+    )(func)
+
+
 def _load_config(path: str | None) -> typing.Any:
     """The configuration (all defaults when the default file is missing); a bad file is a usage error."""
     from mcp_elicit.config import load_config
@@ -233,8 +246,14 @@ _protocol_option = click.option(
 @_protocol_option
 @_guardrail_options
 @_url_option
+@_ui_option
 def connect_command(
-    server_spec: str, protocol: str, config_path: str | None, no_audit: bool, url_mode: bool | None
+    server_spec: str,
+    protocol: str,
+    config_path: str | None,
+    no_audit: bool,
+    url_mode: bool | None,
+    ui_kind: str,
 ) -> None:
     """Talk to a server: list and call its tools; its questions appear as forms in this terminal.
 
@@ -249,6 +268,21 @@ def connect_command(
     from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
 
     config = _load_config(config_path)
+    if ui_kind == "browser":
+        from mcp_elicit.cli.browser import connect_in_browser
+
+        run = functools.partial(
+            connect_in_browser,
+            server_spec,
+            protocol=protocol,
+            config=config,
+            audit=not no_audit,
+            url_mode=url_mode,
+        )
+        try:
+            raise SystemExit(anyio.run(run))
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
     if url_mode:
         from mcp_elicit.client.url import UrlMode
@@ -294,6 +328,7 @@ def connect_command(
 )
 @_guardrail_options
 @_url_option
+@_ui_option
 def call_command(
     server_spec: str,
     tool: str,
@@ -305,6 +340,7 @@ def call_command(
     config_path: str | None,
     no_audit: bool,
     url_mode: bool | None,
+    ui_kind: str,
 ) -> None:
     """Call one tool; the server's questions are answered from --answers, the terminal, or cancelled.
 
@@ -339,6 +375,10 @@ def call_command(
         audit=not no_audit,
         url_mode=url_mode,
     )
+    if ui_kind == "browser":
+        from mcp_elicit.cli.browser import call_in_browser
+
+        run = functools.partial(call_in_browser, *run.args, **run.keywords)
     try:
         report = anyio.run(run)
     except (ConfigError, ValueError) as exc:

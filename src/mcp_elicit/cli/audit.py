@@ -46,23 +46,13 @@ def _audit_filters(func: _typing.Any) -> _typing.Any:
 
 def _audit_time(value: str | None, option: str) -> str | None:
     """An ISO 8601 date/time, or an age such as 90s, 30m, 12h, 7d meaning that long ago."""
-    if value is None:
-        return None
-    import re
-    import time
+    from mcp_elicit.audit.reading import parse_time
+    from mcp_elicit.errors import InvalidArgument
 
-    from mcp_elicit.core.consent import format_time, time_bound
-
-    age = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", value.strip())
-    if age:
-        seconds = float(age.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[age.group(2)]
-        return format_time(time.time() - seconds)
     try:
-        return time_bound(value)
-    except ValueError as exc:
-        raise click.BadParameter(
-            f"{value!r} is neither an ISO date/time nor an age like 7d", param_hint=option
-        ) from exc
+        return parse_time(value, option)
+    except InvalidArgument as exc:
+        raise click.BadParameter(exc.problem, param_hint=option) from exc
 
 
 class _AuditOpenError(click.ClickException):
@@ -71,27 +61,13 @@ class _AuditOpenError(click.ClickException):
 
 def _open_audit_reader(db: str | None, postgres: str | None, table: str, jsonl: str | None) -> _typing.Any:
     """Open the chosen store for reading; never creates a SQLite file."""
-    from mcp_elicit.errors import AuditReadError, AuditWriteError
+    from mcp_elicit.audit.reading import open_reader
+    from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
-    if sum(x is not None for x in (db, postgres, jsonl)) > 1:
-        raise click.UsageError("choose one of --db, --postgres, --jsonl")
     try:
-        if postgres is not None:
-            from mcp_elicit.audit.postgres import PostgresAuditSink
-
-            return PostgresAuditSink(postgres, table=table, create=False)
-        if jsonl is not None:
-            from pathlib import Path
-
-            from mcp_elicit.audit.jsonl import JsonlAuditSink
-
-            if not Path(jsonl).is_file():
-                raise AuditReadError("jsonl", jsonl, "no such file")
-            return JsonlAuditSink(jsonl)
-        from mcp_elicit.audit.sqlite import SqliteAuditSink
-        from mcp_elicit.config import default_audit_db_path
-
-        return SqliteAuditSink(db if db is not None else default_audit_db_path(), readonly=True)
+        return open_reader(db, postgres, table, jsonl)
+    except ConfigError as exc:
+        raise click.UsageError(exc.problem) from exc
     except (AuditReadError, AuditWriteError, ValueError) as exc:
         raise _AuditOpenError(str(exc)) from exc
 
@@ -324,3 +300,25 @@ def audit_export(
             writer.writerow(_csv_row(r))
     finally:
         sink.close()
+
+
+@audit_group.command("serve")
+@_audit_source
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="0: any free port.")
+def audit_serve(db: str | None, postgres: str | None, table: str, jsonl: str | None, port: int) -> None:
+    """Show the trail in your browser: records with filters, the chain's status, a chart (read-only).
+
+    Listens on 127.0.0.1 only and prints the page's link (with its session token) on stderr.
+    """
+    import contextlib
+    import functools
+
+    import anyio
+
+    from mcp_elicit.ui.browser.audit_view import serve_audit
+
+    _open_audit_reader(db, postgres, table, jsonl).close()  # a bad source fails here, not in the page
+    source = (postgres and f"PostgreSQL table {table}") or jsonl or db or "the default SQLite trail"
+    opener = functools.partial(_open_audit_reader, db, postgres, table, jsonl)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the page is closed
+        anyio.run(functools.partial(serve_audit, opener, source, port=port))

@@ -1,0 +1,52 @@
+"""Opening a consent trail for reading, and reading a time bound, for every reader (the
+`mcp-elicit audit` commands and the browser view of the trail)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp_elicit.core.consent import format_time, time_bound
+from mcp_elicit.errors import AuditReadError, ConfigError, InvalidArgument
+
+__all__ = ["open_reader", "parse_time"]
+
+_AGE = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_time(value: str | None, option: str = "since") -> str | None:
+    """An ISO 8601 date/time, or an age such as 90s, 30m, 12h, 7d meaning that long ago, as the
+    trail's own time format; InvalidArgument(option) for anything else."""
+    if value is None:
+        return None
+    age = _AGE.fullmatch(value.strip())
+    if age:
+        return format_time(time.time() - float(age.group(1)) * _UNIT_SECONDS[age.group(2)])
+    try:
+        return time_bound(value)
+    except ValueError as exc:
+        raise InvalidArgument(option, f"{value!r} is neither an ISO date/time nor an age like 7d") from exc
+
+
+def open_reader(db: str | None, postgres: str | None, table: str, jsonl: str | None) -> Any:
+    """Open the chosen store for reading (at most one of `db`, `postgres`, `jsonl`; SQLite at its
+    default path when none is given); never creates a SQLite file."""
+    if sum(x is not None for x in (db, postgres, jsonl)) > 1:
+        raise ConfigError("store", "choose one of --db, --postgres, --jsonl")
+    if postgres is not None:
+        from mcp_elicit.audit.postgres import PostgresAuditSink
+
+        return PostgresAuditSink(postgres, table=table, create=False)
+    if jsonl is not None:
+        from mcp_elicit.audit.jsonl import JsonlAuditSink
+
+        if not Path(jsonl).is_file():
+            raise AuditReadError("jsonl", jsonl, "no such file")
+        return JsonlAuditSink(jsonl)
+    from mcp_elicit.audit.sqlite import SqliteAuditSink
+    from mcp_elicit.config import default_audit_db_path
+
+    return SqliteAuditSink(db if db is not None else default_audit_db_path(), readonly=True)

@@ -1,0 +1,243 @@
+"""`mcp-elicit audit serve`: the consent audit trail in a local, read-only page.
+
+One page, filtered by query parameters (server, action, decided-by, since, until): the chain's
+verification status with every break listed and its record marked in the table; a chart of
+accept, decline and cancel per server over time, drawn here as SVG (no script, no data leaves
+the machine); and the newest `MAX_AUDIT_ROWS` matching records.
+
+Read-only: the store is opened for reading on each request (SQLite read-only, never created), and
+the page accepts GET only. The same guard as the question page protects it (127.0.0.1, Host
+check, the session token in every path, strict CSP, no framing).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TextIO, get_args
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Mount, Route
+
+from mcp_elicit.core.consent import DecidedBy
+from mcp_elicit.errors import InvalidArgument
+from mcp_elicit.ui.browser.app import page_environment, static_files
+from mcp_elicit.ui.browser.fields import visible
+from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer, PageGuard, new_token
+
+__all__ = [
+    "ACTIONS",
+    "CHART_BAR_GAP",
+    "CHART_HEIGHT",
+    "CHART_WIDTH",
+    "MAX_AUDIT_ROWS",
+    "MAX_CHART_BUCKETS",
+    "MAX_CHART_SERVERS",
+    "Chart",
+    "audit_app",
+    "chart_of",
+    "serve_audit",
+]
+
+# Records listed on the page (the newest matches); the chart and the counts use every match.
+MAX_AUDIT_ROWS: Final = 500
+
+# Time buckets across the chart, and servers drawn (the busiest; the rest are summed as "others").
+MAX_CHART_BUCKETS: Final = 30
+MAX_CHART_SERVERS: Final = 8
+
+# The chart's drawing area per server, in SVG user units, and the gap between two bars.
+CHART_WIDTH: Final = 600
+CHART_HEIGHT: Final = 80
+CHART_BAR_GAP: Final = 2
+
+ACTIONS: Final = ("accept", "decline", "cancel")
+_DECIDED_BY: Final = get_args(DecidedBy)
+_STEPS: Final = (60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400)
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    action: str
+    count: int
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerChart:
+    server: str
+    bars: tuple[Bar, ...]
+    totals: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    start: str
+    end: str
+    step_seconds: int
+    servers: tuple[ServerChart, ...]
+
+
+def _when(record: Mapping[str, Any]) -> float | None:
+    try:
+        return dt.datetime.fromisoformat(str(record.get("time"))).timestamp()
+    except ValueError:
+        return None
+
+
+def _server(record: Mapping[str, Any]) -> str:
+    server = record.get("server")
+    return str(server.get("name") or "(unnamed)") if isinstance(server, dict) else "(unnamed)"
+
+
+def chart_of(records: Iterable[Mapping[str, Any]]) -> Chart | None:
+    """Stacked bars of accept/decline/cancel per server per time bucket (None: nothing to draw)."""
+    points = [(t, _server(r), r.get("action")) for r in records if (t := _when(r)) is not None]
+    points = [(t, s, a) for t, s, a in points if a in ACTIONS]
+    if not points:
+        return None
+    first, last = min(p[0] for p in points), max(p[0] for p in points)
+    step = next((s for s in _STEPS if (last - first) / s < MAX_CHART_BUCKETS), _STEPS[-1])
+    start = first - first % step
+    buckets = min(MAX_CHART_BUCKETS, int((last - start) // step) + 1)
+    busiest = collections.Counter(s for _, s, _ in points).most_common()
+    shown = {s for s, _ in busiest[:MAX_CHART_SERVERS]}
+    counts: dict[str, collections.Counter[tuple[int, str]]] = collections.defaultdict(collections.Counter)
+    for t, s, a in points:
+        index = min(buckets - 1, int((t - start) // step))
+        counts[s if s in shown else "(others)"][(index, str(a))] += 1
+    peak = max(sum(c[(i, a)] for a in ACTIONS) for c in counts.values() for i in range(buckets))
+    width = CHART_WIDTH / buckets
+    servers = []
+    for name in [s for s, _ in busiest[:MAX_CHART_SERVERS]] + (["(others)"] if "(others)" in counts else []):
+        c = counts[name]
+        bars = []
+        for i in range(buckets):
+            bottom = float(CHART_HEIGHT)
+            for action in ACTIONS:
+                n = c[(i, action)]
+                if not n:
+                    continue
+                height = CHART_HEIGHT * n / peak
+                bottom -= height
+                when = dt.datetime.fromtimestamp(start + i * step, tz=dt.UTC).strftime("%Y-%m-%d %H:%M")
+                bars.append(
+                    Bar(i * width, bottom, max(width - CHART_BAR_GAP, 1), height, action, n, f"{when} UTC")
+                )
+        totals = {a: sum(c[(i, a)] for i in range(buckets)) for a in ACTIONS}
+        servers.append(ServerChart(visible(name), tuple(bars), totals))
+    fmt = "%Y-%m-%d %H:%M UTC"
+    return Chart(
+        dt.datetime.fromtimestamp(start, tz=dt.UTC).strftime(fmt),
+        dt.datetime.fromtimestamp(start + buckets * step, tz=dt.UTC).strftime(fmt),
+        step,
+        tuple(servers),
+    )
+
+
+def _bound(value: str) -> str | None:
+    """An ISO date/time (UTC when no zone) or an age such as 30m, 12h, 7d; None when unreadable."""
+    from mcp_elicit.audit.reading import parse_time  # the same reading as --since/--until
+
+    try:
+        return parse_time(value, "time") if value else None
+    except InvalidArgument:
+        return None
+
+
+def _read(open_sink: Callable[[], Any], query: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the page shows, read in one pass (runs in a worker thread: sinks are blocking)."""
+    problems = []
+    since, until = _bound(query.get("since", "")), _bound(query.get("until", ""))
+    for name, raw, got in (
+        ("since", query.get("since", ""), since),
+        ("until", query.get("until", ""), until),
+    ):
+        if raw and got is None:
+            problems.append(f"{name}: not an ISO date/time or an age like 7d")
+    decided_by = query.get("decided_by", "")
+    sink = open_sink()
+    try:
+        report = sink.verify()
+        records = [
+            r
+            for r in sink.iter_records(
+                server=query.get("server") or None,
+                action=query.get("action") or None,
+                since=since,
+                until=until,
+            )
+            if not decided_by or r.get("decided_by") == decided_by
+        ]
+        servers = sorted({_server(r) for r in sink.iter_records()})
+    finally:
+        sink.close()
+    broken = {b.record_id for b in report.breaks if b.record_id} | {b.seq for b in report.breaks if b.seq}
+    return {
+        "report": report,
+        "rows": records[-MAX_AUDIT_ROWS:][::-1],
+        "matched": len(records),
+        "chart": chart_of(records),
+        "servers": [visible(s) for s in servers],
+        "broken": broken,
+        "problems": problems,
+    }
+
+
+def audit_app(open_sink: Callable[[], Any], source: str) -> Starlette:
+    """The page (not yet guarded: `serve_audit` puts the guard in front)."""
+    env = page_environment()
+
+    async def page(request: Request) -> HTMLResponse:
+        query = {
+            k: request.query_params.get(k, "")[:200]
+            for k in ("server", "action", "decided_by", "since", "until")
+        }
+        data = await anyio.to_thread.run_sync(_read, open_sink, query)
+        html = env.get_template("audit.html").render(
+            root=request.scope.get("root_path", ""),
+            title="Consent audit trail",
+            source=visible(source),
+            query=query,
+            actions=(*ACTIONS, "error"),
+            decided=_DECIDED_BY,
+            width=CHART_WIDTH,
+            height=CHART_HEIGHT,
+            show=visible,
+            **data,
+        )
+        return HTMLResponse(html)
+
+    return Starlette(
+        routes=[Route("/", page, methods=["GET"]), Mount("/static", static_files(), name="static")]
+    )
+
+
+async def serve_audit(
+    open_sink: Callable[[], Any],
+    source: str,
+    *,
+    port: int = 0,
+    stream: TextIO = sys.stderr,
+    task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the audit page on 127.0.0.1 until cancelled; its link goes to `stream` and `task_status`."""
+    server = LocalServer(port)
+    token = new_token()
+    guarded = PageGuard(audit_app(open_sink, source), port=server.port, token=token, csrf=None)
+    url = f"http://{LOOPBACK}:{server.port}/{token}/"
+    async with anyio.create_task_group() as tg:
+        await tg.start(server.serve, guarded)
+        print(f"mcp-elicit: the audit trail is at {url} (Ctrl-C stops)", file=stream, flush=True)
+        task_status.started(url)

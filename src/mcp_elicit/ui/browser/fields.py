@@ -1,0 +1,315 @@
+"""Form fields as HTML inputs, and what a submitted HTML form means for each field (no I/O).
+
+Every field shape of the spec gets a native, labelled input:
+
+=============================  =============================================================
+field                          input
+=============================  =============================================================
+string                         ``text`` (``email``, ``url``, ``date`` for those formats)
+string, format date-time       ``datetime-local`` in this machine's time zone; sent with its
+                               offset (the page and the client run on the same machine)
+number / integer               ``number`` with ``min``/``max`` and ``step`` (``any`` or 1)
+boolean                        two radio buttons, yes and no (plus "no answer" when optional)
+single select                  radio buttons up to `MAX_RADIO_OPTIONS`, a ``select`` above
+multi select                   one checkbox per option
+=============================  =============================================================
+
+The page submits with ``novalidate``: the browser's own checks would stop a submit with no
+message the server chose; every check is here, against the same rules as the client pipeline
+(`core.answers.check_value`), and each problem is shown next to its field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcp_elicit.core.answers import check_value
+from mcp_elicit.core.forms import Field, Form
+from mcp_elicit.core.text import clean_text
+from mcp_elicit.ui.browser._protocol import Purpose, Requester
+
+__all__ = [
+    "MAX_ARGUMENTS_CHARS",
+    "MAX_RADIO_OPTIONS",
+    "MAX_SHOWN_CHARS",
+    "FieldView",
+    "field_views",
+    "hint",
+    "parse_submission",
+    "purpose_text",
+    "requester_text",
+    "shown_value",
+    "visible",
+]
+
+# Options of a single select shown as radio buttons; more become a drop-down list, which a
+# keyboard and a screen reader handle better than a long column of radios.
+MAX_RADIO_OPTIONS: Final = 8
+
+# Characters of any one server-supplied string rendered on a page (a second bound after the
+# pipeline's own limits; the longest of those is MAX_STRING_LENGTH for an answer).
+MAX_SHOWN_CHARS: Final = 70_000
+
+# Characters of a tool call's arguments shown in the "For" line (as in the terminal UI).
+MAX_ARGUMENTS_CHARS: Final = 300
+
+_INPUT_TYPES: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+_FORMAT_HINTS: Final = {
+    "email": "an email address, like name@example.org",
+    "uri": "an absolute URI, like https://example.org/page",
+    "date": "a date",
+    "date-time": "a date and time, in this computer's time zone",
+}
+_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
+_VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
+NO_ANSWER: Final = "__no_answer__"  # value of the "no answer" choice of an optional radio group
+
+
+def visible(text: object) -> str:
+    """Server text made safe to show (idempotent with the pipeline's own cleaning); HTML escaping
+    is the template engine's job, this only makes controls and bidi characters visible."""
+    return clean_text(str(text), limit=MAX_SHOWN_CHARS, multiline=True, defang=False)
+
+
+def _number(x: int | float) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
+def hint(f: Field) -> str:
+    """What the field expects, in words (shown under the label, tied to the input)."""
+    if f.kind == "string":
+        parts = [_FORMAT_HINTS[f.format] if f.format else "text"]
+        if f.min_length is not None and f.max_length is not None:
+            parts.append(f"{f.min_length} to {f.max_length} characters")
+        elif f.min_length is not None:
+            parts.append(f"at least {f.min_length} characters")
+        elif f.max_length is not None:
+            parts.append(f"at most {f.max_length} characters")
+        return ", ".join(parts)
+    if f.kind in ("number", "integer"):
+        what = "a whole number" if f.kind == "integer" else "a number"
+        if f.minimum is not None and f.maximum is not None:
+            return f"{what} from {_number(f.minimum)} to {_number(f.maximum)}"
+        if f.minimum is not None:
+            return f"{what}, at least {_number(f.minimum)}"
+        if f.maximum is not None:
+            return f"{what}, at most {_number(f.maximum)}"
+        return what
+    if f.kind == "boolean":
+        return "yes or no"
+    if f.kind == "single_select":
+        return "choose one"
+    low, high = f.min_items, f.max_items
+    if low is not None and high is not None:
+        return f"choose {low} to {high}"
+    if low is not None:
+        return f"choose at least {low}"
+    if high is not None:
+        return f"choose at most {high}"
+    return "choose any"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    value: str
+    label: str
+    checked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FieldView:
+    """One field as the template draws it; every string is already made visible."""
+
+    name: str
+    id: str
+    label: str
+    description: str
+    hint: str
+    required: bool
+    widget: str  # input, radios, select, checkboxes
+    input_type: str
+    value: str
+    choices: tuple[Choice, ...]
+    attrs: tuple[tuple[str, str], ...]
+    error: str
+
+
+def _local_input(value: str) -> str:
+    """An RFC 3339 date-time as a datetime-local value in this machine's zone ("" if unreadable)."""
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone().replace(tzinfo=None)
+    return moment.isoformat(timespec="seconds")
+
+
+def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]) -> list[FieldView]:
+    views = []
+    for i, f in enumerate(form.fields):
+        current = values.get(f.name)
+        attrs: list[tuple[str, str]] = []
+        widget, input_type, value = "input", "text", ""
+        choices: tuple[Choice, ...] = ()
+        if f.kind == "string":
+            input_type = _INPUT_TYPES.get(f.format or "", "text")
+            value = "" if current is None else str(current)
+            if f.format == "date-time":
+                value = _local_input(value) if value else ""
+                attrs.append(("step", "1"))
+            if f.min_length is not None:
+                attrs.append(("minlength", str(f.min_length)))
+            if f.max_length is not None:
+                attrs.append(("maxlength", str(f.max_length)))
+        elif f.kind in ("number", "integer"):
+            input_type = "number"
+            value = "" if current is None else current if isinstance(current, str) else _number(current)
+            attrs.append(("step", "1" if f.kind == "integer" else "any"))
+            if f.minimum is not None:
+                attrs.append(("min", _number(f.minimum)))
+            if f.maximum is not None:
+                attrs.append(("max", _number(f.maximum)))
+        elif f.kind == "boolean":
+            widget = "radios"
+            choices = (Choice("yes", "Yes", current is True), Choice("no", "No", current is False))
+            if not f.required:
+                choices += (Choice(NO_ANSWER, "No answer", current is None),)
+        elif f.kind == "single_select":
+            widget = "radios" if len(f.options) <= MAX_RADIO_OPTIONS else "select"
+            choices = tuple(
+                Choice(o.value, visible(o.title or o.value), o.value == current) for o in f.options
+            )
+            if not f.required or (widget == "select" and current is None):
+                first = "No answer" if not f.required else "Choose…"  # a required radio group has none
+                choices = (Choice(NO_ANSWER, first, current is None), *choices)
+        else:
+            widget = "checkboxes"
+            picked = set(current or ())
+            choices = tuple(
+                Choice(o.value, visible(o.title or o.value), o.value in picked) for o in f.options
+            )
+        views.append(
+            FieldView(
+                name=f.name,
+                id=f"field-{i}",
+                label=visible(f.title or f.name),
+                description=visible(f.description or ""),
+                hint=hint(f),
+                required=f.required,
+                widget=widget,
+                input_type=input_type,
+                value=value,
+                choices=choices,
+                attrs=tuple(attrs),
+                error=visible(errors.get(f.name, "")),
+            )
+        )
+    return views
+
+
+def _parse(f: Field, raw: list[str]) -> tuple[Any, str | None, bool]:
+    """(value, problem, present): `present` False means the field was left empty."""
+    if f.kind == "multi_select":
+        if not raw:
+            return None, None, False
+        return list(dict.fromkeys(raw)), None, True
+    text = raw[0] if raw else ""
+    if f.kind in ("boolean", "single_select") and text == NO_ANSWER:
+        return None, None, False
+    if text == "":
+        return None, None, False
+    if f.kind == "string":
+        if f.format == "date-time":
+            try:
+                moment = dt.datetime.fromisoformat(text)
+            except ValueError:
+                return None, "not a date and time", True
+            if moment.tzinfo is None:
+                moment = moment.astimezone()  # the page runs on this machine: its zone is the person's
+            return moment.isoformat(timespec="seconds"), None, True
+        return text, None, True
+    if f.kind in ("number", "integer"):
+        if _INTEGER_RE.fullmatch(text):
+            return int(text), None, True
+        try:
+            number = float(text)
+        except ValueError:
+            return None, "not a number", True
+        return (number, None, True) if math.isfinite(number) else (None, "not a finite number", True)
+    if f.kind == "boolean":
+        if text in ("yes", "no"):
+            return text == "yes", None, True
+        return None, "choose yes or no", True
+    return text, None, True
+
+
+def parse_submission(form: Form, submitted: Mapping[str, list[str]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The answers in a submitted HTML form and, per field, why its answer cannot be sent.
+
+    Every field is read (a problem in one does not hide the others); an empty optional field is
+    left out of the answers, an empty required one is a problem.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for f in form.fields:
+        value, problem, present = _parse(f, submitted.get(f.name, []))
+        if not present:
+            if f.required and f.kind == "multi_select":
+                value, present = [], True  # no box ticked is the answer "none of these"
+            elif f.required:
+                errors[f.name] = "an answer is needed here"
+                continue
+            else:
+                continue
+        if problem is None:
+            checked = check_value(f, value)
+            problem = None if checked is None else checked.detail or checked.code
+        if problem is not None:
+            errors[f.name] = problem
+        else:
+            values[f.name] = value
+    return values, errors
+
+
+def shown_value(f: Field, value: Any) -> str:
+    """An answer as the person reads it on the review step: titles for options, yes/no."""
+    if f.kind == "boolean":
+        return "yes" if value else "no"
+    if f.kind in ("number", "integer") and isinstance(value, int | float):
+        return _number(value)
+    if f.kind in ("single_select", "multi_select"):
+        picked = list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
+        titles = {o.value: o.title or o.value for o in f.options}
+        return ", ".join(visible(titles.get(v, str(v))) for v in picked) or "none"
+    return visible(value)
+
+
+def requester_text(requester: Requester) -> str:
+    name = visible(requester.name) or "(unnamed server)"
+    if requester.title and requester.title != requester.name:
+        version = f" {visible(requester.version)}" if requester.version else ""
+        return f"{visible(requester.title)} ({name}{version})"
+    return name + (f" {visible(requester.version)}" if requester.version else "")
+
+
+def purpose_text(purpose: Purpose) -> str:
+    if purpose.method is None and purpose.target is None:
+        return "not known: the server asked outside any request of yours"
+    verb = _VERBS.get(purpose.method or "", purpose.method or "request")
+    text = f"{verb} {purpose.target}" if purpose.target else verb
+    if purpose.arguments:
+        try:
+            args = json.dumps(dict(purpose.arguments), ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            args = str(dict(purpose.arguments))
+        if len(args) > MAX_ARGUMENTS_CHARS:
+            args = args[: MAX_ARGUMENTS_CHARS - 1] + "…"
+        text += " " + args
+    return visible(text)

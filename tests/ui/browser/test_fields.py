@@ -1,0 +1,69 @@
+"""What a submitted HTML form means for each field (no browser needed)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.core.answers import check_value
+from mcp_elicit.core.forms import Field, Form
+from mcp_elicit.ui.browser.fields import NO_ANSWER, field_views, parse_submission
+
+FORM = Form(
+    (
+        Field.string("s", min_length=1, max_length=5),
+        Field.string("e", format="email", required=False),
+        Field.string("d", format="date", required=False),
+        Field.string("t", format="date-time", required=False),
+        Field.integer("i", minimum=0, maximum=9),
+        Field.number("n", required=False),
+        Field.boolean("b", required=False),
+        Field.single_select("one", ["x", "y"], required=False),
+        Field.multi_select("many", ["x", "y", "z"], max_items=2),
+    )
+)
+
+submissions = st.dictionaries(
+    st.sampled_from(FORM.names),
+    st.lists(
+        st.one_of(st.text(max_size=12), st.sampled_from(["yes", "no", "x", "y", "1", "1e999", NO_ANSWER])),
+        max_size=3,
+    ),
+)
+
+
+@given(submissions)
+def test_any_submission_parses_to_valid_answers_or_a_problem_per_field(
+    submitted: dict[str, list[str]],
+) -> None:
+    values, errors = parse_submission(FORM, submitted)
+    assert set(values).isdisjoint(errors)
+    for name, value in values.items():
+        assert check_value(FORM.field(name), value) is None
+    for f in FORM.fields:
+        if f.required and f.kind != "multi_select":
+            assert f.name in values or f.name in errors
+    if not errors:
+        FORM.validate(values)  # what would be sent satisfies the whole form
+
+
+@given(submissions)
+def test_the_form_can_always_be_drawn_again_with_what_was_typed(submitted: dict[str, list[str]]) -> None:
+    values, errors = parse_submission(FORM, submitted)
+    shown = {**values, **{k: v[0] for k, v in submitted.items() if k in errors and v}}
+    views = field_views(FORM, shown, errors)
+    assert [v.name for v in views] == list(FORM.names)
+    assert {v.name for v in views if v.error} == set(errors)
+
+
+def test_an_empty_optional_field_is_left_out_and_an_empty_required_one_is_a_problem() -> None:
+    values, errors = parse_submission(FORM, {"s": [""], "i": ["3"], "b": [NO_ANSWER], "many": []})
+    assert values == {"i": 3, "many": []}
+    assert set(errors) == {"s"}
+
+
+def test_a_local_date_time_is_sent_with_this_machines_offset() -> None:
+    values, errors = parse_submission(FORM, {"s": ["a"], "i": ["1"], "t": ["2026-03-01T09:30"]})
+    assert errors == {}
+    assert values["t"].startswith("2026-03-01T09:30:00")
+    assert values["t"][19:] != ""
