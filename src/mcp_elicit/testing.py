@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from mcp_elicit.audit.base import Filters, SinkBase, chain_records
-from mcp_elicit.core.consent import GENESIS_HASH, ConsentEvent, Level, VerifyReport, verify_chain
+from mcp_elicit.core.chain import VerifyReport, verify_chain
+from mcp_elicit.core.consent import GENESIS_HASH, ConsentEvent, Level
 from mcp_elicit.errors import AuditWriteError, InvalidArgument
 from mcp_elicit.ui.scripted import ScriptedUI
 

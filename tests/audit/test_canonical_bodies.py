@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
-from mcp_elicit.core.consent import ChainVerifier
+from mcp_elicit.core.chain import ChainVerifier
 
 from .conftest import make_event, needs_postgres
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_elicit.core.chain import verify_chain
 from mcp_elicit.core.consent import (
     GENESIS_HASH,
     CallRef,
@@ -24,7 +25,6 @@ from mcp_elicit.core.consent import (
     make_sealed_record,
     record_hash,
     time_bound,
-    verify_chain,
 )
 
 SCHEMA = {

@@ -25,12 +25,11 @@ from datetime import datetime
 from typing import Any, Final, Protocol, Self, runtime_checkable
 
 from mcp_elicit.audit.checkpoint import Checkpoint
+from mcp_elicit.core.chain import ChainVerifier, VerifyReport
 from mcp_elicit.core.consent import (
     GENESIS_HASH,
-    ChainVerifier,
     ConsentEvent,
     Level,
-    VerifyReport,
     canonical_json,
     make_sealed_record,
     time_bound,

@@ -20,13 +20,12 @@ from typing import IO, Any, Final
 
 from mcp_elicit.audit.base import Filters, SinkBase, TimeBound, chain_sealed, parse_body
 from mcp_elicit.audit.checkpoint import Checkpoint
+from mcp_elicit.core.chain import ChainVerifier, VerifyReport
 from mcp_elicit.core.consent import (
     DEFAULT_LEVEL,
     GENESIS_HASH,
-    ChainVerifier,
     ConsentEvent,
     Level,
-    VerifyReport,
 )
 from mcp_elicit.errors import AuditReadError, AuditWriteError
 

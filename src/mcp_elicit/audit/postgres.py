@@ -41,7 +41,8 @@ from mcp_elicit.audit.base import (
     verify_rows,
 )
 from mcp_elicit.audit.checkpoint import Checkpoint
-from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level, VerifyReport
+from mcp_elicit.core.chain import VerifyReport
+from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
 from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
 __all__ = [
