@@ -14,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_elicit.core import _url_hosts as hosts
 from mcp_elicit.core import _url_parse, urls
 from mcp_elicit.core.urls import check_url, verdict_as_json
 
 VECTORS = json.loads((Path(__file__).parent / "url_vectors.json").read_text(encoding="utf-8"))["cases"]
-_CACHED = (urls._decode_label, urls._label_problems, urls._skeletons, urls._check_host)
+_CACHED = (hosts._decode_label, hosts._label_problems, hosts._skeletons, hosts._check_host)
 
 
 def _reference(raw: str, **kwargs: Any) -> dict[str, Any]:
@@ -105,7 +106,7 @@ def test_reasons_come_in_the_documented_order() -> None:
 
 
 def test_overlong_hosts_are_judged_without_entering_the_host_cache() -> None:
-    urls._check_host.cache_clear()
+    hosts._check_host.cache_clear()
     v = check_url("https://" + "a." * 200 + "example.com/")
     assert "host_too_long" in v.reasons
-    assert urls._check_host.cache_info().currsize == 0
+    assert hosts._check_host.cache_info().currsize == 0

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from publicsuffixlist import PublicSuffixList
 
+from mcp_elicit.core import _url_hosts as hosts
 from mcp_elicit.core import urls
 from mcp_elicit.core.data.well_known_domains import WELL_KNOWN_DOMAINS
 from mcp_elicit.core.urls import REASONS, UrlVerdict, check_url, verdict_as_json
@@ -94,8 +95,8 @@ def test_an_internal_error_becomes_a_block_not_an_exception(monkeypatch: pytest.
     def explode(*args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(urls, "_check_domain", explode)
-    urls._check_host.cache_clear()  # the host analysis is cached; reach the patched function
+    monkeypatch.setattr(hosts, "_check_domain", explode)
+    hosts._check_host.cache_clear()  # the host analysis is cached; reach the patched function
     v = check_url("https://example.com/")
     assert (v.verdict, v.reasons, v.raw) == ("block", ("check_failed",), "https://example.com/")
 
@@ -154,7 +155,7 @@ def test_verdict_as_json_has_the_documented_keys_and_round_trips_through_json() 
 
 
 def test_the_heavy_objects_are_built_once() -> None:
-    assert urls._engine() is urls._engine()
+    assert hosts._engine() is hosts._engine()
 
 
 # --- the well-known list ---------------------------------------------------------------------------
@@ -168,10 +169,10 @@ def test_every_well_known_domain_is_its_own_registrable_domain() -> None:
 
 
 def test_no_two_well_known_domains_share_a_skeleton_and_each_checks_ok() -> None:
-    engine = urls._engine()
+    engine = hosts._engine()
     owners: dict[str, str] = {}
     for domain in WELL_KNOWN_DOMAINS:
-        for skeleton in urls._skeletons_of(engine, domain):
+        for skeleton in hosts._skeletons_of(engine, domain):
             assert owners.setdefault(skeleton, domain) == domain
         assert check_url(f"https://{domain}/").verdict == "ok", domain
 
