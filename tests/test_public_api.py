@@ -97,7 +97,7 @@ MODULES_WITH_ALL = [
     "mcp_elicit.apps.data",
     "mcp_elicit.ui.scripted",
     "mcp_elicit.ui.terminal",
-    "mcp_elicit.ui.base",
+    "mcp_elicit.client.ui_protocol",
 ]
 
 

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from mcp_elicit.client import CallRegistry, ElicitationHandler, Pipeline, Refuse, Reply
 from mcp_elicit.client.connection import ServerSpec, parse_server_spec
 from mcp_elicit.client.sdk import _recover_request, capability, to_result
+from mcp_elicit.client.ui_protocol import Purpose
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.ui.base import Purpose
 from mcp_elicit.ui.scripted import ScriptedUI
 
 pytestmark = pytest.mark.anyio

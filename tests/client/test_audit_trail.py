@@ -11,13 +11,13 @@ from mcp_elicit.client import Elicitation, Outcome, Pipeline, Reply
 from mcp_elicit.client.audit import AuditTrail, consent_event
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.config import AuditConfig
 from mcp_elicit.core.consent import DECIDERS, ClientIdentity
 from mcp_elicit.core.policy import Policy, RateLimit, ServerMatch, ServerRule
 from mcp_elicit.core.urls import check_url
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock, MemoryAuditSink
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.client.test_guardrails import API_KEY_FORM, NAME_FORM, PAGE
 

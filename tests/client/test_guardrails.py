@@ -17,6 +17,7 @@ from mcp_elicit.client.guardrails import (
     server_ref,
 )
 from mcp_elicit.client.stages import AskThroughUI, CheckMode, CleanText, GateSchema, Identify
+from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt
 from mcp_elicit.core.policy import (
     RATE_BURST,
     Policy,
@@ -28,7 +29,6 @@ from mcp_elicit.core.policy import (
 )
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock
-from mcp_elicit.ui.base import FormPrompt, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 
 pytestmark = pytest.mark.anyio

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ScriptedUI as ExportedScriptedUI
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI, Step
 
 pytestmark = pytest.mark.anyio

@@ -20,9 +20,9 @@ from mcp_elicit.client import (
     Refuse,
     Reply,
 )
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.core.forms import MISSING
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 
 pytestmark = pytest.mark.anyio

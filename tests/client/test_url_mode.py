@@ -19,11 +19,11 @@ from mcp_elicit.client import Pipeline
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.model import Elicitation, Reply
 from mcp_elicit.client.opener import BROWSER_ENV, argv_opener, system_opener
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url import UrlMode, UrlSettings, url_warnings
 from mcp_elicit.client.url_flow import MAX_REOPENS, CompletionTracker, wait_for_page
 from mcp_elicit.core.urls import REASONS, check_url
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.ui.scripted import ScriptedUI
 
 pytestmark = pytest.mark.anyio

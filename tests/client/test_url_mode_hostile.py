@@ -19,9 +19,9 @@ from mcp.shared.exceptions import MCPError
 from rich.console import Console
 
 from mcp_elicit.client import ElicitClient, Pipeline
+from mcp_elicit.client.ui_protocol import UrlPrompt
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.errors import UrlHandoffStopped
-from mcp_elicit.ui.base import UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 from mcp_elicit.ui.terminal import TerminalUI, injected_input
 from tests.client.url_hostile_server import HostileUrlServer

@@ -12,7 +12,7 @@ import pytest
 from fastmcp import Context
 
 from mcp_elicit.client import ElicitClient
-from mcp_elicit.ui.base import FormPrompt
+from mcp_elicit.client.ui_protocol import FormPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.e2e.servers import serving_http
 from tests.support import text_of

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.client import ElicitClient, Pipeline
-from mcp_elicit.ui.base import FormPrompt
+from mcp_elicit.client.ui_protocol import FormPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.support import text_of
 

@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from mcp_elicit.client import ElicitClient, Pipeline
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose
 from mcp_elicit.reference import build_reference_server
-from mcp_elicit.ui.base import FormPrompt, Purpose
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.e2e.servers import reference_over_stdio, serving_http
 from tests.support import text_of

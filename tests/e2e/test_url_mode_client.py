@@ -16,10 +16,10 @@ import anyio
 import pytest
 
 from mcp_elicit.client import ElicitClient
+from mcp_elicit.client.ui_protocol import UrlPrompt
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.errors import UrlHandoffStopped
 from mcp_elicit.reference import build_reference_server
-from mcp_elicit.ui.base import UrlPrompt
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.e2e.servers import serving_app
 from tests.server.handoff_support import SECRET_VALUE, Browser

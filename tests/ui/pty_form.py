@@ -9,8 +9,8 @@ import json
 
 import anyio
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester
 from mcp_elicit.core.forms import Field, Form
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester
 from mcp_elicit.ui.terminal import TerminalUI
 
 FORM = Form(

@@ -12,9 +12,9 @@ import sys
 import anyio
 
 from mcp_elicit.client.model import Elicitation
+from mcp_elicit.client.ui_protocol import Purpose, Requester, UrlWaiting
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.core.urls import check_url
-from mcp_elicit.ui.base import Purpose, Requester, UrlWaiting
 from mcp_elicit.ui.terminal import TerminalUI
 
 MESSAGE = "Connect \x1b]8;;https://evil.example/\x07here\x1b]8;;\x07 \u202eknab"

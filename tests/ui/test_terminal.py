@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UserInterface
 from mcp_elicit.core.forms import Field, Form, form_of
 from mcp_elicit.reference import DeployTarget, Preferences
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UserInterface
 from mcp_elicit.ui.terminal import (
     CTRL_C,
     CTRL_D,

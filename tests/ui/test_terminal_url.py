@@ -16,9 +16,9 @@ from rich.console import Console
 
 from mcp_elicit.client import ElicitClient
 from mcp_elicit.client.model import Elicitation
+from mcp_elicit.client.ui_protocol import Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.core.urls import check_url
-from mcp_elicit.ui.base import Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.ui.terminal import CTRL_C, CTRL_D, TerminalUI, injected_input, stream_input
 from tests.client.url_hostile_server import HostileUrlServer
 

@@ -122,7 +122,7 @@ class _Cancel(Exception):
 
 
 class TerminalUI:
-    """Asks forms and URL hand-offs in a terminal; implements `mcp_elicit.ui.base.UserInterface`.
+    """Asks forms and URL hand-offs in a terminal; implements `mcp_elicit.client.ui_protocol.UserInterface`.
 
     `console` defaults to one on stdout with markup, emoji and highlighting off; `read_line`
     defaults to `terminal_input(console)`. Questions are asked one at a time (a lock), so two

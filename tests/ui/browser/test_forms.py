@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult
 from mcp_elicit.core.forms import Field, Form
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult
 from tests.ui.browser.conftest import Running, result_of
 
 pytestmark = pytest.mark.browser

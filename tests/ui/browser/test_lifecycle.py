@@ -8,10 +8,10 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlCapableUI
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlCapableUI
 from mcp_elicit.ui.browser import BrowserUI
 from mcp_elicit.ui.browser.questions import MAX_QUEUED
 

@@ -8,11 +8,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url import url_warnings
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.urls import check_url, escape_for_display
 from mcp_elicit.errors import UrlHandoffStopped
-from mcp_elicit.ui.base import FormPrompt, Purpose, Requester, UIResult, UrlPrompt, UrlWaiting
 from mcp_elicit.ui.browser.guard import CONTENT_SECURITY_POLICY
 from tests.ui.browser.conftest import Running, result_of
 

@@ -48,10 +48,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from mcp_elicit.core.urls import check_url, escape_for_display
-from mcp_elicit.errors import ConfigError, UrlHandoffStopped
-from mcp_elicit.ui.browser import fields as F
-from mcp_elicit.ui.browser._protocol import (
+from mcp_elicit.client.ui_protocol import (
     FormPrompt,
     Requester,
     UIResult,
@@ -59,6 +56,9 @@ from mcp_elicit.ui.browser._protocol import (
     UrlWaiting,
     WaitChoice,
 )
+from mcp_elicit.core.urls import check_url, escape_for_display
+from mcp_elicit.errors import ConfigError, UrlHandoffStopped
+from mcp_elicit.ui.browser import fields as F
 from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer, PageGuard, new_token
 from mcp_elicit.ui.browser.questions import (
     APPROVAL_PREFIX,

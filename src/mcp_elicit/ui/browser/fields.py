@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mcp_elicit.client.ui_protocol import Purpose, Requester
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.ui.browser._protocol import Purpose, Requester
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS",

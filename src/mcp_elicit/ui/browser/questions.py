@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 import anyio
 
-from mcp_elicit.ui.browser._protocol import FormPrompt, UIResult, UrlPrompt, UrlWaiting, WaitChoice
+from mcp_elicit.client.ui_protocol import FormPrompt, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 
 __all__ = ["IDLE_TIMEOUT_SECONDS", "MAX_NOTICES", "MAX_QUEUED", "Question", "QuestionQueue"]
 
