@@ -45,6 +45,7 @@ from pydantic import BaseModel, EmailStr, Field
 
 from mcp_elicit.core.forms import Titles
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.extras import missing
 from mcp_elicit.server import (
     ApiKeyHandoff,
     ElicitSettings,
@@ -139,7 +140,10 @@ def reference_state_keys(environ: Mapping[str, str] | None = None) -> list[bytes
 def _shared_replay_guard(env: Mapping[str, str]) -> Any | None:
     if not env.get(REDIS_URL_ENV):
         return None
-    import redis.asyncio
+    try:
+        import redis.asyncio
+    except ModuleNotFoundError as exc:  # the `redis` extra
+        raise missing("redis", exc) from exc
 
     from mcp_elicit.server import RedisReplayGuard
 
@@ -260,7 +264,10 @@ def reference_handoffs(environ: Mapping[str, str] | None = None, *, stdio: bool 
     shared: dict[str, Any] = {}
     vault_storage = None
     if env.get(REDIS_URL_ENV):
-        import redis.asyncio
+        try:
+            import redis.asyncio
+        except ModuleNotFoundError as exc:  # the `redis` extra
+            raise missing("redis", exc) from exc
 
         client = redis.asyncio.from_url(env[REDIS_URL_ENV])
         prefix = env.get(REDIS_PREFIX_ENV, "mcp-elicit:")

@@ -26,7 +26,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-import psycopg
+from mcp_elicit.extras import missing
+
+try:
+    import psycopg
+except ModuleNotFoundError as exc:  # the `postgres` extra
+    raise missing("postgres", exc) from exc
 from psycopg import sql
 
 from mcp_elicit.audit.base import (

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit.extras import missing
+
 if TYPE_CHECKING:
     from mcp_elicit.apps.data.catalog import DataConfig, load_config
     from mcp_elicit.apps.data.launch import open_engine, serve_data
@@ -30,4 +32,8 @@ def __getattr__(name: str) -> Any:
     source = _SOURCES.get(name)
     if source is None:
         raise AttributeError(f"module 'mcp_elicit.apps.data' has no attribute {name!r}")
-    return getattr(importlib.import_module(source), name)
+    try:
+        module = importlib.import_module(source)
+    except ModuleNotFoundError as exc:  # duckdb, sqlglot, trino or psycopg: the `data` extra
+        raise missing("data", exc) from exc
+    return getattr(module, name)
