@@ -10,7 +10,7 @@ import math
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, TypedDict, Unpack, get_args
 
 from mcp_elicit.core import limits
 from mcp_elicit.core.answers import check_field_value, validate_content
@@ -35,6 +35,15 @@ class Option:
 
     value: str
     title: str | None = None
+
+
+class _Common(TypedDict, total=False):
+    """The keywords every field constructor takes."""
+
+    required: bool
+    title: str | None
+    description: str | None
+    default: Any
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,112 +78,55 @@ class Field:
         _check_field(self)
 
     # -- convenience constructors ------------------------------------------------------------
+    # Each takes the field's own keywords plus the common ones (`_Common`: required, title,
+    # description, default).
 
     @classmethod
     def string(
         cls,
         name: str,
         *,
-        required: bool = True,
-        title: str | None = None,
-        description: str | None = None,
-        default: Any = MISSING,
         format: StringFormat | None = None,
         min_length: int | None = None,
         max_length: int | None = None,
+        **common: Unpack[_Common],
     ) -> Field:
-        return cls(
-            name,
-            "string",
-            required=required,
-            title=title,
-            description=description,
-            default=default,
-            format=format,
-            min_length=min_length,
-            max_length=max_length,
-        )
+        return cls(name, "string", format=format, min_length=min_length, max_length=max_length, **common)
 
     @classmethod
     def number(
         cls,
         name: str,
         *,
-        required: bool = True,
-        title: str | None = None,
-        description: str | None = None,
-        default: Any = MISSING,
-        minimum: int | float | None = None,
-        maximum: int | float | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        **common: Unpack[_Common],
     ) -> Field:
-        return cls(
-            name,
-            "number",
-            required=required,
-            title=title,
-            description=description,
-            default=default,
-            minimum=minimum,
-            maximum=maximum,
-        )
+        return cls(name, "number", minimum=minimum, maximum=maximum, **common)
 
     @classmethod
     def integer(
         cls,
         name: str,
         *,
-        required: bool = True,
-        title: str | None = None,
-        description: str | None = None,
-        default: Any = MISSING,
-        minimum: int | float | None = None,
-        maximum: int | float | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        **common: Unpack[_Common],
     ) -> Field:
-        return cls(
-            name,
-            "integer",
-            required=required,
-            title=title,
-            description=description,
-            default=default,
-            minimum=minimum,
-            maximum=maximum,
-        )
+        return cls(name, "integer", minimum=minimum, maximum=maximum, **common)
 
     @classmethod
-    def boolean(
-        cls,
-        name: str,
-        *,
-        required: bool = True,
-        title: str | None = None,
-        description: str | None = None,
-        default: Any = MISSING,
-    ) -> Field:
-        return cls(name, "boolean", required=required, title=title, description=description, default=default)
+    def boolean(cls, name: str, **common: Unpack[_Common]) -> Field:
+        return cls(name, "boolean", **common)
 
     @classmethod
     def single_select(
-        cls,
-        name: str,
-        options: Iterable[str | Option | tuple[str, str]],
-        *,
-        required: bool = True,
-        title: str | None = None,
-        description: str | None = None,
-        default: Any = MISSING,
+        cls, name: str, options: Iterable[str | Option | tuple[str, str]], **common: Unpack[_Common]
     ) -> Field:
         """A choice of one; `options` are values, `(value, title)` pairs or `Option`s."""
         opts = _options(options)
         return cls(
-            name,
-            "single_select",
-            required=required,
-            title=title,
-            description=description,
-            default=default,
-            options=opts,
-            titled=any(o.title is not None for o in opts),
+            name, "single_select", options=opts, titled=any(o.title is not None for o in opts), **common
         )
 
     @classmethod
@@ -183,26 +135,21 @@ class Field:
         name: str,
         options: Iterable[str | Option | tuple[str, str]],
         *,
-        required: bool = True,
-        title: str | None = None,
-        description: str | None = None,
-        default: Any = MISSING,
         min_items: int | None = None,
         max_items: int | None = None,
+        **common: Unpack[_Common],
     ) -> Field:
         """A choice of several; `options` as for `single_select`, `default` a list of values."""
         opts = _options(options)
+        titled = any(o.title is not None for o in opts)
         return cls(
             name,
             "multi_select",
-            required=required,
-            title=title,
-            description=description,
-            default=default,
             options=opts,
-            titled=any(o.title is not None for o in opts),
+            titled=titled,
             min_items=min_items,
             max_items=max_items,
+            **common,
         )
 
     @property
