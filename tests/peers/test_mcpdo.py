@@ -87,9 +87,7 @@ async def test_mcpdo_answers_the_deploy_forms(tool: Mcpdo, transport: str, era: 
 
 
 @pytest.mark.parametrize("era", list(ERAS))
-async def test_mcpdo_over_stdio_finishes_a_hand_off_on_the_servers_loopback_page(
-    tool: Mcpdo, era: str
-) -> None:
+async def test_mcpdo_over_stdio_finishes_a_hand_off_on_a_loopback_page(tool: Mcpdo, era: str) -> None:
     person = Person()
     async with connected(tool, "stdio", era) as on:
         pending = await on.pending("tools/call", "connect_service")
@@ -119,9 +117,7 @@ async def test_mcpdo_on_2026_says_done_early_and_the_held_retry_waits_for_the_pe
 
 
 @pytest.mark.parametrize("era", list(ERAS))
-async def test_mcpdo_without_elicitation_reads_the_refusal_naming_the_capability(
-    tool: Mcpdo, era: str
-) -> None:
+async def test_mcpdo_without_elicitation_reads_the_refusal_naming_it(tool: Mcpdo, era: str) -> None:
     async with connected(tool, "stdio", era, "--elicit", "off") as on:
         code, out, err = await on.failing("tools/call", "deploy", "service:=x")
     assert code != 0
