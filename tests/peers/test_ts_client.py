@@ -41,9 +41,13 @@ if not ((TS_SDK_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir()
 class TsClient:
     """The running script: its events, one JSON object per line, read in order."""
 
-    def __init__(self, process: Process) -> None:
+    def __init__(self, process: Process, log: Path) -> None:
         self.process = process
         self.buffer = b""
+        self.log = log  # the client's stderr, where a stdio server's own stderr goes too
+
+    def logged(self) -> str:
+        return self.log.read_text()
 
     async def next(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -66,7 +70,10 @@ class TsClient:
 
 
 @asynccontextmanager
-async def ts_client(transport: str, tool: str, **config: Any) -> AsyncIterator[TsClient]:
+async def ts_client(
+    transport: str, tool: str, log: Path | None = None, **config: Any
+) -> AsyncIterator[TsClient]:
+    log = log or Path(os.devnull)
     async with reference(transport) as ref:
         if ref.url is None:
             server = {"transport": "stdio", "command": sys.executable, "args": SERVE_STDIO}
@@ -74,9 +81,11 @@ async def ts_client(transport: str, tool: str, **config: Any) -> AsyncIterator[T
             server = {"transport": "http", "url": ref.url}
         argv = [str(NODE_BINS[-1] / "node"), str(SCRIPT), json.dumps({**server, "tool": tool, **config})]
         env = {**os.environ, "TS_SDK_DIR": str(TS_SDK_DIR)}
-        async with await anyio.open_process(argv, env=env, stderr=None) as process:
+        with log.open("ab") as stderr:
+            process = await anyio.open_process(argv, env=env, stderr=stderr)
+        async with process:
             try:
-                yield TsClient(process)
+                yield TsClient(process, log)
             finally:
                 with anyio.fail_after(WAIT_BOUND_SECONDS):
                     await process.wait()
@@ -137,3 +146,12 @@ async def test_the_typescript_client_without_elicitation_reads_a_tool_error_nami
     assert text(result) == (
         "This tool needs the client's elicitation.form capability, which this client did not declare."
     )
+
+
+async def test_a_stdio_server_logs_a_cancel_as_one_line_and_no_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.txt"
+    args = {"arguments": {"service": "search"}, "elicitation": True, "answers": [{"action": "cancel"}]}
+    async with ts_client("stdio", "deploy", log, **args) as client:
+        result = await client.until("result")
+    assert text(result["result"]) == "Nothing deployed (cancel)."
+    assert "Traceback" not in client.logged()

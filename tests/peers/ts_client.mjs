@@ -2,8 +2,8 @@
 // settings, driven by tests/peers/test_ts_client.py. One JSON argument says what to do:
 //   {"transport": "stdio", "command": "...", "args": [...]} or {"transport": "http", "url": "..."},
 //   "tool", "arguments", "elicitation": true|false (declare form and URL mode, or nothing),
-//   "answers": [content, ...] (form answers, in order), "retry": true (after -32042, wait for a
-//   line on stdin, then call the tool again, as a client does once the person finished the page).
+//   "answers": [content or {"action": ...}, ...] (form answers, in order), "retry": true (after
+//   -32042, wait for a line on stdin, then call the tool again, as a client does after the page).
 // It prints one JSON object per line: {"event": "elicit", "params"}, {"event": "result", "result"},
 // {"event": "error", "code", "message", "data"}.
 import { pathToFileURL } from "node:url";
@@ -26,7 +26,8 @@ if (config.elicitation) {
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     say({ event: "elicit", params: request.params });
     if (request.params.mode === "url") return { action: "accept" };
-    return { action: "accept", content: answers.shift() ?? {} };
+    const answer = answers.shift() ?? {};
+    return "action" in answer ? answer : { action: "accept", content: answer };
   });
 }
 const transport = config.transport === "stdio"
