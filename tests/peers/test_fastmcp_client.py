@@ -106,9 +106,12 @@ async def test_fastmcp_finishes_a_hand_off_the_person_completes_seconds_after_ac
     )
 
 
-async def test_fastmcp_on_2025_raises_minus_32042_with_the_url_and_retries_after_the_page() -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_fastmcp_on_2025_raises_minus_32042_with_the_url_and_retries_after_the_page(
+    transport: str,
+) -> None:
     # FastMCP 4 keeps -32042 a JSON-RPC error (MCPError with the elicitations), not a ToolError.
-    async with reference("http") as ref, client(ref, LEGACY, Handler()) as c:
+    async with reference(transport) as ref, client(ref, LEGACY, Handler()) as c:
         with pytest.raises(MCPError) as info:
             await c.call_tool("service_status", {})
         assert not isinstance(info.value, ToolError)

@@ -98,6 +98,16 @@ async def test_mcpdo_over_stdio_finishes_a_hand_off_on_a_loopback_page(tool: Mcp
     assert text(result) == "Connected to Example API."
 
 
+async def test_mcpdo_over_stdio_retries_after_minus_32042_once_the_page_is_done(tool: Mcpdo) -> None:
+    async with connected(tool, "stdio", "2025-11-25") as on:
+        pending = await on.pending("tools/call", "service_status")
+        person = Person()
+        person.accept(pending["url"])
+        await person.finish_page(0.0)
+        result = await on("elicitation/respond", pending["elicitationId"], "--done")
+    assert text(result) == "Example API: connected, 3 projects."
+
+
 async def test_mcpdo_on_2026_says_done_early_and_the_held_retry_waits_for_the_person(tool: Mcpdo) -> None:
     """`--done` before the page is finished: the server holds the retry until the person saves."""
     person = Person()
