@@ -108,7 +108,8 @@ async def test_a_2025_06_18_client_that_lists_url_mode_gets_forms_and_never_a_ur
         status = await client.request("tools/call", {"name": "service_status", "arguments": {}})
     assert text(deployed) == "Deployed search to production in us-east with 2 replicas."
     # forms, valid by the 2025-06-18 schema: a requestedSchema, never a URL or an elicitationId
-    # (the server also sends `mode: "form"`, a 2025-11-25 field the older schema lets through)
+    # (with `mode: "form"`, a 2025-11-25 field the older schema lets through: the SDK's request model
+    # fills it in whatever the server passes)
     for params in client.elicitations():
         validate_wire("2025-06-18", "ElicitRequestParams", params)
         assert set(params) <= {"message", "requestedSchema", "mode"}
