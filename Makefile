@@ -7,9 +7,11 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lint typecheck bench conformance clean
 
 $(STAMP): pyproject.toml
+	@echo "make: setting up $(VENV) (first run, or pyproject.toml changed): mcp-elicit with every extra and its test tools"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "make: $(VENV) is ready"
 	touch $(STAMP)
 
 demo: $(STAMP)
