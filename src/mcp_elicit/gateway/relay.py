@@ -1,0 +1,131 @@
+"""The relay: an upstream question, once through our client pipeline, asked of the downstream caller.
+
+Each user has their own upstream connections (`gateway/pool.py`), so a question that arrives on one
+can only belong to that user's calls: two users never see each other's questions by construction.
+`RelayUI` is the UI of those connections' pipelines: the schema gate, the secret guard, the URL
+checks and the policy have run before it is called, and it asks the downstream client that made
+the call through the server kit (`gather`, which pushes on 2025-11-25). A downstream client that
+cannot ask gets, per the server's `noElicitation`, a refusal it can relay or the browser UI.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UserInterface
+from mcp_elicit.errors import ElicitError
+from mcp_elicit.gateway.config import NoElicitation
+from mcp_elicit.server.questions import Question, client_supports, gather
+
+__all__ = ["MAX_PENDING_PER_USER", "RELAY_WAIT_SECONDS", "CallBook", "DownstreamCall", "RelayUI"]
+
+logger = logging.getLogger("mcp_elicit.gateway")
+
+# Questions one user may have open through the gateway at once; more are cancelled upstream.
+MAX_PENDING_PER_USER: Final = 8
+# How long a relayed question waits for the downstream person before it ends as cancel.
+RELAY_WAIT_SECONDS: Final = 600.0
+
+
+@dataclass(eq=False)
+class DownstreamCall:
+    """A downstream `tools/call` being forwarded: who made it, to which upstream tool."""
+
+    ctx: Any
+    user: str
+    server: str
+    tool: str
+    refusals: list[str] = field(default_factory=list)  # questions this client could not be asked
+
+
+_CURRENT: ContextVar[DownstreamCall | None] = ContextVar("mcp_elicit_gateway_call", default=None)
+
+
+class CallBook:
+    """The calls one user has in flight on one upstream connection, so each question finds its call."""
+
+    def __init__(self) -> None:
+        self.calls: list[DownstreamCall] = []
+        self.pending = 0
+
+    @contextmanager
+    def track(self, call: DownstreamCall) -> Iterator[None]:
+        self.calls.append(call)
+        token = _CURRENT.set(call)
+        try:
+            yield
+        finally:
+            _CURRENT.reset(token)
+            self.calls.remove(call)
+
+    def find(self, tool: str | None) -> DownstreamCall | None:
+        """The call a question serves: the one in whose context it arrived, else the oldest call to
+        that tool, else the oldest call (the connection is this user's alone: never another user's)."""
+        current = _CURRENT.get()
+        if current is not None and current in self.calls:
+            return current
+        same = [c for c in self.calls if c.tool == tool]
+        found = same or self.calls
+        return found[0] if found else None
+
+
+class RelayUI:
+    """The pipeline's UI on a user's upstream connection: asks the downstream caller."""
+
+    def __init__(
+        self, book: CallBook, server: str, no_elicitation: NoElicitation, browser: UserInterface | None = None
+    ) -> None:
+        self.book = book
+        self.server = server
+        self.no_elicitation = no_elicitation
+        self.browser = browser
+
+    async def ask_form(self, prompt: FormPrompt) -> UIResult:
+        call = self.book.find(prompt.purpose.target)
+        if call is None:
+            logger.info("a question from %s arrived with no call in flight; cancelled", self.server)
+            return UIResult("cancel", decided_by="script")
+        if not client_supports(call.ctx, "elicitation.form"):
+            return await self._cannot_ask(call, prompt)
+        if self.book.pending >= MAX_PENDING_PER_USER:
+            call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
+            return UIResult("cancel", decided_by="script")
+        self.book.pending += 1
+        try:
+            answers = await gather(
+                call.ctx, {"q": Question(prompt.message, prompt.form)}, timeout=RELAY_WAIT_SECONDS
+            )
+        except ElicitError as exc:
+            logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
+            return UIResult("cancel", decided_by="person")
+        finally:
+            self.book.pending -= 1
+        answer = answers["q"]
+        content = dict(answer.data) if answer.accepted and answer.data is not None else None
+        return UIResult(answer.action, content=content)
+
+    async def _cannot_ask(self, call: DownstreamCall, prompt: FormPrompt | UrlPrompt) -> UIResult:
+        if self.no_elicitation == "browser" and self.browser is not None:
+            if isinstance(prompt, FormPrompt):
+                return await self.browser.ask_form(prompt)
+            return await self.browser.ask_url(prompt)
+        call.refusals.append(
+            f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) and this client cannot "
+            "show questions (no elicitation capability); nothing was answered"
+        )
+        return UIResult("decline", decided_by="script")
+
+    async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+        # A blocked URL never reaches the client: the upstream gets decline.
+        call = self.book.find(prompt.purpose.target)
+        if prompt.verdict == "block" or call is None:
+            return UIResult("decline", decided_by="script")
+        return await self._cannot_ask(call, prompt)
+
+    async def notice(self, requester: Requester, text: str) -> None:
+        logger.info("gateway notice for %s: %s", requester.name, text)

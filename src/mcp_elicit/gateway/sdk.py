@@ -1,0 +1,106 @@
+"""The gateway's one door to the SDK: the downstream server, its transports and result shapes.
+
+The downstream side is the SDK's low-level `Server` (the tool list is the upstreams', not
+functions of ours) with handlers from `gateway/app.py`; it serves both protocol eras. Questions to
+the downstream client go through the server kit (`server/questions.py`), not through here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import mcp_types as t
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+
+__all__ = ["bearer_of", "build_server", "error_result", "serve_http", "serve_stdio", "tool_named"]
+
+ListTools = Callable[[Any], Awaitable[list[Any]]]
+CallTool = Callable[[Any, str, dict[str, Any]], Awaitable[Any]]
+
+
+def build_server(name: str, version: str, list_tools: ListTools, call_tool: CallTool) -> Server[Any]:
+    async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
+        return t.ListToolsResult(tools=await list_tools(ctx))
+
+    async def on_call_tool(ctx: Any, params: t.CallToolRequestParams) -> t.CallToolResult:
+        result: t.CallToolResult = await call_tool(ctx, params.name, dict(params.arguments or {}))
+        return result
+
+    return Server(name, version=version, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def tool_named(tool: Any, name: str) -> Any:
+    """The upstream's tool as offered: only the name changes."""
+    return tool if tool.name == name else tool.model_copy(update={"name": name})
+
+
+def error_result(text: str, result: Any = None) -> t.CallToolResult:
+    """A tool error the model can read; the upstream's own content, if any, follows the text."""
+    content: list[Any] = [t.TextContent(type="text", text=text)]
+    if result is not None:
+        content.extend(result.content)
+    return t.CallToolResult(content=content, is_error=True)
+
+
+def bearer_of(ctx: Any) -> str | None:
+    """The downstream's bearer token on this request (None over stdio or without one)."""
+    request = getattr(ctx, "request", None)
+    header = request.headers.get("authorization", "") if request is not None else ""
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _require_token(app: Any, users: Mapping[str, str]) -> Any:
+    """An ASGI wrapper: every HTTP request needs a configured bearer token (else 401)."""
+    tokens = [k.encode() for k in users]
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            header = dict(scope.get("headers") or []).get(b"authorization", b"")
+            scheme, _, token = header.partition(b" ")
+            ok = scheme.lower() == b"bearer" and any(hmac.compare_digest(token.strip(), k) for k in tokens)
+            if not ok:
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b'{"error":"invalid_token"}'})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def serve_http(
+    server: Server[Any],
+    host: str,
+    port: int,
+    users: Mapping[str, str],
+    *,
+    started: Callable[[int], None] | None = None,
+) -> None:
+    """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in. `started(port)` is
+    called once listening (port 0 picks a free one)."""
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host=host)
+    if users:
+        app = _require_token(app, users)
+    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    if started is not None:
+        started(sock.getsockname()[1])
+    with sock:
+        await uvicorn.Server(config).serve(sockets=[sock])
