@@ -20,11 +20,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from mcp_elicit.audit.base import AuditSink
-from mcp_elicit.client.ui_protocol import UserInterface
+from mcp_elicit.client.ui_protocol import UIResult, UserInterface
+from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.policy import Policy
+from mcp_elicit.core.revisions import LATEST, is_modern
 from mcp_elicit.errors import OutOfOrder
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
+from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
 from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import DownstreamCall
 
@@ -52,6 +55,7 @@ class Gateway:
         self.audit = audit
         self.browser = browser
         self.pools: dict[str, Pool] = {}
+        self.holds = Holds()
         self._tg: TaskGroup | None = None
         self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool)
 
@@ -96,22 +100,70 @@ class Gateway:
         pool = await self.pool_for(self.user_of(ctx))
         return [sdk.tool_named(tool, name) for name, (_, tool) in pool.offered().items()]
 
-    async def call_tool(self, ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(
+        self, ctx: Any, name: str, arguments: dict[str, Any], state: str | None, responses: dict[str, Any]
+    ) -> Any:
         user = self.user_of(ctx)
+        if state is not None:  # a 2026-07-28 retry: it answers a held call's question
+            return await self._answer_round(user, state, responses)
         pool = await self.pool_for(user)
         found = pool.offered().get(name)
-        client = pool.clients.get(found[0]) if found is not None else None
-        if found is None or client is None:
+        if found is None or found[0] not in pool.clients:
             return sdk.error_result(f"Unknown tool {name!r} (or its server is unavailable).")
-        server, tool = found
-        call = DownstreamCall(ctx, user, server, tool.name)
-        with pool.books[server].track(call):
-            result = await client.call_tool(tool.name, arguments)
+        call = DownstreamCall(ctx, user, found[0], found[1].name)
+        if is_modern(sdk.protocol_version(ctx)):
+            return await self._start_held(pool, call, arguments)
+        return await self._forward(pool, call, arguments)
+
+    async def _forward(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
+        client = pool.clients[call.server]
+        with pool.books[call.server].track(call):
+            result = await client.call_tool(call.tool, arguments)
         if call.refusals:  # never a silent drop: say what could not be asked
-            return sdk.error_result(
-                "The gateway could not relay a question: " + "; ".join(call.refusals), result
-            )
+            text = "The gateway could not relay a question: " + "; ".join(call.refusals)
+            return sdk.error_result(text, result)
         return result
+
+    # -- 2026-07-28 downstream: the upstream call is held across the client's rounds -------------
+
+    async def _start_held(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
+        hold = self.holds.new(call.user)
+        if hold is None or self._tg is None:
+            return sdk.error_result(f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
+        call.hold = hold
+
+        async def run() -> None:
+            try:
+                hold.finish(await self._forward(pool, call, arguments))
+            except Exception as exc:
+                logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
+                hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
+
+        self._tg.start_soon(run)
+        return await self._next_round(hold)
+
+    async def _next_round(self, hold: Hold) -> Any:
+        with anyio.move_on_after(HOLD_WAIT_SECONDS):
+            kind, value = await hold.events.receive()
+            if kind == "done":
+                return value
+            state = self.holds.park(hold)
+            return sdk.input_required("q", value.message, value.form.to_wire(LATEST), state)
+        return sdk.error_result("The upstream server did not answer in time.")
+
+    async def _answer_round(self, user: str, state: str, responses: dict[str, Any]) -> Any:
+        hold = self.holds.take(state, user)
+        if hold is None:
+            return sdk.error_result("This answer belongs to no open question (used, expired or not yours).")
+        answer = responses.get("q")
+        action = answer.get("action") if isinstance(answer, dict) else None
+        content = answer.get("content") if isinstance(answer, dict) else None
+        await hold.answers_in.send(
+            UIResult(
+                action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
+            )
+        )
+        return await self._next_round(hold)
 
     async def serve_stdio(self) -> None:
         await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools

@@ -4,7 +4,8 @@ Each user has their own upstream connections (`gateway/pool.py`), so a question 
 can only belong to that user's calls: two users never see each other's questions by construction.
 `RelayUI` is the UI of those connections' pipelines: the schema gate, the secret guard, the URL
 checks and the policy have run before it is called, and it asks the downstream client that made
-the call through the server kit (`gather`, which pushes on 2025-11-25). A downstream client that
+the call: through the server kit (`gather`, which pushes) on 2025-11-25, or as a round of the
+held call (`gateway/holds.py`) on 2026-07-28. A downstream client that
 cannot ask gets, per the server's `noElicitation`, a refusal it can relay or the browser UI.
 """
 
@@ -20,6 +21,7 @@ from typing import Any, Final
 from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UserInterface
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
+from mcp_elicit.gateway.holds import Hold
 from mcp_elicit.server.questions import Question, client_supports, gather
 
 __all__ = ["MAX_PENDING_PER_USER", "RELAY_WAIT_SECONDS", "CallBook", "DownstreamCall", "RelayUI"]
@@ -41,6 +43,7 @@ class DownstreamCall:
     server: str
     tool: str
     refusals: list[str] = field(default_factory=list)  # questions this client could not be asked
+    hold: Hold | None = None  # a 2026-07-28 downstream: the question goes out as a round
 
 
 _CURRENT: ContextVar[DownstreamCall | None] = ContextVar("mcp_elicit_gateway_call", default=None)
@@ -97,6 +100,8 @@ class RelayUI:
             return UIResult("cancel", decided_by="script")
         self.book.pending += 1
         try:
+            if call.hold is not None:
+                return await call.hold.ask(prompt)
             answers = await gather(
                 call.ctx, {"q": Question(prompt.message, prompt.form)}, timeout=RELAY_WAIT_SECONDS
             )

@@ -14,23 +14,66 @@ from typing import Any
 
 import mcp_types as t
 from mcp.server.lowlevel.server import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from pydantic import BaseModel, TypeAdapter
 
-__all__ = ["bearer_of", "build_server", "error_result", "serve_http", "serve_stdio", "tool_named"]
+__all__ = [
+    "bearer_of",
+    "build_server",
+    "error_result",
+    "input_required",
+    "protocol_version",
+    "serve_http",
+    "serve_stdio",
+    "tool_named",
+]
 
 ListTools = Callable[[Any], Awaitable[list[Any]]]
-CallTool = Callable[[Any, str, dict[str, Any]], Awaitable[Any]]
+CallTool = Callable[[Any, str, dict[str, Any], str | None, dict[str, Any]], Awaitable[Any]]
+_INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
 
 
 def build_server(name: str, version: str, list_tools: ListTools, call_tool: CallTool) -> Server[Any]:
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
 
-    async def on_call_tool(ctx: Any, params: t.CallToolRequestParams) -> t.CallToolResult:
-        result: t.CallToolResult = await call_tool(ctx, params.name, dict(params.arguments or {}))
+    async def on_call_tool(ctx: Any, params: t.CallToolRequestParams) -> Any:
+        responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
+        result = await call_tool(
+            ctx, params.name, dict(params.arguments or {}), params.request_state, responses
+        )
         return result
 
-    return Server(name, version=version, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    server: Server[Any] = Server(
+        name, version=version, on_list_tools=on_list_tools, on_call_tool=on_call_tool
+    )
+    # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    return server
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return value
+
+
+def protocol_version(ctx: Any) -> str:
+    return str(getattr(ctx, "protocol_version", "") or "")
+
+
+def input_required(
+    key: str, message: str, requested_schema: dict[str, Any], state: str
+) -> t.InputRequiredResult:
+    """End this downstream run with one form question (2026-07-28); the retry carries `state`."""
+    request = {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": requested_schema},
+    }
+    return t.InputRequiredResult(
+        input_requests={key: _INPUT_REQUEST.validate_python(request)}, request_state=state
+    )
 
 
 def tool_named(tool: Any, name: str) -> Any:
