@@ -51,7 +51,8 @@ class Gateway:
         name: str = "mcp-elicit-gateway",
     ) -> None:
         self.config = config
-        self.policy = policy
+        # Guardrails on by default: rate limits and the decline embargo, no extra "ask first" step.
+        self.policy = policy if policy is not None else Policy(form="allow", url="allow")
         self.audit = audit
         self.browser = browser
         self.pools: dict[str, Pool] = {}

@@ -1,0 +1,113 @@
+"""The gateway over stdio, driven as a desktop client would: `mcp-elicit gateway --config f.json`.
+
+Downstream: the SDK's `Client` in both eras and FastMCP's `Client`. Upstream: the reference server,
+a raw-SDK server that pushes `ctx.elicit` and a FastMCP server (tests/gateway/peers.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from tests.gateway.support import Answers, stdio_gateway, write_config
+
+pytestmark = pytest.mark.anyio
+
+ERAS = ["legacy", "2026-07-28"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_questions_from_every_upstream_reach_the_sdk_client_and_its_answers_go_back(
+    tmp_path: Path, era: str
+) -> None:
+    answers = Answers({"name": "ann"})
+    gateway = stdio_gateway(write_config(tmp_path / "f.json"))
+    async with Client(gateway, mode=era, elicitation_callback=answers) as c:
+        names = {tool.name for tool in (await c.list_tools()).tools}
+        assert {"greet", "hello", "deploy", "login"} <= names
+        greet = await c.call_tool("greet", {})
+        hello = await c.call_tool("hello", {})
+    assert [x.text for x in greet.content] == ["hello ann"]  # type: ignore[union-attr]
+    assert [x.text for x in hello.content] == ["hello ann"]  # type: ignore[union-attr]
+    assert answers.messages == ["Who are you?", "Who are you?"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_reference_server_form_with_validation_passes_through_in_both_eras(
+    tmp_path: Path, era: str
+) -> None:
+    answers = Answers({"environment": "staging", "region": "eu-west", "replicas": 2})
+    gateway = stdio_gateway(write_config(tmp_path / "f.json"))
+    async with Client(gateway, mode=era, elicitation_callback=answers) as c:
+        result = await c.call_tool("deploy", {"service": "web"})
+    assert result.is_error is False
+    assert "Deployed web to staging" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_secret_seeking_form_from_upstream_never_reaches_the_client(tmp_path: Path) -> None:
+    answers = Answers()
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
+        result = await c.call_tool("login", {})
+    assert answers.messages == []
+    assert result.content[0].text == "login decline"  # type: ignore[union-attr]
+
+
+async def test_a_look_alike_url_from_upstream_never_reaches_the_client(tmp_path: Path) -> None:
+    answers = Answers()
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
+        # The gateway does not declare URL mode upstream (yet): the upstream's own error comes back.
+        with pytest.raises(MCPError):
+            await c.call_tool("lookalike", {})
+    assert answers.messages == []
+
+
+async def test_a_flood_of_questions_is_rate_limited(tmp_path: Path) -> None:
+    answers = Answers()
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
+        result = await c.call_tool("flood", {"times": 12})
+    actions = result.content[0].text.split(",")  # type: ignore[union-attr]
+    assert len(answers.messages) < 12  # the burst limit stopped the rest before the client
+    assert actions.count("accept") == len(answers.messages)
+    assert set(actions) - {"accept"}
+
+
+async def test_a_client_without_elicitation_gets_a_refusal_the_model_can_relay(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="legacy") as c:
+        result = await c.call_tool("greet", {})
+    assert result.is_error is True
+    assert "cannot show questions" in result.content[0].text  # type: ignore[union-attr]
+    assert result.content[-1].text == "decline"  # type: ignore[union-attr]  (the upstream's own result)
+
+
+async def test_an_upstream_that_fails_to_start_does_not_take_the_others_down(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "f.json", reference=False, broken=True)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=Answers()) as c:
+        names = {tool.name for tool in (await c.list_tools()).tools}
+        result = await c.call_tool("greet", {})
+    assert {"greet", "hello"} <= names
+    assert result.content[0].text == "hello ann"  # type: ignore[union-attr]
+
+
+async def test_fastmcp_client_gets_questions_through_the_gateway(tmp_path: Path) -> None:
+    from fastmcp import Client as FastMCPClient
+    from fastmcp.client.transports import StdioTransport
+
+    asked: list[str] = []
+
+    async def handler(message: str, response_type: type, params: object, context: object) -> dict[str, str]:
+        asked.append(message)
+        return {"name": "bo"}
+
+    params = stdio_gateway(write_config(tmp_path / "f.json", reference=False))
+    transport = StdioTransport(command=params.command, args=params.args)
+    async with FastMCPClient(transport, elicitation_handler=handler) as c:
+        result = await c.call_tool("greet", {})
+    assert asked == ["Who are you?"]
+    assert result.content[0].text == "hello bo"  # type: ignore[union-attr]
