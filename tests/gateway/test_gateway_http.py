@@ -1,0 +1,106 @@
+"""The gateway over streamable HTTP with several users (bearer token -> user), and the attacks on it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as t
+import pytest
+
+from mcp_elicit.audit.jsonl import JsonlAuditSink
+from tests.gateway.support import PEERS, Answers, http_client, http_gateway
+
+pytestmark = pytest.mark.anyio
+
+USERS = {"token-a": "alice", "token-b": "bob"}
+
+
+def config(**extra: Any) -> str:
+    sdk = {"command": sys.executable, "args": [PEERS, "sdk"], **extra}
+    return json.dumps({"mcpServers": {"sdk": sdk}, "users": USERS})
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_two_users_each_get_only_their_own_question(era: str) -> None:
+    alice, bob = Answers({"name": "alice"}), Answers({"name": "bob"})
+    async with (
+        http_gateway(config()) as (_, url),
+        http_client(url, "token-a", era, alice) as a,
+        http_client(url, "token-b", era, bob) as b,
+    ):
+        results: dict[str, Any] = {}
+
+        async def call(who: str, client: Any) -> None:
+            results[who] = await client.call_tool("greet", {})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "a", a)
+            tg.start_soon(call, "b", b)
+    assert results["a"].content[0].text == "hello alice"
+    assert results["b"].content[0].text == "hello bob"
+    assert alice.messages == ["Who are you?"]
+    assert bob.messages == ["Who are you?"]
+
+
+async def test_a_request_without_a_known_token_is_refused_before_the_gateway() -> None:
+    async with http_gateway(config()) as (_, url):
+        for headers in ({}, {"Authorization": "Bearer nope"}):
+            async with httpx2.AsyncClient(headers=headers) as http:
+                response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert response.status_code == 401
+
+
+async def test_bob_cannot_answer_alices_question_with_her_request_state() -> None:
+    async with (
+        http_gateway(config()) as (_, url),
+        http_client(url, "token-a", "2026-07-28", Answers()) as a,
+        http_client(url, "token-b", "2026-07-28", Answers()) as b,
+    ):
+        # Alice's first round: the gateway holds the upstream call and hands her a state.
+        first = await a.session.call_tool("greet", {}, allow_input_required=True)
+        assert isinstance(first, t.InputRequiredResult)
+        state = first.request_state
+        stolen = await b.session.call_tool(
+            "greet",
+            {},
+            input_responses={"q": {"action": "accept", "content": {"name": "mallory"}}},
+            request_state=state,
+            allow_input_required=True,
+        )
+        assert isinstance(stolen, t.CallToolResult)
+        assert stolen.is_error
+        # Alice's own retry still works, once.
+        own = {"q": {"action": "accept", "content": {"name": "alice"}}}
+        done = await a.session.call_tool(
+            "greet", {}, input_responses=own, request_state=state, allow_input_required=True
+        )
+        assert isinstance(done, t.CallToolResult)
+        assert done.content[0].text == "hello alice"  # type: ignore[union-attr]
+        again = await a.session.call_tool(
+            "greet", {}, input_responses=own, request_state=state, allow_input_required=True
+        )
+        assert isinstance(again, t.CallToolResult)
+        assert again.is_error
+
+
+async def test_each_relayed_question_leaves_one_consent_record_naming_the_user(tmp_path: Path) -> None:
+    sink = JsonlAuditSink(tmp_path / "trail.jsonl")
+    try:
+        async with (
+            http_gateway(config(), audit=sink) as (_, url),
+            http_client(url, "token-b", "legacy", Answers({"name": "bob"})) as b,
+        ):
+            await b.call_tool("greet", {})
+    finally:
+        sink.close()
+    records = [json.loads(line) for line in (tmp_path / "trail.jsonl").read_text().splitlines()]
+    assert len(records) == 1
+    text = json.dumps(records[0])
+    assert '"bob"' in text
+    assert "sdk-peer" in text
+    assert "greet" in text
