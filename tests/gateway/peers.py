@@ -43,6 +43,13 @@ def sdk_server() -> None:
         answer = await ctx.elicit_url("Sign in", "https://xn--pypl-53dc.com/login", "lookalike-1")
         return f"url {answer.action}"
 
+    @server.tool(description="Sends a sign-in page, then says it is done.")
+    async def signin(ctx: Context) -> str:
+        answer = await ctx.elicit_url("Sign in to continue", "https://example.com/login", "upstream-1")
+        if answer.action == "accept":
+            await ctx.session.send_elicit_complete("upstream-1", related_request_id=ctx.request_id)
+        return f"signin {answer.action}"
+
     server.run("stdio")
 
 

@@ -7,10 +7,11 @@ a raw-SDK server that pushes `ctx.elicit` and a FastMCP server (tests/gateway/pe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import mcp_types as t
 import pytest
 from mcp.client import Client
-from mcp.shared.exceptions import MCPError
 
 from tests.gateway.support import Answers, stdio_gateway, write_config
 
@@ -60,10 +61,37 @@ async def test_a_look_alike_url_from_upstream_never_reaches_the_client(tmp_path:
     answers = Answers()
     config = write_config(tmp_path / "f.json", reference=False)
     async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
-        # The gateway does not declare URL mode upstream (yet): the upstream's own error comes back.
-        with pytest.raises(MCPError):
-            await c.call_tool("lookalike", {})
+        result = await c.call_tool("lookalike", {})
     assert answers.messages == []
+    assert result.content[0].text == "url decline"  # type: ignore[union-attr]
+
+
+async def test_a_url_elicitation_and_its_completion_reach_the_session_that_asked_under_our_id(
+    tmp_path: Path,
+) -> None:
+    seen: list[tuple[str, str | None]] = []
+    completed: list[str] = []
+
+    async def callback(ctx: Any, params: Any) -> t.ElicitResult:
+        seen.append((params.url, params.elicitation_id))
+        return t.ElicitResult(action="accept")
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, t.ElicitCompleteNotification):
+            completed.append(message.params.elicitation_id)
+
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(
+        stdio_gateway(config), mode="legacy", elicitation_callback=callback, message_handler=on_message
+    ) as c:
+        result = await c.call_tool("signin", {})
+    assert result.content[0].text == "signin accept"  # type: ignore[union-attr]
+    assert len(seen) == 1
+    url, ours = seen[0]
+    assert url == "https://example.com/login"
+    assert ours is not None
+    assert ours != "upstream-1"
+    assert completed == [ours]
 
 
 async def test_a_flood_of_questions_is_rate_limited(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, RelayUI
+from mcp_elicit.gateway.urls import RelayUrlMode
 
 __all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
 
@@ -91,6 +92,7 @@ class Pool:
             client_name=GATEWAY_CLIENT,
             policy=self.policy,
             policy_state=self.policy_state,
+            url_mode=RelayUrlMode(ui.routes),
         )
 
     async def _hold(self, upstream: Upstream) -> None:

@@ -12,16 +12,30 @@ cannot ask gets, per the server's `noElicitation`, a refusal it can relay or the
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UserInterface
+import anyio
+
+from mcp_elicit.client.ui_protocol import (
+    FormPrompt,
+    Requester,
+    UIResult,
+    UrlPrompt,
+    UrlWaiting,
+    UserInterface,
+    WaitChoice,
+)
+from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
 from mcp_elicit.gateway.holds import Hold
+from mcp_elicit.gateway.urls import CompletionRoutes
+from mcp_elicit.server import sdk as server_sdk
 from mcp_elicit.server.questions import Question, client_supports, gather
 
 __all__ = ["MAX_PENDING_PER_USER", "RELAY_WAIT_SECONDS", "CallBook", "DownstreamCall", "RelayUI"]
@@ -87,6 +101,7 @@ class RelayUI:
         self.server = server
         self.no_elicitation = no_elicitation
         self.browser = browser
+        self.routes = CompletionRoutes()
 
     async def ask_form(self, prompt: FormPrompt) -> UIResult:
         call = self.book.find(prompt.purpose.target)
@@ -126,11 +141,28 @@ class RelayUI:
         return UIResult("decline", decided_by="script")
 
     async def ask_url(self, prompt: UrlPrompt) -> UIResult:
-        # A blocked URL never reaches the client: the upstream gets decline.
+        upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
         call = self.book.find(prompt.purpose.target)
-        if prompt.verdict == "block" or call is None:
-            return UIResult("decline", decided_by="script")
-        return await self._cannot_ask(call, prompt)
+        if prompt.verdict == "block" or call is None or not url:
+            return UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
+        if call.hold is not None or not client_supports(call.ctx, "elicitation.url"):
+            return await self._cannot_ask(call, prompt)
+        ours = secrets.token_urlsafe(16)
+        if upstream_id is not None:
+            self.routes.add(upstream_id, call.ctx, ours)
+        try:
+            raw = await server_sdk.push_request(call.ctx, server_sdk.url_request(prompt.message, url, ours))
+        except ElicitError as exc:
+            logger.info("relayed URL from %s ended: %s", self.server, type(exc).__name__)
+            return UIResult("cancel", decided_by="person")
+        action = raw.get("action") if raw is not None else None
+        return UIResult(action if action in ACTIONS else "cancel")
+
+    async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
+        # The downstream client shows its own waiting screen; the client kit ends this wait when
+        # the upstream's completion arrives or the call ends.
+        await anyio.sleep_forever()
+        return "cancel"
 
     async def notice(self, requester: Requester, text: str) -> None:
         logger.info("gateway notice for %s: %s", requester.name, text)
