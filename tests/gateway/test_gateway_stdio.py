@@ -54,7 +54,9 @@ async def test_a_secret_seeking_form_from_upstream_never_reaches_the_client(tmp_
     async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
         result = await c.call_tool("login", {})
     assert answers.messages == []
-    assert result.content[0].text == "login decline"  # type: ignore[union-attr]
+    assert result.is_error is True  # the model is told why, then sees the upstream's own result
+    assert "Password" in result.content[0].text  # type: ignore[union-attr]
+    assert result.content[-1].text == "login decline"  # type: ignore[union-attr]
 
 
 async def test_a_look_alike_url_from_upstream_never_reaches_the_client(tmp_path: Path) -> None:
@@ -63,7 +65,7 @@ async def test_a_look_alike_url_from_upstream_never_reaches_the_client(tmp_path:
     async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
         result = await c.call_tool("lookalike", {})
     assert answers.messages == []
-    assert result.content[0].text == "url decline"  # type: ignore[union-attr]
+    assert result.content[-1].text == "url decline"  # type: ignore[union-attr]
 
 
 async def test_a_url_elicitation_and_its_completion_reach_the_session_that_asked_under_our_id(
@@ -99,7 +101,8 @@ async def test_a_flood_of_questions_is_rate_limited(tmp_path: Path) -> None:
     config = write_config(tmp_path / "f.json", reference=False)
     async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
         result = await c.call_tool("flood", {"times": 12})
-    actions = result.content[0].text.split(",")  # type: ignore[union-attr]
+    assert result.is_error is True  # the rate limit is said, not silent
+    actions = result.content[-1].text.split(",")  # type: ignore[union-attr]
     assert len(answers.messages) < 12  # the burst limit stopped the rest before the client
     assert actions.count("accept") == len(answers.messages)
     assert set(actions) - {"accept"}
@@ -110,7 +113,7 @@ async def test_a_client_without_elicitation_gets_a_refusal_the_model_can_relay(t
     async with Client(stdio_gateway(config), mode="legacy") as c:
         result = await c.call_tool("greet", {})
     assert result.is_error is True
-    assert "cannot show questions" in result.content[0].text  # type: ignore[union-attr]
+    assert "could not be shown" in result.content[0].text  # type: ignore[union-attr]
     assert result.content[-1].text == "decline"  # type: ignore[union-attr]  (the upstream's own result)
 
 

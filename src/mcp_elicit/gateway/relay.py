@@ -134,9 +134,14 @@ class RelayUI:
             if isinstance(prompt, FormPrompt):
                 return await self.browser.ask_form(prompt)
             return await self.browser.ask_url(prompt)
+        why = (
+            "URL hand-offs are not yet bridged to a 2026-07-28 client"
+            if call.hold is not None and isinstance(prompt, UrlPrompt)
+            else "this client declared no elicitation capability for it"
+        )
         call.refusals.append(
-            f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) and this client cannot "
-            "show questions (no elicitation capability); nothing was answered"
+            f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
+            f"here ({why}); nothing was answered"
         )
         return UIResult("decline", decided_by="script")
 
@@ -165,4 +170,9 @@ class RelayUI:
         return "cancel"
 
     async def notice(self, requester: Requester, text: str) -> None:
+        """What the pipeline decided without asking (a secret-seeking form, a rate limit): said in
+        the call's result, so the model can tell the person instead of seeing a bare decline."""
         logger.info("gateway notice for %s: %s", requester.name, text)
+        call = self.book.find(None)
+        if call is not None:
+            call.refusals.append(text)
