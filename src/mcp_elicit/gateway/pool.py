@@ -22,6 +22,7 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
+from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
@@ -119,6 +120,8 @@ class Pool:
 
 def _target(upstream: Upstream) -> Any:
     if upstream.url is not None:
+        if upstream.headers:
+            return sdk.http_upstream(upstream.url, upstream.headers)
         return ServerSpec(url=upstream.url)
     return StdioServerParameters(
         command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None
