@@ -73,12 +73,15 @@ async def http_gateway(config_text: str, **kw: Any) -> AsyncIterator[tuple[Gatew
         port.append(p)
         ready.set()
 
+    stop = anyio.Event()
     async with Gateway(parse_config(config_text), **kw) as gw, anyio.create_task_group() as tg:
-        tg.start_soon(gw.serve_http, "127.0.0.1", 0, started)
+        tg.start_soon(gw.serve_http, "127.0.0.1", 0, started, stop)
         with anyio.fail_after(30):
             await ready.wait()
-        yield gw, f"http://127.0.0.1:{port[0]}/mcp"
-        tg.cancel_scope.cancel()
+        try:
+            yield gw, f"http://127.0.0.1:{port[0]}/mcp"
+        finally:
+            stop.set()
 
 
 def http_client(url: str, token: str | None, mode: str, callback: Any = None) -> Client:

@@ -104,3 +104,29 @@ async def test_each_relayed_question_leaves_one_consent_record_naming_the_user(t
     assert '"bob"' in text
     assert "sdk-peer" in text
     assert "greet" in text
+
+
+async def test_a_client_that_disconnects_while_asked_frees_the_upstream_call() -> None:
+    asked = anyio.Event()
+
+    async def never_answers(ctx: Any, params: Any) -> t.ElicitResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with http_gateway(config()) as (gw, url):
+
+        async def call() -> None:
+            async with http_client(url, "token-a", "legacy", never_answers) as a:
+                await a.call_tool("greet", {})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            with anyio.fail_after(30):
+                await asked.wait()
+            book = gw.pools["alice"].books["sdk"]
+            assert len(book.calls) == 1
+            tg.cancel_scope.cancel()  # the client goes away mid-question
+        with anyio.fail_after(30):
+            await book.idle.wait()  # the upstream call ended (its question cancelled)
+        assert book.pending == 0

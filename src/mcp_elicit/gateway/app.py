@@ -170,5 +170,5 @@ class Gateway:
         await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools
         await sdk.serve_stdio(self.server)
 
-    async def serve_http(self, host: str, port: int, started: Any = None) -> None:
-        await sdk.serve_http(self.server, host, port, self.config.users, started=started)
+    async def serve_http(self, host: str, port: int, started: Any = None, stop: Any = None) -> None:
+        await sdk.serve_http(self.server, host, port, self.config.users, started=started, stop=stop)

@@ -69,9 +69,13 @@ class CallBook:
     def __init__(self) -> None:
         self.calls: list[DownstreamCall] = []
         self.pending = 0
+        self.idle = anyio.Event()  # set while no call is in flight (tests and shutdown wait on it)
+        self.idle.set()
 
     @contextmanager
     def track(self, call: DownstreamCall) -> Iterator[None]:
+        if not self.calls:
+            self.idle = anyio.Event()
         self.calls.append(call)
         token = _CURRENT.set(call)
         try:
@@ -79,6 +83,8 @@ class CallBook:
         finally:
             _CURRENT.reset(token)
             self.calls.remove(call)
+            if not self.calls:
+                self.idle.set()
 
     def find(self, tool: str | None) -> DownstreamCall | None:
         """The call a question serves: the one in whose context it arrived, else the oldest call to

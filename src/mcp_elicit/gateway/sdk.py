@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import mcp_types as t
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel.server import Server
@@ -147,9 +148,10 @@ async def serve_http(
     users: Mapping[str, str],
     *,
     started: Callable[[int], None] | None = None,
+    stop: anyio.Event | None = None,
 ) -> None:
     """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in. `started(port)` is
-    called once listening (port 0 picks a free one)."""
+    called once listening (port 0 picks a free one); setting `stop` shuts the server down."""
     import uvicorn
 
     app: Any = server.streamable_http_app(host=host)
@@ -159,5 +161,12 @@ async def serve_http(
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     if started is not None:
         started(sock.getsockname()[1])
+    http = uvicorn.Server(config)
     with sock:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        if stop is None:
+            await http.serve(sockets=[sock])
+            return
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(http.serve, [sock])
+            await stop.wait()
+            http.should_exit = True  # uvicorn's own graceful shutdown (lifespan included)
