@@ -26,7 +26,7 @@ def offered_names(listings: Mapping[str, Iterable[str]]) -> dict[str, tuple[str,
         for name in names[server]:
             bare_ok = counts[name] == 1 and name not in joined
             key = name if bare_ok else f"{server}{SEPARATOR}{name}"
-            if key in offered:  # a joined name equal to another's joined name: skip the duplicate
-                continue
+            while key in offered:  # "a__b" + "c" against "a" + "b__c": the later one is numbered
+                key = f"{key}{SEPARATOR}2"
             offered[key] = (server, name)
     return offered
