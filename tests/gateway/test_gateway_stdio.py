@@ -142,3 +142,20 @@ async def test_fastmcp_client_gets_questions_through_the_gateway(tmp_path: Path)
         result = await c.call_tool("greet", {})
     assert asked == ["Who are you?"]
     assert result.content[0].text == "hello bo"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy", "modern"])
+async def test_our_own_client_gets_the_upstream_question_through_the_gateway(
+    tmp_path: Path, protocol: str
+) -> None:
+    from mcp_elicit.client import ElicitClient
+    from mcp_elicit.ui.scripted import ScriptedUI
+
+    ui = ScriptedUI([{"action": "accept", "content": {"name": "cy"}}])
+    params = stdio_gateway(write_config(tmp_path / "f.json", reference=False))
+    async with ElicitClient(params, ui=ui, protocol=protocol) as client:
+        result = await client.call_tool("greet", {})
+        outcomes = client.outcomes
+    assert result.content[0].text == "hello cy"  # type: ignore[union-attr]
+    assert [o.action for o in outcomes] == ["accept"]
+    assert outcomes[0].server.name == "mcp-elicit-gateway"
