@@ -159,3 +159,16 @@ async def test_our_own_client_gets_the_upstream_question_through_the_gateway(
     assert result.content[0].text == "hello cy"  # type: ignore[union-attr]
     assert [o.action for o in outcomes] == ["accept"]
     assert outcomes[0].server.name == "mcp-elicit-gateway"
+
+
+async def test_prompts_and_resources_are_offered_and_a_prompts_question_is_relayed(tmp_path: Path) -> None:
+    answers = Answers({"name": "dee"})
+    gateway = stdio_gateway(write_config(tmp_path / "f.json"))
+    async with Client(gateway, mode="legacy", elicitation_callback=answers) as c:
+        prompts = {p.name for p in (await c.list_prompts()).prompts}
+        prompt = await c.get_prompt("greeting", {})
+        resources = (await c.list_resources()).resources
+    assert "greeting" in prompts
+    assert answers.messages == ["Who is reading?"]
+    assert "dee" in prompt.messages[0].content.text  # type: ignore[union-attr]
+    assert isinstance(resources, list)

@@ -58,7 +58,7 @@ class Gateway:
         self.pools: dict[str, Pool] = {}
         self.holds = Holds()
         self._tg: TaskGroup | None = None
-        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool)
+        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self)
 
     async def __aenter__(self) -> Gateway:
         self._tg = anyio.create_task_group()
@@ -165,6 +165,40 @@ class Gateway:
             )
         )
         return await self._next_round(hold)
+
+    # -- prompts and resources: forwarded on the push path (no held rounds for them yet) ----------
+
+    async def list_prompts(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        return [sdk.tool_named(p, name) for name, (_, p) in pool.offered(pool.prompts).items()]
+
+    async def get_prompt(self, ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
+        user = self.user_of(ctx)
+        pool = await self.pool_for(user)
+        found = pool.offered(pool.prompts).get(name)
+        if found is None or found[0] not in pool.clients:
+            raise sdk.not_found(f"prompt {name!r}")
+        call = DownstreamCall(ctx, user, found[0], found[1].name)
+        with pool.books[call.server].track(call):
+            return await pool.clients[call.server].get_prompt(call.tool, arguments)
+
+    async def list_resources(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        seen: dict[str, Any] = {}
+        for server in sorted(pool.resources):
+            for resource in pool.resources[server]:
+                seen.setdefault(str(resource.uri), resource)
+        return list(seen.values())
+
+    async def read_resource(self, ctx: Any, uri: str) -> Any:
+        user = self.user_of(ctx)
+        pool = await self.pool_for(user)
+        server = pool.resource_server(uri)
+        if server is None or server not in pool.clients:
+            raise sdk.not_found(f"resource {uri!r}")
+        call = DownstreamCall(ctx, user, server, uri)
+        with pool.books[server].track(call):
+            return await pool.clients[server].read_resource(uri)
 
     async def serve_stdio(self) -> None:
         await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools

@@ -8,7 +8,7 @@ start is logged in one line and left out; the others serve on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import anyio
@@ -59,6 +59,8 @@ class Pool:
         self.clients: dict[str, ElicitClient] = {}
         self.books: dict[str, CallBook] = {u.name: CallBook() for u in config.upstreams}
         self.tools: dict[str, list[Any]] = {}
+        self.prompts: dict[str, list[Any]] = {}
+        self.resources: dict[str, list[Any]] = {}
         self.failed: dict[str, str] = {}
         self.settled = anyio.Event()
         self._stop = anyio.Event()
@@ -100,6 +102,8 @@ class Pool:
         try:
             async with self._client(upstream) as client:
                 self.tools[upstream.name] = await client.list_tools()
+                self.prompts[upstream.name] = await _optional(client.list_prompts)
+                self.resources[upstream.name] = await _optional(client.list_resources)
                 self.clients[upstream.name] = client
                 self._settle()
                 await self._stop.wait()
@@ -108,14 +112,31 @@ class Pool:
             self.failed[upstream.name] = type(exc).__name__
         finally:
             self.clients.pop(upstream.name, None)
-            self.tools.pop(upstream.name, None)
+            for listing in (self.tools, self.prompts, self.resources):
+                listing.pop(upstream.name, None)
             self._settle()
 
-    def offered(self) -> dict[str, tuple[str, Any]]:
-        """Offered tool name -> (server key, the upstream's tool), names per `core.gateway_names`."""
-        by_name = {s: {t.name: t for t in tools} for s, tools in self.tools.items()}
+    def offered(self, listings: dict[str, list[Any]] | None = None) -> dict[str, tuple[str, Any]]:
+        """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`."""
+        by_name = {s: {t.name: t for t in items} for s, items in (listings or self.tools).items()}
         names = offered_names({s: list(tools) for s, tools in by_name.items()})
         return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
+
+    def resource_server(self, uri: str) -> str | None:
+        """The server offering `uri` (the first in key order when several do)."""
+        for server in sorted(self.resources):
+            if any(str(r.uri) == uri for r in self.resources[server]):
+                return server
+        return None
+
+
+async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
+    """A listing the upstream may not support (no prompts or resources capability): empty then."""
+    try:
+        return await listing()
+    except Exception as exc:
+        logger.debug("listing not offered: %s", type(exc).__name__)
+        return []
 
 
 def _target(upstream: Upstream) -> Any:

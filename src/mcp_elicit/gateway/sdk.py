@@ -19,9 +19,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
+from mcp_elicit.core.wire_codes import INVALID_PARAMS
 
 __all__ = [
     "bearer_of",
@@ -29,6 +31,7 @@ __all__ = [
     "error_result",
     "http_upstream",
     "input_required",
+    "not_found",
     "protocol_version",
     "serve_http",
     "serve_stdio",
@@ -40,7 +43,12 @@ CallTool = Callable[[Any, str, dict[str, Any], str | None, dict[str, Any]], Awai
 _INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
 
 
-def build_server(name: str, version: str, list_tools: ListTools, call_tool: CallTool) -> Server[Any]:
+def build_server(
+    name: str, version: str, list_tools: ListTools, call_tool: CallTool, more: Any = None
+) -> Server[Any]:
+    """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources` and
+    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too."""
+
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
 
@@ -51,9 +59,28 @@ def build_server(name: str, version: str, list_tools: ListTools, call_tool: Call
         )
         return result
 
-    server: Server[Any] = Server(
-        name, version=version, on_list_tools=on_list_tools, on_call_tool=on_call_tool
-    )
+    handlers: dict[str, Any] = {"on_list_tools": on_list_tools, "on_call_tool": on_call_tool}
+    if more is not None:
+
+        async def on_list_prompts(ctx: Any, params: Any) -> t.ListPromptsResult:
+            return t.ListPromptsResult(prompts=await more.list_prompts(ctx))
+
+        async def on_get_prompt(ctx: Any, params: t.GetPromptRequestParams) -> Any:
+            return await more.get_prompt(ctx, params.name, dict(params.arguments or {}))
+
+        async def on_list_resources(ctx: Any, params: Any) -> t.ListResourcesResult:
+            return t.ListResourcesResult(resources=await more.list_resources(ctx))
+
+        async def on_read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> Any:
+            return await more.read_resource(ctx, str(params.uri))
+
+        handlers.update(
+            on_list_prompts=on_list_prompts,
+            on_get_prompt=on_get_prompt,
+            on_list_resources=on_list_resources,
+            on_read_resource=on_read_resource,
+        )
+    server: Server[Any] = Server(name, version=version, **handlers)
     # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
     server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
     return server
@@ -85,6 +112,11 @@ def input_required(
 def tool_named(tool: Any, name: str) -> Any:
     """The upstream's tool as offered: only the name changes."""
     return tool if tool.name == name else tool.model_copy(update={"name": name})
+
+
+def not_found(what: str) -> BaseException:
+    """The JSON-RPC error for an unknown prompt or resource (they have no error result)."""
+    return MCPError(code=INVALID_PARAMS, message=f"{what} is not offered (or its server is unavailable)")
 
 
 def error_result(text: str, result: Any = None) -> t.CallToolResult:
