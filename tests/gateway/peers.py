@@ -50,6 +50,32 @@ def sdk_server() -> None:
             await ctx.session.send_elicit_complete("upstream-1", related_request_id=ctx.request_id)
         return f"signin {answer.action}"
 
+    pages_done: set[str] = set()
+    sessions: list[object] = []
+
+    @server.tool(description="Needs a page first: answers -32042 until the page is finished.")
+    async def need_page(ctx: Context) -> str:
+        from mcp.shared.exceptions import UrlElicitationRequiredError
+        from mcp_types import ElicitRequestURLParams
+
+        if "page-1" in pages_done:
+            return "page done"
+        sessions.append(ctx.session)
+        page = ElicitRequestURLParams(
+            mode="url",
+            message="Authorize first",
+            url="https://example.com/authorize",
+            elicitation_id="page-1",
+        )
+        raise UrlElicitationRequiredError([page])
+
+    @server.tool(description="Finishes the page need_page waits for (what the page's server would do).")
+    async def finish_page(ctx: Context) -> str:
+        pages_done.add("page-1")
+        for session in sessions:
+            await session.send_elicit_complete("page-1")  # type: ignore[attr-defined]
+        return "finished"
+
     server.run("stdio")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as t
 import pytest
 from mcp.client import Client
@@ -172,3 +173,39 @@ async def test_prompts_and_resources_are_offered_and_a_prompts_question_is_relay
     assert answers.messages == ["Who is reading?"]
     assert "dee" in prompt.messages[0].content.text  # type: ignore[union-attr]
     assert isinstance(resources, list)
+
+
+async def test_an_upstream_32042_page_is_pushed_to_the_client_and_the_call_retried_after_its_completion(
+    tmp_path: Path,
+) -> None:
+    pushed: list[tuple[str, str | None]] = []
+    completed: list[str] = []
+    asked = anyio.Event()
+
+    async def callback(ctx: Any, params: Any) -> t.ElicitResult:
+        pushed.append((params.url, params.elicitation_id))
+        asked.set()
+        return t.ElicitResult(action="accept")
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, t.ElicitCompleteNotification):
+            completed.append(message.params.elicitation_id)
+
+    config = write_config(tmp_path / "f.json", reference=False)
+    results: list[Any] = []
+    async with Client(
+        stdio_gateway(config), mode="legacy", elicitation_callback=callback, message_handler=on_message
+    ) as c:
+
+        async def call() -> None:
+            results.append(await c.call_tool("need_page", {}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            with anyio.fail_after(30):
+                await asked.wait()
+            await c.call_tool("finish_page", {})  # the page's server says it is done
+    assert results[0].content[-1].text == "page done"
+    assert [url for url, _ in pushed] == ["https://example.com/authorize"]
+    assert pushed[0][1] != "page-1"
+    assert completed == [pushed[0][1]]
