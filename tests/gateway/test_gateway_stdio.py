@@ -209,3 +209,21 @@ async def test_an_upstream_32042_page_is_pushed_to_the_client_and_the_call_retri
     assert [url for url, _ in pushed] == ["https://example.com/authorize"]
     assert pushed[0][1] != "page-1"
     assert completed == [pushed[0][1]]
+
+
+async def test_a_url_elicitation_reaches_a_2026_client_as_a_round_and_the_call_finishes(
+    tmp_path: Path,
+) -> None:
+    seen: list[str] = []
+
+    async def callback(ctx: Any, params: Any) -> t.ElicitResult:
+        seen.append(params.url)
+        return t.ElicitResult(action="accept")
+
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="2026-07-28", elicitation_callback=callback) as c:
+        signin = await c.call_tool("signin", {})
+        lookalike = await c.call_tool("lookalike", {})
+    assert signin.content[-1].text == "signin accept"  # type: ignore[union-attr]
+    assert lookalike.content[-1].text == "url decline"  # type: ignore[union-attr]
+    assert seen == ["https://example.com/login"]

@@ -23,7 +23,7 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.ui_protocol import UIResult, UserInterface
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.policy import Policy
-from mcp_elicit.core.revisions import LATEST, is_modern
+from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.errors import OutOfOrder
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
@@ -149,7 +149,7 @@ class Gateway:
             if kind == "done":
                 return value
             state = self.holds.park(hold)
-            return sdk.input_required("q", value.message, value.form.to_wire(LATEST), state)
+            return sdk.input_required("q", value, state)
         return sdk.error_result("The upstream server did not answer in time.")
 
     async def _answer_round(self, user: str, state: str, responses: dict[str, Any]) -> Any:

@@ -20,7 +20,7 @@ from typing import Any, Final
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcp_elicit.client.ui_protocol import FormPrompt, UIResult
+from mcp_elicit.client.ui_protocol import UIResult
 
 __all__ = ["HOLD_WAIT_SECONDS", "MAX_HOLDS_PER_USER", "Hold", "Holds"]
 
@@ -33,19 +33,18 @@ HOLD_WAIT_SECONDS: Final = 600.0
 @dataclass(eq=False)
 class Hold:
     user: str
-    # upstream side -> downstream handler: ("question", FormPrompt) or ("done", result)
+    # upstream side -> downstream handler: ("question", wire request) or ("done", result)
     events_in: MemoryObjectSendStream[tuple[str, Any]]
     events: MemoryObjectReceiveStream[tuple[str, Any]]
     # downstream handler -> the relay waiting on the answer
     answers_in: MemoryObjectSendStream[UIResult]
     answers: MemoryObjectReceiveStream[UIResult]
-    question: FormPrompt | None = None
     deadline: float = field(default=math.inf)
 
-    async def ask(self, prompt: FormPrompt) -> UIResult:
-        """Called by the relay: hand the question to the downstream run, wait for the retry's answer."""
-        self.question = prompt
-        await self.events_in.send(("question", prompt))
+    async def ask(self, request: dict[str, Any]) -> UIResult:
+        """Called by the relay with the wire request (a form or a URL): hand it to the downstream
+        run, wait for the retry's answer."""
+        await self.events_in.send(("question", request))
         with anyio.move_on_after(HOLD_WAIT_SECONDS):
             return await self.answers.receive()
         return UIResult("cancel", decided_by="timeout")

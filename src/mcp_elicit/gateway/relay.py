@@ -31,6 +31,7 @@ from mcp_elicit.client.ui_protocol import (
     WaitChoice,
 )
 from mcp_elicit.core.actions import ACTIONS
+from mcp_elicit.core.revisions import LATEST
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
 from mcp_elicit.gateway.holds import Hold
@@ -122,7 +123,8 @@ class RelayUI:
         self.book.pending += 1
         try:
             if call.hold is not None:
-                return await call.hold.ask(prompt)
+                wire = server_sdk.form_request(prompt.message, prompt.form.to_wire(LATEST))
+                return await call.hold.ask(wire)
             answers = await gather(
                 call.ctx, {"q": Question(prompt.message, prompt.form)}, timeout=RELAY_WAIT_SECONDS
             )
@@ -140,11 +142,7 @@ class RelayUI:
             if isinstance(prompt, FormPrompt):
                 return await self.browser.ask_form(prompt)
             return await self.browser.ask_url(prompt)
-        why = (
-            "URL hand-offs are not yet bridged to a 2026-07-28 client"
-            if call.hold is not None and isinstance(prompt, UrlPrompt)
-            else "this client declared no elicitation capability for it"
-        )
+        why = "this client declared no elicitation capability for it"
         call.refusals.append(
             f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
             f"here ({why}); nothing was answered"
@@ -156,8 +154,10 @@ class RelayUI:
         call = self.book.find(prompt.purpose.target)
         if prompt.verdict == "block" or call is None or not url:
             return UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
-        if call.hold is not None or not client_supports(call.ctx, "elicitation.url"):
+        if not client_supports(call.ctx, "elicitation.url"):
             return await self._cannot_ask(call, prompt)
+        if call.hold is not None:  # 2026-07-28: the page goes out as a round; completion is upstream's
+            return await call.hold.ask(server_sdk.url_request(prompt.message, url, None))
         ours = secrets.token_urlsafe(16)
         if upstream_id is not None:
             self.routes.add(upstream_id, call.ctx, ours)

@@ -96,14 +96,9 @@ def protocol_version(ctx: Any) -> str:
     return str(getattr(ctx, "protocol_version", "") or "")
 
 
-def input_required(
-    key: str, message: str, requested_schema: dict[str, Any], state: str
-) -> t.InputRequiredResult:
-    """End this downstream run with one form question (2026-07-28); the retry carries `state`."""
-    request = {
-        "method": "elicitation/create",
-        "params": {"mode": "form", "message": message, "requestedSchema": requested_schema},
-    }
+def input_required(key: str, request: dict[str, Any], state: str) -> t.InputRequiredResult:
+    """End this downstream run with one question (a wire request; 2026-07-28); the retry carries
+    `state`."""
     return t.InputRequiredResult(
         input_requests={key: _INPUT_REQUEST.validate_python(request)}, request_state=state
     )
