@@ -130,3 +130,16 @@ async def test_a_client_that_disconnects_while_asked_frees_the_upstream_call() -
         with anyio.fail_after(30):
             await book.idle.wait()  # the upstream call ended (its question cancelled)
         assert book.pending == 0
+
+
+async def test_a_client_that_cannot_ask_is_asked_through_the_gateways_own_ui_when_configured() -> None:
+    from mcp_elicit.ui.scripted import ScriptedUI  # stands in for the BrowserUI (tested in Chromium)
+
+    local = ScriptedUI([{"action": "accept", "content": {"name": "local person"}}])
+    async with (
+        http_gateway(config(noElicitation="browser"), browser=local) as (_, url),
+        http_client(url, "token-a", "legacy") as a,  # no elicitation capability declared
+    ):
+        result = await a.call_tool("greet", {})
+    assert result.content[0].text == "hello local person"  # type: ignore[union-attr]
+    assert len(local.seen) == 1

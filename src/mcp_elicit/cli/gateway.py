@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
@@ -55,15 +56,25 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
     def started(port: int) -> None:
         click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
 
-    async def run() -> None:
+    async def serve(browser: Any = None) -> None:
         policy = settings.policy if settings is not None else None
-        async with Gateway(config, policy=policy, audit=audit) as gw:
+        async with Gateway(config, policy=policy, audit=audit, browser=browser) as gw:
             if where is None:
                 await gw.serve_stdio()
             else:
                 await gw.serve_http(where[0], where[1], started=started)
             for pool in gw.pools.values():
                 pool.stop()
+
+    async def run() -> None:
+        if not any(u.no_elicitation == "browser" for u in config.upstreams):
+            await serve()
+            return
+        from mcp_elicit.ui.browser.app import BrowserUI  # a server asks here when the client cannot
+
+        async with BrowserUI() as ui:
+            click.echo(f"mcp-elicit gateway: questions the client cannot show appear at {ui.url}", err=True)
+            await serve(ui)
 
     try:
         anyio.run(run)
