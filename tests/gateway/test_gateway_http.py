@@ -129,7 +129,7 @@ async def test_a_client_that_disconnects_while_asked_frees_the_upstream_call() -
             tg.cancel_scope.cancel()  # the client goes away mid-question
         with anyio.fail_after(30):
             await book.idle.wait()  # the upstream call ended (its question cancelled)
-        assert book.pending == 0
+        assert book.budget.count == 0
 
 
 async def test_a_client_that_cannot_ask_is_asked_through_the_gateways_own_ui_when_configured() -> None:

@@ -24,7 +24,7 @@ from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
-from mcp_elicit.gateway.relay import CallBook, RelayUI
+from mcp_elicit.gateway.relay import CallBook, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
 __all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
@@ -57,7 +57,8 @@ class Pool:
         self.browser = browser
         self._target = target or _target
         self.clients: dict[str, ElicitClient] = {}
-        self.books: dict[str, CallBook] = {u.name: CallBook() for u in config.upstreams}
+        self.pending = Pending()  # one budget of open questions for the user, across upstreams
+        self.books: dict[str, CallBook] = {u.name: CallBook(self.pending) for u in config.upstreams}
         self.tools: dict[str, list[Any]] = {}
         self.prompts: dict[str, list[Any]] = {}
         self.resources: dict[str, list[Any]] = {}

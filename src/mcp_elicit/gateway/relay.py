@@ -39,7 +39,7 @@ from mcp_elicit.gateway.urls import CompletionRoutes
 from mcp_elicit.server import sdk as server_sdk
 from mcp_elicit.server.questions import Question, client_supports, gather
 
-__all__ = ["MAX_PENDING_PER_USER", "RELAY_WAIT_SECONDS", "CallBook", "DownstreamCall", "RelayUI"]
+__all__ = ["MAX_PENDING_PER_USER", "RELAY_WAIT_SECONDS", "CallBook", "DownstreamCall", "Pending", "RelayUI"]
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
@@ -64,12 +64,19 @@ class DownstreamCall:
 _CURRENT: ContextVar[DownstreamCall | None] = ContextVar("mcp_elicit_gateway_call", default=None)
 
 
+class Pending:
+    """Relayed questions one user has open, across all their upstream connections."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class CallBook:
     """The calls one user has in flight on one upstream connection, so each question finds its call."""
 
-    def __init__(self) -> None:
+    def __init__(self, pending: Pending | None = None) -> None:
         self.calls: list[DownstreamCall] = []
-        self.pending = 0
+        self.budget = pending if pending is not None else Pending()
         self.idle = anyio.Event()  # set while no call is in flight (tests and shutdown wait on it)
         self.idle.set()
 
@@ -117,10 +124,10 @@ class RelayUI:
             return UIResult("cancel", decided_by="script")
         if not client_supports(call.ctx, "elicitation.form"):
             return await self._cannot_ask(call, prompt)
-        if self.book.pending >= MAX_PENDING_PER_USER:
+        if self.book.budget.count >= MAX_PENDING_PER_USER:
             call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
             return UIResult("cancel", decided_by="script")
-        self.book.pending += 1
+        self.book.budget.count += 1
         try:
             if call.hold is not None:
                 wire = server_sdk.form_request(prompt.message, prompt.form.to_wire(LATEST))
@@ -132,7 +139,7 @@ class RelayUI:
             logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
             return UIResult("cancel", decided_by="person")
         finally:
-            self.book.pending -= 1
+            self.book.budget.count -= 1
         answer = answers["q"]
         content = dict(answer.data) if answer.accepted and answer.data is not None else None
         return UIResult(answer.action, content=content)
