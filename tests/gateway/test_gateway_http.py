@@ -143,3 +143,41 @@ async def test_a_client_that_cannot_ask_is_asked_through_the_gateways_own_ui_whe
         result = await a.call_tool("greet", {})
     assert result.content[0].text == "hello local person"  # type: ignore[union-attr]
     assert len(local.seen) == 1
+
+
+async def test_a_user_with_the_maximum_of_open_questions_gets_the_next_one_refused_in_the_result() -> None:
+    from mcp_elicit.core.policy import Policy
+    from mcp_elicit.gateway.relay import MAX_PENDING_PER_USER
+
+    release = anyio.Event()
+    waiting = 0
+    all_waiting = anyio.Event()
+
+    async def slow(ctx: Any, params: Any) -> t.ElicitResult:
+        nonlocal waiting
+        waiting += 1
+        if waiting == MAX_PENDING_PER_USER:
+            all_waiting.set()
+        await release.wait()
+        return t.ElicitResult(action="accept", content={"name": "ann"})
+
+    policy = Policy(form="allow", url="allow", rate_limits=())  # the bound itself, not the rate limit
+    results: list[Any] = []
+    async with (
+        http_gateway(config(), policy=policy) as (_, url),
+        http_client(url, "token-a", "legacy", slow) as a,
+    ):
+
+        async def call() -> None:
+            results.append(await a.call_tool("greet", {}))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(MAX_PENDING_PER_USER):
+                tg.start_soon(call)
+            with anyio.fail_after(30):
+                await all_waiting.wait()
+            over = await a.call_tool("greet", {})
+            release.set()
+    assert over.is_error is True
+    assert "too many open questions" in over.content[0].text  # type: ignore[union-attr]
+    assert [r.content[0].text for r in results] == ["hello ann"] * MAX_PENDING_PER_USER

@@ -111,7 +111,7 @@ class Gateway:
         found = pool.offered().get(name)
         if found is None or found[0] not in pool.clients:
             return sdk.error_result(f"Unknown tool {name!r} (or its server is unavailable).")
-        call = DownstreamCall(ctx, user, found[0], found[1].name)
+        call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
         if is_modern(sdk.protocol_version(ctx)):
             return await self._start_held(pool, call, arguments)
         return await self._forward(pool, call, arguments)
@@ -178,7 +178,7 @@ class Gateway:
         found = pool.offered(pool.prompts).get(name)
         if found is None or found[0] not in pool.clients:
             raise sdk.not_found(f"prompt {name!r}")
-        call = DownstreamCall(ctx, user, found[0], found[1].name)
+        call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
         with pool.books[call.server].track(call):
             return await pool.clients[call.server].get_prompt(call.tool, arguments)
 

@@ -24,7 +24,7 @@ from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
-from mcp_elicit.gateway.relay import CallBook, Pending, RelayUI
+from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
 __all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
@@ -86,6 +86,7 @@ class Pool:
     def _client(self, upstream: Upstream) -> ElicitClient:
         ui = RelayUI(self.books[upstream.name], upstream.name, upstream.no_elicitation, self.browser)
         pipeline = Pipeline(ui)
+        pipeline.replace(ConcurrentAsk(ui))
         if self.audit is not None:  # one record per elicitation, naming the downstream user
             client = ClientIdentity(name=GATEWAY_CLIENT, version="")
             pipeline.observers.append(AuditTrail(self.audit, client=client, person=self.user))

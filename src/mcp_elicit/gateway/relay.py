@@ -15,14 +15,16 @@ import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
 
+from mcp_elicit.client.model import Decision, Elicitation
+from mcp_elicit.client.stages import AskThroughUI
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
+    Purpose,
     Requester,
     UIResult,
     UrlPrompt,
@@ -39,7 +41,15 @@ from mcp_elicit.gateway.urls import CompletionRoutes
 from mcp_elicit.server import sdk as server_sdk
 from mcp_elicit.server.questions import Question, client_supports, gather
 
-__all__ = ["MAX_PENDING_PER_USER", "RELAY_WAIT_SECONDS", "CallBook", "DownstreamCall", "Pending", "RelayUI"]
+__all__ = [
+    "MAX_PENDING_PER_USER",
+    "RELAY_WAIT_SECONDS",
+    "CallBook",
+    "ConcurrentAsk",
+    "DownstreamCall",
+    "Pending",
+    "RelayUI",
+]
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
@@ -58,10 +68,9 @@ class DownstreamCall:
     server: str
     tool: str
     refusals: list[str] = field(default_factory=list)  # questions this client could not be asked
+    arguments: dict[str, Any] = field(default_factory=dict)
     hold: Hold | None = None  # a 2026-07-28 downstream: the question goes out as a round
-
-
-_CURRENT: ContextVar[DownstreamCall | None] = ContextVar("mcp_elicit_gateway_call", default=None)
+    asking: int = 0  # questions of this call open downstream now
 
 
 class Pending:
@@ -85,24 +94,31 @@ class CallBook:
         if not self.calls:
             self.idle = anyio.Event()
         self.calls.append(call)
-        token = _CURRENT.set(call)
         try:
             yield
         finally:
-            _CURRENT.reset(token)
             self.calls.remove(call)
             if not self.calls:
                 self.idle.set()
 
-    def find(self, tool: str | None) -> DownstreamCall | None:
-        """The call a question serves: the one in whose context it arrived, else the oldest call to
-        that tool, else the oldest call (the connection is this user's alone: never another user's)."""
-        current = _CURRENT.get()
-        if current is not None and current in self.calls:
-            return current
-        same = [c for c in self.calls if c.tool == tool]
-        found = same or self.calls
-        return found[0] if found else None
+    def find(self, purpose: Purpose) -> DownstreamCall | None:
+        """The call a question serves. A pushed question carries no request id over stdio, and the
+        SDK's tasks do not keep the calling context, so: the oldest call to that target with those
+        arguments and no question open (tools ask in sequence), else looser matches. The connection
+        is this user's alone, so the answer is never another user's."""
+        same = [c for c in self.calls if c.tool == purpose.target]
+        exact = [c for c in same if purpose.arguments is None or c.arguments == dict(purpose.arguments)]
+        for found in (
+            [c for c in exact if not c.asking],
+            [c for c in same if not c.asking],
+            exact,
+            same,
+            [c for c in self.calls if not c.asking],  # the client kit could not attribute it
+            self.calls,
+        ):
+            if found:
+                return found[0]
+        return None
 
 
 class RelayUI:
@@ -118,7 +134,7 @@ class RelayUI:
         self.routes = CompletionRoutes()
 
     async def ask_form(self, prompt: FormPrompt) -> UIResult:
-        call = self.book.find(prompt.purpose.target)
+        call = self.book.find(prompt.purpose)
         if call is None:
             logger.info("a question from %s arrived with no call in flight; cancelled", self.server)
             return UIResult("cancel", decided_by="script")
@@ -128,6 +144,7 @@ class RelayUI:
             call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
             return UIResult("cancel", decided_by="script")
         self.book.budget.count += 1
+        call.asking += 1
         try:
             if call.hold is not None:
                 wire = server_sdk.form_request(prompt.message, prompt.form.to_wire(LATEST))
@@ -140,6 +157,7 @@ class RelayUI:
             return UIResult("cancel", decided_by="person")
         finally:
             self.book.budget.count -= 1
+            call.asking -= 1
         answer = answers["q"]
         content = dict(answer.data) if answer.accepted and answer.data is not None else None
         return UIResult(answer.action, content=content)
@@ -158,11 +176,25 @@ class RelayUI:
 
     async def ask_url(self, prompt: UrlPrompt) -> UIResult:
         upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
-        call = self.book.find(prompt.purpose.target)
+        call = self.book.find(prompt.purpose)
         if prompt.verdict == "block" or call is None or not url:
             return UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
         if not client_supports(call.ctx, "elicitation.url"):
             return await self._cannot_ask(call, prompt)
+        if self.book.budget.count >= MAX_PENDING_PER_USER:
+            call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
+            return UIResult("cancel", decided_by="script")
+        self.book.budget.count += 1
+        call.asking += 1
+        try:
+            return await self._relay_url(call, prompt, upstream_id, url)
+        finally:
+            self.book.budget.count -= 1
+            call.asking -= 1
+
+    async def _relay_url(
+        self, call: DownstreamCall, prompt: UrlPrompt, upstream_id: str | None, url: str
+    ) -> UIResult:
         if call.hold is not None:  # 2026-07-28: the page goes out as a round; completion is upstream's
             return await call.hold.ask(server_sdk.url_request(prompt.message, url, None))
         ours = secrets.token_urlsafe(16)
@@ -186,6 +218,15 @@ class RelayUI:
         """What the pipeline decided without asking (a secret-seeking form, a rate limit): said in
         the call's result, so the model can tell the person instead of seeing a bare decline."""
         logger.info("gateway notice for %s: %s", requester.name, text)
-        call = self.book.find(None)
+        call = next((c for c in self.book.calls if c.asking == 0), None)
         if call is not None:
             call.refusals.append(text)
+
+
+class ConcurrentAsk(AskThroughUI):
+    """The client kit's ask stage without its one-at-a-time turn: a person at one terminal answers
+    one question at a time, but each relayed question goes to its own downstream request, so two
+    calls never wait on each other here (the per-user budget above bounds them instead)."""
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        return await (self._ask_url(e) if e.mode == "url" else self._ask_form(e))
