@@ -27,6 +27,7 @@ BOUNDARY = frozenset(
         "mcp_elicit.server.sdk_fastmcp",
         "mcp_elicit.client.sdk",
         "mcp_elicit.client.sdk_transport",
+        "mcp_elicit.gateway.sdk",
     }
 )
 MAX_MODULE_LINES = 500

@@ -428,3 +428,13 @@ def _register_audit() -> None:
 
 
 _register_audit()
+
+
+# --- gateway (the command lives in mcp_elicit.cli.gateway) -------------------------------------------
+def _register_gateway() -> None:
+    from mcp_elicit.cli.gateway import gateway_command
+
+    main.add_command(gateway_command)
+
+
+_register_gateway()

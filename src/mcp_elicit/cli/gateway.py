@@ -1,0 +1,85 @@
+"""`mcp-elicit gateway`: front the servers of an `mcpServers` file, relaying every question checked."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from mcp_elicit.errors import ConfigError
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
+        raise click.BadParameter("give 127.0.0.1:PORT (the gateway listens on loopback only)")
+    return host.strip("[]"), int(port)
+
+
+@click.command("gateway")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(dir_okay=False, exists=True),
+    help="mcpServers JSON: stdio servers (command/args/env), HTTP servers (url/headers).",
+)
+@click.option(
+    "--listen", default=None, help="Serve streamable HTTP at http://127.0.0.1:PORT/mcp (else stdio)."
+)
+@click.option(
+    "--elicit-config",
+    default=None,
+    type=click.Path(dir_okay=False, exists=True),
+    help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, no trail.",
+)
+def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
+    """Relay upstream servers' tools; every question through the guardrails to the caller."""
+    from mcp_elicit.config import load_config, open_audit_sink
+    from mcp_elicit.gateway import Gateway, parse_config
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    try:
+        config = parse_config(Path(config_path).read_text(encoding="utf-8"))
+        settings = load_config(elicit_config) if elicit_config is not None else None
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    where = _listen(listen) if listen is not None else None
+    audit = (
+        open_audit_sink(settings.audit) if settings is not None and settings.audit.level != "none" else None
+    )
+
+    def started(port: int) -> None:
+        click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
+
+    async def serve(browser: Any = None) -> None:
+        policy = settings.policy if settings is not None else None
+        async with Gateway(config, policy=policy, audit=audit, browser=browser) as gw:
+            if where is None:
+                await gw.serve_stdio()
+            else:
+                await gw.serve_http(where[0], where[1], started=started)
+            for pool in gw.pools.values():
+                pool.stop()
+
+    async def run() -> None:
+        if not any(u.no_elicitation == "browser" for u in config.upstreams):
+            await serve()
+            return
+        from mcp_elicit.ui.browser.app import BrowserUI  # a server asks here when the client cannot
+
+        async with BrowserUI() as ui:
+            click.echo(f"mcp-elicit gateway: questions the client cannot show appear at {ui.url}", err=True)
+            await serve(ui)
+
+    try:
+        anyio.run(run)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if audit is not None:
+            audit.close()

@@ -1,0 +1,208 @@
+"""`Gateway`: the downstream server's handlers, mapping users to their pools and names to upstreams.
+
+```
+async with Gateway(parse_config(text)) as gw:
+    await gw.serve_stdio()            # or: await gw.serve_http("127.0.0.1", 8700)
+```
+
+Users: over HTTP with a `users` map, the bearer token names the user (the transport already refused
+unknown tokens); otherwise every call is the one local user's. Each user gets their own upstream
+connections (a `Pool`), opened on their first request and held until the gateway stops.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import TracebackType
+from typing import Any, Final
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcp_elicit.audit.base import AuditSink
+from mcp_elicit.client.ui_protocol import UIResult, UserInterface
+from mcp_elicit.core.actions import ACTIONS
+from mcp_elicit.core.policy import Policy
+from mcp_elicit.core.revisions import is_modern
+from mcp_elicit.errors import OutOfOrder
+from mcp_elicit.gateway import sdk
+from mcp_elicit.gateway.config import GatewayConfig
+from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
+from mcp_elicit.gateway.pool import Pool
+from mcp_elicit.gateway.relay import DownstreamCall
+
+__all__ = ["LOCAL_USER", "MAX_POOLS", "Gateway"]
+
+logger = logging.getLogger("mcp_elicit.gateway")
+
+LOCAL_USER: Final = "local"
+# Users with open upstream connections at once (each holds one connection per upstream).
+MAX_POOLS: Final = 64
+
+
+class Gateway:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        policy: Policy | None = None,
+        audit: AuditSink | None = None,
+        browser: UserInterface | None = None,
+        name: str = "mcp-elicit-gateway",
+    ) -> None:
+        self.config = config
+        # Guardrails on by default: rate limits and the decline embargo, no extra "ask first" step.
+        self.policy = policy if policy is not None else Policy(form="allow", url="allow")
+        self.audit = audit
+        self.browser = browser
+        self.pools: dict[str, Pool] = {}
+        self.holds = Holds()
+        self._tg: TaskGroup | None = None
+        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self)
+
+    async def __aenter__(self) -> Gateway:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        for pool in self.pools.values():
+            pool.stop()
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            await tg.__aexit__(exc_type, exc, tb)
+
+    def user_of(self, ctx: Any) -> str:
+        if not self.config.users:
+            return LOCAL_USER
+        token = sdk.bearer_of(ctx)
+        user = self.config.users.get(token or "")
+        if user is None:  # the transport refuses unknown tokens; stdio never has users
+            raise OutOfOrder("gateway", "a request without a known bearer token reached the gateway")
+        return user
+
+    async def pool_for(self, user: str) -> Pool:
+        pool = self.pools.get(user)
+        if pool is None:
+            if self._tg is None:
+                raise OutOfOrder("Gateway", "enter the gateway with `async with`")
+            if len(self.pools) >= MAX_POOLS:
+                raise OutOfOrder("gateway", f"at most {MAX_POOLS} users at once")
+            pool = self.pools[user] = Pool(
+                self.config, user, policy=self.policy, audit=self.audit, browser=self.browser
+            )
+            self._tg.start_soon(pool.run)
+        await pool.wait_settled()
+        return pool
+
+    async def list_tools(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        return [sdk.tool_named(tool, name) for name, (_, tool) in pool.offered().items()]
+
+    async def call_tool(
+        self, ctx: Any, name: str, arguments: dict[str, Any], state: str | None, responses: dict[str, Any]
+    ) -> Any:
+        user = self.user_of(ctx)
+        if state is not None:  # a 2026-07-28 retry: it answers a held call's question
+            return await self._answer_round(user, state, responses)
+        pool = await self.pool_for(user)
+        found = pool.offered().get(name)
+        if found is None or found[0] not in pool.clients:
+            return sdk.error_result(f"Unknown tool {name!r} (or its server is unavailable).")
+        call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
+        if is_modern(sdk.protocol_version(ctx)):
+            return await self._start_held(pool, call, arguments)
+        return await self._forward(pool, call, arguments)
+
+    async def _forward(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
+        client = pool.clients[call.server]
+        with pool.books[call.server].track(call):
+            result = await client.call_tool(call.tool, arguments)
+        if call.refusals:  # never a silent drop: say what could not be asked
+            text = "The gateway could not relay a question: " + "; ".join(call.refusals)
+            return sdk.error_result(text, result)
+        return result
+
+    # -- 2026-07-28 downstream: the upstream call is held across the client's rounds -------------
+
+    async def _start_held(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
+        hold = self.holds.new(call.user)
+        if hold is None or self._tg is None:
+            return sdk.error_result(f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
+        call.hold = hold
+
+        async def run() -> None:
+            try:
+                hold.finish(await self._forward(pool, call, arguments))
+            except Exception as exc:
+                logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
+                hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
+
+        self._tg.start_soon(run)
+        return await self._next_round(hold)
+
+    async def _next_round(self, hold: Hold) -> Any:
+        with anyio.move_on_after(HOLD_WAIT_SECONDS):
+            kind, value = await hold.events.receive()
+            if kind == "done":
+                return value
+            state = self.holds.park(hold)
+            return sdk.input_required("q", value, state)
+        return sdk.error_result("The upstream server did not answer in time.")
+
+    async def _answer_round(self, user: str, state: str, responses: dict[str, Any]) -> Any:
+        hold = self.holds.take(state, user)
+        if hold is None:
+            return sdk.error_result("This answer belongs to no open question (used, expired or not yours).")
+        answer = responses.get("q")
+        action = answer.get("action") if isinstance(answer, dict) else None
+        content = answer.get("content") if isinstance(answer, dict) else None
+        await hold.answers_in.send(
+            UIResult(
+                action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
+            )
+        )
+        return await self._next_round(hold)
+
+    # -- prompts and resources: forwarded on the push path (no held rounds for them yet) ----------
+
+    async def list_prompts(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        return [sdk.tool_named(p, name) for name, (_, p) in pool.offered(pool.prompts).items()]
+
+    async def get_prompt(self, ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
+        user = self.user_of(ctx)
+        pool = await self.pool_for(user)
+        found = pool.offered(pool.prompts).get(name)
+        if found is None or found[0] not in pool.clients:
+            raise sdk.not_found(f"prompt {name!r}")
+        call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
+        with pool.books[call.server].track(call):
+            return await pool.clients[call.server].get_prompt(call.tool, arguments)
+
+    async def list_resources(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        seen: dict[str, Any] = {}
+        for server in sorted(pool.resources):
+            for resource in pool.resources[server]:
+                seen.setdefault(str(resource.uri), resource)
+        return list(seen.values())
+
+    async def read_resource(self, ctx: Any, uri: str) -> Any:
+        user = self.user_of(ctx)
+        pool = await self.pool_for(user)
+        server = pool.resource_server(uri)
+        if server is None or server not in pool.clients:
+            raise sdk.not_found(f"resource {uri!r}")
+        call = DownstreamCall(ctx, user, server, uri)
+        with pool.books[server].track(call):
+            return await pool.clients[server].read_resource(uri)
+
+    async def serve_stdio(self) -> None:
+        await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools
+        await sdk.serve_stdio(self.server)
+
+    async def serve_http(self, host: str, port: int, started: Any = None, stop: Any = None) -> None:
+        await sdk.serve_http(self.server, host, port, self.config.users, started=started, stop=stop)

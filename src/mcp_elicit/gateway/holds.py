@@ -1,0 +1,93 @@
+"""Held upstream calls: a 2026-07-28 downstream client answers in rounds, the upstream pushed and waits.
+
+The gateway keeps the upstream call running in a task of its own and ends each downstream run with
+the question as an InputRequiredResult. Its `requestState` is a fresh random id per round (sealed by
+the SDK's requestState boundary on top), single use and bound to the user whose call it is: a
+retry takes the hold out of the table, so the same state never answers twice, and another user's
+state finds nothing. Bounded: holds per user, and the time a hold waits for the next retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcp_elicit.client.ui_protocol import UIResult
+
+__all__ = ["HOLD_WAIT_SECONDS", "MAX_HOLDS_PER_USER", "Hold", "Holds"]
+
+# Held upstream calls one user may have waiting for a downstream retry at once.
+MAX_HOLDS_PER_USER: Final = 8
+# How long a held call waits for the downstream client's next retry before it ends as cancel.
+HOLD_WAIT_SECONDS: Final = 600.0
+
+
+@dataclass(eq=False)
+class Hold:
+    user: str
+    # upstream side -> downstream handler: ("question", wire request) or ("done", result)
+    events_in: MemoryObjectSendStream[tuple[str, Any]]
+    events: MemoryObjectReceiveStream[tuple[str, Any]]
+    # downstream handler -> the relay waiting on the answer
+    answers_in: MemoryObjectSendStream[UIResult]
+    answers: MemoryObjectReceiveStream[UIResult]
+    deadline: float = field(default=math.inf)
+
+    async def ask(self, request: dict[str, Any]) -> UIResult:
+        """Called by the relay with the wire request (a form or a URL): hand it to the downstream
+        run, wait for the retry's answer."""
+        await self.events_in.send(("question", request))
+        with anyio.move_on_after(HOLD_WAIT_SECONDS):
+            return await self.answers.receive()
+        return UIResult("cancel", decided_by="timeout")
+
+    def finish(self, result: Any) -> None:
+        # Nobody may wait any more (the client never came back): then the result is dropped.
+        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.events_in.send_nowait(("done", result))
+
+
+class Holds:
+    """The table of held calls waiting for a retry, keyed by the state handed to the client."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._by_state: dict[str, Hold] = {}
+        self._clock = clock
+
+    def new(self, user: str) -> Hold | None:
+        """A new hold for `user`, or None when they already hold the maximum."""
+        self._prune()
+        held = sum(1 for h in self._by_state.values() if h.user == user)
+        if held >= MAX_HOLDS_PER_USER:
+            return None
+        events_in, events = anyio.create_memory_object_stream[tuple[str, Any]](2)
+        answers_in, answers = anyio.create_memory_object_stream[UIResult](1)
+        return Hold(user, events_in, events, answers_in, answers)
+
+    def park(self, hold: Hold) -> str:
+        """Put `hold` in the table under a fresh state for the client's next retry."""
+        state = secrets.token_urlsafe(16)
+        hold.deadline = self._clock() + HOLD_WAIT_SECONDS
+        self._by_state[state] = hold
+        return state
+
+    def take(self, state: str, user: str) -> Hold | None:
+        """The hold `state` names, out of the table (single use); None if unknown or another user's."""
+        hold = self._by_state.get(state)
+        if hold is None or hold.user != user:
+            return None
+        del self._by_state[state]
+        return hold
+
+    def _prune(self) -> None:
+        now = self._clock()
+        for state in [s for s, h in self._by_state.items() if h.deadline < now]:
+            del self._by_state[state]

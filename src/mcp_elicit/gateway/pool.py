@@ -1,0 +1,151 @@
+"""One user's connections to the upstream servers, each with its own client pipeline.
+
+A pool runs in a task of its own (the SDK's client contexts must be entered and left by the same
+task) and holds every upstream connection open until the gateway stops. An upstream that fails to
+start is logged in one line and left out; the others serve on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import anyio
+
+from mcp_elicit.audit.base import AuditSink
+from mcp_elicit.client.audit import AuditTrail
+from mcp_elicit.client.connection import ElicitClient, ServerSpec
+from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.client.sdk_transport import StdioServerParameters
+from mcp_elicit.client.ui_protocol import UserInterface
+from mcp_elicit.core.consent import ClientIdentity
+from mcp_elicit.core.gateway_names import offered_names
+from mcp_elicit.core.policy import Policy, PolicyState
+from mcp_elicit.gateway import sdk
+from mcp_elicit.gateway.config import GatewayConfig, Upstream
+from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
+from mcp_elicit.gateway.urls import RelayUrlMode
+
+__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
+
+logger = logging.getLogger("mcp_elicit.gateway")
+
+# How long a first listing waits for the upstreams to start; a slower one joins later.
+UPSTREAM_START_TIMEOUT_SECONDS: Final = 30.0
+GATEWAY_CLIENT: Final = "mcp-elicit-gateway"
+
+
+class Pool:
+    """The upstream connections of one user."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        user: str,
+        *,
+        policy: Policy | None = None,
+        audit: AuditSink | None = None,
+        browser: UserInterface | None = None,
+        target: Callable[[Upstream], Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.user = user
+        self.policy = policy
+        self.policy_state = PolicyState() if policy is not None else None
+        self.audit = audit
+        self.browser = browser
+        self._target = target or _target
+        self.clients: dict[str, ElicitClient] = {}
+        self.pending = Pending()  # one budget of open questions for the user, across upstreams
+        self.books: dict[str, CallBook] = {u.name: CallBook(self.pending) for u in config.upstreams}
+        self.tools: dict[str, list[Any]] = {}
+        self.prompts: dict[str, list[Any]] = {}
+        self.resources: dict[str, list[Any]] = {}
+        self.failed: dict[str, str] = {}
+        self.settled = anyio.Event()
+        self._stop = anyio.Event()
+
+    async def run(self) -> None:
+        """Hold every upstream open until `stop`; returns when all are closed."""
+        async with anyio.create_task_group() as tg:
+            for upstream in self.config.upstreams:
+                tg.start_soon(self._hold, upstream)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def wait_settled(self) -> None:
+        with anyio.move_on_after(UPSTREAM_START_TIMEOUT_SECONDS):
+            await self.settled.wait()
+
+    def _settle(self) -> None:
+        if len(self.clients) + len(self.failed) >= len(self.config.upstreams):
+            self.settled.set()
+
+    def _client(self, upstream: Upstream) -> ElicitClient:
+        ui = RelayUI(self.books[upstream.name], upstream.name, upstream.no_elicitation, self.browser)
+        pipeline = Pipeline(ui)
+        pipeline.replace(ConcurrentAsk(ui))
+        if self.audit is not None:  # one record per elicitation, naming the downstream user
+            client = ClientIdentity(name=GATEWAY_CLIENT, version="")
+            pipeline.observers.append(AuditTrail(self.audit, client=client, person=self.user))
+        return ElicitClient(
+            self._target(upstream),
+            pipeline=pipeline,
+            protocol="legacy",
+            client_name=GATEWAY_CLIENT,
+            policy=self.policy,
+            policy_state=self.policy_state,
+            url_mode=RelayUrlMode(ui.routes),
+        )
+
+    async def _hold(self, upstream: Upstream) -> None:
+        try:
+            async with self._client(upstream) as client:
+                self.tools[upstream.name] = await client.list_tools()
+                self.prompts[upstream.name] = await _optional(client.list_prompts)
+                self.resources[upstream.name] = await _optional(client.list_resources)
+                self.clients[upstream.name] = client
+                self._settle()
+                await self._stop.wait()
+        except Exception as exc:  # one upstream down never takes the others with it
+            logger.warning("upstream %s is unavailable: %s: %s", upstream.name, type(exc).__name__, exc)
+            self.failed[upstream.name] = type(exc).__name__
+        finally:
+            self.clients.pop(upstream.name, None)
+            for listing in (self.tools, self.prompts, self.resources):
+                listing.pop(upstream.name, None)
+            self._settle()
+
+    def offered(self, listings: dict[str, list[Any]] | None = None) -> dict[str, tuple[str, Any]]:
+        """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`."""
+        by_name = {s: {t.name: t for t in items} for s, items in (listings or self.tools).items()}
+        names = offered_names({s: list(tools) for s, tools in by_name.items()})
+        return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
+
+    def resource_server(self, uri: str) -> str | None:
+        """The server offering `uri` (the first in key order when several do)."""
+        for server in sorted(self.resources):
+            if any(str(r.uri) == uri for r in self.resources[server]):
+                return server
+        return None
+
+
+async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
+    """A listing the upstream may not support (no prompts or resources capability): empty then."""
+    try:
+        return await listing()
+    except Exception as exc:
+        logger.debug("listing not offered: %s", type(exc).__name__)
+        return []
+
+
+def _target(upstream: Upstream) -> Any:
+    if upstream.url is not None:
+        if upstream.headers:
+            return sdk.http_upstream(upstream.url, upstream.headers)
+        return ServerSpec(url=upstream.url)
+    return StdioServerParameters(
+        command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None
+    )

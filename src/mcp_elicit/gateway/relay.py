@@ -1,0 +1,232 @@
+"""The relay: an upstream question, once through our client pipeline, asked of the downstream caller.
+
+Each user has their own upstream connections (`gateway/pool.py`), so a question that arrives on one
+can only belong to that user's calls: two users never see each other's questions by construction.
+`RelayUI` is the UI of those connections' pipelines: the schema gate, the secret guard, the URL
+checks and the policy have run before it is called, and it asks the downstream client that made
+the call: through the server kit (`gather`, which pushes) on 2025-11-25, or as a round of the
+held call (`gateway/holds.py`) on 2026-07-28. A downstream client that
+cannot ask gets, per the server's `noElicitation`, a refusal it can relay or the browser UI.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+
+from mcp_elicit.client.model import Decision, Elicitation
+from mcp_elicit.client.stages import AskThroughUI
+from mcp_elicit.client.ui_protocol import (
+    FormPrompt,
+    Purpose,
+    Requester,
+    UIResult,
+    UrlPrompt,
+    UrlWaiting,
+    UserInterface,
+    WaitChoice,
+)
+from mcp_elicit.core.actions import ACTIONS
+from mcp_elicit.core.revisions import LATEST
+from mcp_elicit.errors import ElicitError
+from mcp_elicit.gateway.config import NoElicitation
+from mcp_elicit.gateway.holds import Hold
+from mcp_elicit.gateway.urls import CompletionRoutes
+from mcp_elicit.server import sdk as server_sdk
+from mcp_elicit.server.questions import Question, client_supports, gather
+
+__all__ = [
+    "MAX_PENDING_PER_USER",
+    "RELAY_WAIT_SECONDS",
+    "CallBook",
+    "ConcurrentAsk",
+    "DownstreamCall",
+    "Pending",
+    "RelayUI",
+]
+
+logger = logging.getLogger("mcp_elicit.gateway")
+
+# Questions one user may have open through the gateway at once; more are cancelled upstream.
+MAX_PENDING_PER_USER: Final = 8
+# How long a relayed question waits for the downstream person before it ends as cancel.
+RELAY_WAIT_SECONDS: Final = 600.0
+
+
+@dataclass(eq=False)
+class DownstreamCall:
+    """A downstream `tools/call` being forwarded: who made it, to which upstream tool."""
+
+    ctx: Any
+    user: str
+    server: str
+    tool: str
+    refusals: list[str] = field(default_factory=list)  # questions this client could not be asked
+    arguments: dict[str, Any] = field(default_factory=dict)
+    hold: Hold | None = None  # a 2026-07-28 downstream: the question goes out as a round
+    asking: int = 0  # questions of this call open downstream now
+
+
+class Pending:
+    """Relayed questions one user has open, across all their upstream connections."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+class CallBook:
+    """The calls one user has in flight on one upstream connection, so each question finds its call."""
+
+    def __init__(self, pending: Pending | None = None) -> None:
+        self.calls: list[DownstreamCall] = []
+        self.budget = pending if pending is not None else Pending()
+        self.idle = anyio.Event()  # set while no call is in flight (tests and shutdown wait on it)
+        self.idle.set()
+
+    @contextmanager
+    def track(self, call: DownstreamCall) -> Iterator[None]:
+        if not self.calls:
+            self.idle = anyio.Event()
+        self.calls.append(call)
+        try:
+            yield
+        finally:
+            self.calls.remove(call)
+            if not self.calls:
+                self.idle.set()
+
+    def find(self, purpose: Purpose) -> DownstreamCall | None:
+        """The call a question serves. A pushed question carries no request id over stdio, and the
+        SDK's tasks do not keep the calling context, so: the oldest call to that target with those
+        arguments and no question open (tools ask in sequence), else looser matches. The connection
+        is this user's alone, so the answer is never another user's."""
+        same = [c for c in self.calls if c.tool == purpose.target]
+        exact = [c for c in same if purpose.arguments is None or c.arguments == dict(purpose.arguments)]
+        for found in (
+            [c for c in exact if not c.asking],
+            [c for c in same if not c.asking],
+            exact,
+            same,
+            [c for c in self.calls if not c.asking],  # the client kit could not attribute it
+            self.calls,
+        ):
+            if found:
+                return found[0]
+        return None
+
+
+class RelayUI:
+    """The pipeline's UI on a user's upstream connection: asks the downstream caller."""
+
+    def __init__(
+        self, book: CallBook, server: str, no_elicitation: NoElicitation, browser: UserInterface | None = None
+    ) -> None:
+        self.book = book
+        self.server = server
+        self.no_elicitation = no_elicitation
+        self.browser = browser
+        self.routes = CompletionRoutes()
+
+    async def ask_form(self, prompt: FormPrompt) -> UIResult:
+        call = self.book.find(prompt.purpose)
+        if call is None:
+            logger.info("a question from %s arrived with no call in flight; cancelled", self.server)
+            return UIResult("cancel", decided_by="script")
+        if not client_supports(call.ctx, "elicitation.form"):
+            return await self._cannot_ask(call, prompt)
+        if self.book.budget.count >= MAX_PENDING_PER_USER:
+            call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
+            return UIResult("cancel", decided_by="script")
+        self.book.budget.count += 1
+        call.asking += 1
+        try:
+            if call.hold is not None:
+                wire = server_sdk.form_request(prompt.message, prompt.form.to_wire(LATEST))
+                return await call.hold.ask(wire)
+            answers = await gather(
+                call.ctx, {"q": Question(prompt.message, prompt.form)}, timeout=RELAY_WAIT_SECONDS
+            )
+        except ElicitError as exc:
+            logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
+            return UIResult("cancel", decided_by="person")
+        finally:
+            self.book.budget.count -= 1
+            call.asking -= 1
+        answer = answers["q"]
+        content = dict(answer.data) if answer.accepted and answer.data is not None else None
+        return UIResult(answer.action, content=content)
+
+    async def _cannot_ask(self, call: DownstreamCall, prompt: FormPrompt | UrlPrompt) -> UIResult:
+        if self.no_elicitation == "browser" and self.browser is not None:
+            if isinstance(prompt, FormPrompt):
+                return await self.browser.ask_form(prompt)
+            return await self.browser.ask_url(prompt)
+        why = "this client declared no elicitation capability for it"
+        call.refusals.append(
+            f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
+            f"here ({why}); nothing was answered"
+        )
+        return UIResult("decline", decided_by="script")
+
+    async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+        upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
+        call = self.book.find(prompt.purpose)
+        if prompt.verdict == "block" or call is None or not url:
+            return UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
+        if not client_supports(call.ctx, "elicitation.url"):
+            return await self._cannot_ask(call, prompt)
+        if self.book.budget.count >= MAX_PENDING_PER_USER:
+            call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
+            return UIResult("cancel", decided_by="script")
+        self.book.budget.count += 1
+        call.asking += 1
+        try:
+            return await self._relay_url(call, prompt, upstream_id, url)
+        finally:
+            self.book.budget.count -= 1
+            call.asking -= 1
+
+    async def _relay_url(
+        self, call: DownstreamCall, prompt: UrlPrompt, upstream_id: str | None, url: str
+    ) -> UIResult:
+        if call.hold is not None:  # 2026-07-28: the page goes out as a round; completion is upstream's
+            return await call.hold.ask(server_sdk.url_request(prompt.message, url, None))
+        ours = secrets.token_urlsafe(16)
+        if upstream_id is not None:
+            self.routes.add(upstream_id, call.ctx, ours)
+        try:
+            raw = await server_sdk.push_request(call.ctx, server_sdk.url_request(prompt.message, url, ours))
+        except ElicitError as exc:
+            logger.info("relayed URL from %s ended: %s", self.server, type(exc).__name__)
+            return UIResult("cancel", decided_by="person")
+        action = raw.get("action") if raw is not None else None
+        return UIResult(action if action in ACTIONS else "cancel")
+
+    async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
+        # The downstream client shows its own waiting screen; the client kit ends this wait when
+        # the upstream's completion arrives or the call ends.
+        await anyio.sleep_forever()
+        return "cancel"
+
+    async def notice(self, requester: Requester, text: str) -> None:
+        """What the pipeline decided without asking (a secret-seeking form, a rate limit): said in
+        the call's result, so the model can tell the person instead of seeing a bare decline."""
+        logger.info("gateway notice for %s: %s", requester.name, text)
+        call = next((c for c in self.book.calls if c.asking == 0), None)
+        if call is not None:
+            call.refusals.append(text)
+
+
+class ConcurrentAsk(AskThroughUI):
+    """The client kit's ask stage without its one-at-a-time turn: a person at one terminal answers
+    one question at a time, but each relayed question goes to its own downstream request, so two
+    calls never wait on each other here (the per-user budget above bounds them instead)."""
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        return await (self._ask_url(e) if e.mode == "url" else self._ask_form(e))

@@ -1,0 +1,199 @@
+"""The gateway's one door to the SDK: the downstream server, its transports and result shapes.
+
+The downstream side is the SDK's low-level `Server` (the tool list is the upstreams', not
+functions of ours) with handlers from `gateway/app.py`; it serves both protocol eras. Questions to
+the downstream client go through the server kit (`server/questions.py`), not through here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as t
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.lowlevel.server import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, TypeAdapter
+
+from mcp_elicit.client.sdk_transport import guarded_http_client
+from mcp_elicit.core.wire_codes import INVALID_PARAMS
+
+__all__ = [
+    "bearer_of",
+    "build_server",
+    "error_result",
+    "http_upstream",
+    "input_required",
+    "not_found",
+    "protocol_version",
+    "serve_http",
+    "serve_stdio",
+    "tool_named",
+]
+
+ListTools = Callable[[Any], Awaitable[list[Any]]]
+CallTool = Callable[[Any, str, dict[str, Any], str | None, dict[str, Any]], Awaitable[Any]]
+_INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
+
+
+def build_server(
+    name: str, version: str, list_tools: ListTools, call_tool: CallTool, more: Any = None
+) -> Server[Any]:
+    """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources` and
+    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too."""
+
+    async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
+        return t.ListToolsResult(tools=await list_tools(ctx))
+
+    async def on_call_tool(ctx: Any, params: t.CallToolRequestParams) -> Any:
+        responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
+        result = await call_tool(
+            ctx, params.name, dict(params.arguments or {}), params.request_state, responses
+        )
+        return result
+
+    handlers: dict[str, Any] = {"on_list_tools": on_list_tools, "on_call_tool": on_call_tool}
+    if more is not None:
+
+        async def on_list_prompts(ctx: Any, params: Any) -> t.ListPromptsResult:
+            return t.ListPromptsResult(prompts=await more.list_prompts(ctx))
+
+        async def on_get_prompt(ctx: Any, params: t.GetPromptRequestParams) -> Any:
+            return await more.get_prompt(ctx, params.name, dict(params.arguments or {}))
+
+        async def on_list_resources(ctx: Any, params: Any) -> t.ListResourcesResult:
+            return t.ListResourcesResult(resources=await more.list_resources(ctx))
+
+        async def on_read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> Any:
+            return await more.read_resource(ctx, str(params.uri))
+
+        handlers.update(
+            on_list_prompts=on_list_prompts,
+            on_get_prompt=on_get_prompt,
+            on_list_resources=on_list_resources,
+            on_read_resource=on_read_resource,
+        )
+    server: Server[Any] = Server(name, version=version, **handlers)
+    # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    return server
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return value
+
+
+def protocol_version(ctx: Any) -> str:
+    return str(getattr(ctx, "protocol_version", "") or "")
+
+
+def input_required(key: str, request: dict[str, Any], state: str) -> t.InputRequiredResult:
+    """End this downstream run with one question (a wire request; 2026-07-28); the retry carries
+    `state`."""
+    return t.InputRequiredResult(
+        input_requests={key: _INPUT_REQUEST.validate_python(request)}, request_state=state
+    )
+
+
+def tool_named(tool: Any, name: str) -> Any:
+    """The upstream's tool as offered: only the name changes."""
+    return tool if tool.name == name else tool.model_copy(update={"name": name})
+
+
+def not_found(what: str) -> BaseException:
+    """The JSON-RPC error for an unknown prompt or resource (they have no error result)."""
+    return MCPError(code=INVALID_PARAMS, message=f"{what} is not offered (or its server is unavailable)")
+
+
+def error_result(text: str, result: Any = None) -> t.CallToolResult:
+    """A tool error the model can read; the upstream's own content, if any, follows the text."""
+    content: list[Any] = [t.TextContent(type="text", text=text)]
+    if result is not None:
+        content.extend(result.content)
+    return t.CallToolResult(content=content, is_error=True)
+
+
+@asynccontextmanager
+async def http_upstream(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
+    """The client kit's guarded HTTP transport to an upstream, sending the configured headers."""
+    async with guarded_http_client() as http:
+        http.headers.update(headers)
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
+
+
+def bearer_of(ctx: Any) -> str | None:
+    """The downstream's bearer token on this request (None over stdio or without one)."""
+    request = getattr(ctx, "request", None)
+    header = request.headers.get("authorization", "") if request is not None else ""
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _require_token(app: Any, users: Mapping[str, str]) -> Any:
+    """An ASGI wrapper: every HTTP request needs a configured bearer token (else 401)."""
+    tokens = [k.encode() for k in users]
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            header = dict(scope.get("headers") or []).get(b"authorization", b"")
+            scheme, _, token = header.partition(b" ")
+            ok = scheme.lower() == b"bearer" and any(hmac.compare_digest(token.strip(), k) for k in tokens)
+            if not ok:
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b'{"error":"invalid_token"}'})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def serve_http(
+    server: Server[Any],
+    host: str,
+    port: int,
+    users: Mapping[str, str],
+    *,
+    started: Callable[[int], None] | None = None,
+    stop: anyio.Event | None = None,
+) -> None:
+    """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in. `started(port)` is
+    called once listening (port 0 picks a free one); setting `stop` shuts the server down."""
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host=host)
+    if users:
+        app = _require_token(app, users)
+    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    if started is not None:
+        started(sock.getsockname()[1])
+    http = uvicorn.Server(config)
+    with sock:
+        if stop is None:
+            await http.serve(sockets=[sock])
+            return
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(http.serve, [sock])
+            await stop.wait()
+            http.should_exit = True  # uvicorn's own graceful shutdown (lifespan included)
