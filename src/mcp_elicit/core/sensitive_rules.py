@@ -1,0 +1,375 @@
+"""The secret guard's tables (`core.sensitive`): which words, where, mean a field asks for a
+secret, and which phrases and words around them take the alarm back. Data, not logic: each rule
+says what it matches, where, how strongly, its stable reason code and why."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = ["BENIGN_PHRASES", "DELIVERY_WORDS", "META_WORDS", "NEGATIONS", "RULES", "Rule", "Where"]
+
+Where = Literal["name", "title", "description", "format", "flag"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One signal: a word sequence, where it counts, how strong it is, a stable reason code, why."""
+
+    phrase: str  # words separated by single spaces, as produced by tokenize()
+    where: frozenset[Where]
+    level: Literal["warn", "block"]
+    reason: str
+    why: str
+    head: bool = False  # in a name or title, match only as the last word
+
+
+_LABEL: Final[frozenset[Where]] = frozenset({"name", "title"})
+_TEXT: Final[frozenset[Where]] = frozenset({"name", "title", "description"})
+_PROSE: Final[frozenset[Where]] = frozenset({"description"})
+_HINT: Final[frozenset[Where]] = frozenset({"format"})
+_FLAG: Final[frozenset[Where]] = frozenset({"flag"})
+
+
+def _rules(
+    phrases: Iterable[str], where: frozenset[Where], level: Literal["warn", "block"], reason: str, why: str
+) -> tuple[Rule, ...]:
+    return tuple(Rule(p, where, level, reason, why) for p in phrases)
+
+
+def _head(phrase: str, level: Literal["warn", "block"], reason: str, why: str) -> Rule:
+    return Rule(phrase, _LABEL, level, reason, why, head=True)
+
+
+# The rule table. Phrases are in tokenize() form: lower case, words split, accents folded.
+RULES: Final[tuple[Rule, ...]] = (
+    # -- passwords -------------------------------------------------------------------------------
+    *_rules(
+        ("password", "passwd", "passphrase", "pass phrase", "passcode", "passwort", "kennwort"),
+        _TEXT,
+        "block",
+        "password",
+        "a password grants access (F5 names it)",
+    ),
+    *_rules(
+        ("contrasena", "mot de passe", "senha", "wachtwoord", "losenord", "haslo"),
+        _TEXT,
+        "block",
+        "password",
+        "'password' in Spanish, French, Portuguese, Dutch, Swedish, Polish",
+    ),
+    *_rules(("pwd", "pswd", "pw"), _LABEL, "block", "password", "usual abbreviations of password in names"),
+    _head("pin", "block", "pin", "a PIN authorizes card payments and unlocks devices"),
+    *_rules(
+        ("pin code", "pin number", "personal identification number", "your pin", "atm pin"),
+        _TEXT,
+        "block",
+        "pin",
+        "a PIN authorizes card payments and unlocks devices",
+    ),
+    # -- keys and secrets ------------------------------------------------------------------------
+    *_rules(
+        ("api key", "api token", "api secret", "access key", "secret key", "subscription key"),
+        _TEXT,
+        "block",
+        "api_key",
+        "an API key grants access to an account (F5 names it)",
+    ),
+    *_rules(
+        ("private key", "signing key", "encryption key", "master key", "decryption key"),
+        _TEXT,
+        "block",
+        "private_key",
+        "whoever holds a private key can sign or decrypt as its owner",
+    ),
+    *_rules(
+        ("client secret", "app secret", "consumer secret", "shared secret", "webhook secret"),
+        _TEXT,
+        "block",
+        "client_secret",
+        "an OAuth client secret or shared secret authenticates its holder",
+    ),
+    *_rules(("signing secret", "secret token"), _TEXT, "block", "client_secret", "a shared secret"),
+    _head("secret", "block", "secret", "a field whose head noun is 'secret' asks for one"),
+    *_rules(("secret",), _PROSE, "warn", "secret", "prose mentioning a secret, context unknown"),
+    # -- tokens ----------------------------------------------------------------------------------
+    *_rules(
+        (
+            "access token",
+            "refresh token",
+            "bearer token",
+            "auth token",
+            "authentication token",
+            "session token",
+            "id token",
+            "oauth token",
+            "bot token",
+            "security token",
+            "github token",
+            "slack token",
+            "npm token",
+            "pypi token",
+            "authorization header",
+            "session cookie",
+        ),
+        _TEXT,
+        "block",
+        "access_token",
+        "an access token is a credential (F5 names it)",
+    ),
+    _head("jwt", "block", "access_token", "a JSON Web Token is a bearer credential"),
+    _head("token", "warn", "token", "a field named just 'token' likely wants a credential"),
+    _head("cookie", "warn", "token", "a cookie often carries a session"),
+    # -- one-time and recovery codes -------------------------------------------------------------
+    *_rules(
+        (
+            "otp",
+            "totp",
+            "hotp",
+            "one time password",
+            "one time code",
+            "one time passcode",
+            "2 fa code",
+            "mfa code",
+            "two factor code",
+            "verification code",
+            "authenticator code",
+            "authentication code",
+            "auth code",
+            "login code",
+            "sms code",
+            "authorization code",
+            "authenticator app",
+        ),
+        _TEXT,
+        "block",
+        "otp",
+        "a one-time or second-factor code completes a login",
+    ),
+    *_rules(
+        ("recovery code", "backup code", "recovery key", "recovery phrase", "seed phrase", "mnemonic phrase"),
+        _TEXT,
+        "block",
+        "recovery_code",
+        "recovery codes and wallet seed phrases give full control of an account",
+    ),
+    *_rules(("secret phrase", "wallet seed", "seed words"), _TEXT, "block", "recovery_code", "a wallet seed"),
+    _head("mnemonic", "block", "recovery_code", "a field named 'mnemonic' is a wallet seed"),
+    *_rules(("2 fa", "two factor", "mfa"), _LABEL, "warn", "otp", "second-factor wording without 'code'"),
+    # -- payment ---------------------------------------------------------------------------------
+    *_rules(
+        ("card number", "cc number", "card details", "primary account number"),
+        _TEXT,
+        "block",
+        "card_number",
+        "a card number authorizes payments (F5: payment credentials)",
+    ),
+    _head("credit card", "block", "card_number", "a field that is the credit card itself"),
+    _head("debit card", "block", "card_number", "a field that is the debit card itself"),
+    _head("payment card", "block", "card_number", "a field that is the payment card itself"),
+    *_rules(
+        ("cvv", "cvc", "cvv 2", "cvc 2", "card verification", "card security code", "security code"),
+        _TEXT,
+        "block",
+        "card_security_code",
+        "the card security code exists only to authorize payments",
+    ),
+    *_rules(("csc", "ccv"), _LABEL, "block", "card_security_code", "card security code abbreviations"),
+    _head("pan", "warn", "card_number", "PAN is card jargon for the card number (also a tax id)"),
+    *_rules(("iban",), _TEXT, "block", "iban", "an IBAN is a payment credential for direct debits"),
+    *_rules(
+        ("account number", "bank account", "routing number", "sort code", "aba number"),
+        _TEXT,
+        "warn",
+        "bank_account",
+        "bank details: personal, sometimes enough to move money",
+    ),
+    *_rules(("card expiry", "card expiration", "card exp"), _TEXT, "warn", "card_expiry", "part of a card"),
+    # -- government ids --------------------------------------------------------------------------
+    *_rules(
+        (
+            "ssn",
+            "social security",
+            "social insurance number",
+            "national id",
+            "national identity number",
+            "national identification number",
+            "national insurance number",
+            "aadhaar",
+            "id card number",
+        ),
+        _TEXT,
+        "block",
+        "national_id",
+        "national id numbers are used as authenticators and enable identity theft",
+    ),
+    *_rules(
+        ("passport number", "driver license number", "drivers license number", "driving licence number"),
+        _TEXT,
+        "warn",
+        "government_id",
+        "identity document numbers: personal data, not credentials",
+    ),
+    *_rules(("tax id", "taxpayer id"), _TEXT, "warn", "government_id", "tax ids are personal data"),
+    _head("sin", "warn", "national_id", "SIN is the Canadian social insurance number"),
+    # -- weak signals ----------------------------------------------------------------------------
+    *_rules(("credential", "credentials"), _TEXT, "warn", "credential", "wording about credentials"),
+    _head("auth", "warn", "auth", "a field named 'auth' likely wants a credential"),
+    _head("authorization", "warn", "auth", "a field named 'authorization' likely wants a header value"),
+    _head("key", "warn", "key", "a field named just 'key' may want an API key"),
+    *_rules(("ssh key", "license key", "product key", "gpg key", "pgp key"), _TEXT, "warn", "key", "a key"),
+    *_rules(
+        ("security question", "security answer", "secret question", "secret answer", "maiden name"),
+        _TEXT,
+        "warn",
+        "security_question",
+        "answers to security questions reset passwords",
+    ),
+    *_rules(
+        ("connection string", "database url", "dsn"),
+        _LABEL,
+        "warn",
+        "connection_string",
+        "connection strings usually embed a password",
+    ),
+    # -- format-like hints (format, autocomplete, x-input-type, …) --------------------------------
+    Rule("password", _HINT, "block", "format:password", "the schema itself marks a password input"),
+    Rule("current password", _HINT, "block", "format:current-password", "HTML autocomplete token"),
+    Rule("new password", _HINT, "block", "format:new-password", "HTML autocomplete token"),
+    Rule("one time code", _HINT, "block", "format:one-time-code", "HTML autocomplete token"),
+    Rule("otp", _HINT, "block", "format:one-time-code", "one-time code hint"),
+    Rule("cc number", _HINT, "block", "format:cc-number", "HTML autocomplete token"),
+    Rule("cc csc", _HINT, "block", "format:cc-csc", "HTML autocomplete token"),
+    Rule("cc exp", _HINT, "warn", "format:cc-exp", "HTML autocomplete token (cc-exp, -month, -year)"),
+    Rule("secret", _HINT, "block", "format:secret", "a secret input hint"),
+    # -- flags: the keyword is present with the value true ---------------------------------------
+    Rule("x-sensitive", _FLAG, "block", "declared_sensitive", "the server declares the field sensitive"),
+    Rule("x-secret", _FLAG, "block", "declared_sensitive", "the server declares the field secret"),
+    Rule("writeOnly", _FLAG, "warn", "write_only", "JSON Schema writeOnly: pydantic SecretStr emits it"),
+)
+
+# Phrases that neutralise any match they overlap: talk about a secret, not a request for one.
+BENIGN_PHRASES: Final[tuple[str, ...]] = (
+    "reset password",
+    "reset your password",
+    "forgot password",
+    "forgot your password",
+    "change your password",
+    "public key",
+    "primary key",
+    "foreign key",
+    "sort key",
+    "partition key",
+    "composite key",
+    "unique key",
+    "shortcut key",
+    "access key id",
+    "key id",
+    "token count",
+    "token limit",
+    "token budget",
+    "token usage",
+    "max token",
+    "pin to",
+    "pin it",
+    "pin this",
+    "pin the",
+    "pin message",
+    "secret santa",
+    "library card",
+    "loyalty card",
+    "membership card",
+    "last 4",
+    "last four",
+    "last 4 digits",
+)
+
+# A word right after a match makes it about the secret, not the secret: "password length",
+# "api key name", "secret path", "pin policy". Applies in names, titles and prose.
+META_WORDS: Final[frozenset[str]] = frozenset(
+    {
+        "age",
+        "changed",
+        "count",
+        "created",
+        "enabled",
+        "expiration",
+        "expiry",
+        "expires",
+        "file",
+        "fingerprint",
+        "id",
+        "label",
+        "last",
+        "length",
+        "location",
+        "manager",
+        "name",
+        "path",
+        "policy",
+        "prefix",
+        "protected",
+        "provider",
+        "requirements",
+        "reset",
+        "rotated",
+        "rotation",
+        "rules",
+        "strength",
+        "type",
+    }
+)
+
+# In prose, one of these before a match in the same clause means "we won't ask for it" or "we
+# will send it to you" rather than "type it here". Not "email" or "mail": as nouns they precede
+# real requests ("your email and password").
+NEGATIONS: Final[frozenset[str]] = frozenset({"not", "never", "no", "without", "don", "doesn", "won", "nor"})
+DELIVERY_WORDS: Final[frozenset[str]] = frozenset(
+    {"send", "sends", "sent", "text", "texts", "texted", "emailed", "emails", "receive", "deliver", "mailed"}
+)
+
+# Words ignored at the end of a name or title when looking for its head noun.
+_TAIL_NOISE: Final[frozenset[str]] = frozenset(
+    {"optional", "required", "value", "input", "field", "str", "string", "text", "here", "please"}
+)
+
+# Glued words that tokenize() splits: exact compounds, then secret-ish endings (dbpassword).
+_COMPOUNDS: Final[dict[str, tuple[str, ...]]] = {
+    "apikey": ("api", "key"),
+    "accesskey": ("access", "key"),
+    "secretkey": ("secret", "key"),
+    "privatekey": ("private", "key"),
+    "creditcard": ("credit", "card"),
+    "debitcard": ("debit", "card"),
+    "cardnumber": ("card", "number"),
+    "ccnumber": ("cc", "number"),
+    "securitycode": ("security", "code"),
+    "pincode": ("pin", "code"),
+    "authcode": ("auth", "code"),
+    "otpcode": ("otp", "code"),
+    "mfacode": ("mfa", "code"),
+    "onetimecode": ("one", "time", "code"),
+    "accountnumber": ("account", "number"),
+    "routingnumber": ("routing", "number"),
+}
+_GLUED_HEADS: Final[tuple[str, ...]] = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "secret",
+    "token",
+    "apikey",
+)
+
+_HINT_KEYWORDS: Final[tuple[str, ...]] = (
+    "format",
+    "autocomplete",
+    "x-autocomplete",
+    "x-format",
+    "x-input-type",
+    "inputType",
+    "x-widget",
+    "x-ui-widget",
+)
