@@ -153,15 +153,17 @@ async def test_call_no_url_does_not_declare_url_mode(tmp_path: Path) -> None:
     assert not log.exists()
 
 
-async def test_call_url_without_any_browser_is_a_usage_error(tmp_path: Path) -> None:
+async def test_call_url_without_any_browser_is_headless_and_says_why(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text("[]")
     done = await call(
-        ["--server", "http://127.0.0.1:9/mcp", "--tool", "x", "--answers", str(answers), "--url"],
+        ["--server", "http://127.0.0.1:9/mcp", "--tool", "x", "--answers", str(answers), "--url", "--json"],
         {BROWSER_ENV: None, "PATH": ""},
     )
-    assert done.exit_code == 2
-    assert "url_mode" in done.stderr
+    assert done.exit_code == 1  # nothing listens on port 9
+    report = json.loads(done.stdout)
+    assert report["url_mode"].startswith("on, headless")
+    assert "no browser can be opened here" in report["url_mode"]
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])

@@ -236,7 +236,8 @@ _protocol_option = click.option(
     type=click.Choice(["legacy", "modern", "auto"]),
     default="auto",
     show_default=True,
-    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
+    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = the handshake when the server "
+    "takes it (servers that push can then ask), else 2026-07-28. connect and call say which is in effect.",
 )
 
 
@@ -244,12 +245,21 @@ _protocol_option = click.option(
 @main.command("connect")
 @_server_option
 @_protocol_option
+@click.option(
+    "--timeout",
+    "connect_timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,  # DEFAULT_CONNECT_TIMEOUT_SECONDS (cli/connect.py), not imported: the CLI loads lazily
+    show_default=True,
+    help="Seconds to wait for the server to answer the handshake; the session itself has no bound.",
+)
 @_guardrail_options
 @_url_option
 @_ui_option
 def connect_command(
     server_spec: str,
     protocol: str,
+    connect_timeout: float,
     config_path: str | None,
     no_audit: bool,
     url_mode: bool | None,
@@ -284,16 +294,12 @@ def connect_command(
         except KeyboardInterrupt:
             raise SystemExit(130) from None
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
-    if url_mode:
-        from mcp_elicit.client.url import UrlMode
-        from mcp_elicit.errors import ConfigError
-
-        try:
-            UrlMode()  # fails when no browser can be opened here
-        except ConfigError as exc:
-            raise click.UsageError(str(exc)) from exc
     session = ConnectSession(
-        server_spec, protocol=typing.cast(typing.Any, protocol), opener=opener, url_mode=url_mode
+        server_spec,
+        protocol=typing.cast(typing.Any, protocol),
+        opener=opener,
+        url_mode=url_mode,
+        timeout=connect_timeout,
     )
     try:
         code = anyio.run(session.run)
@@ -394,6 +400,10 @@ def call_command(
         server = report.server
         if server is not None:
             click.echo(show(f"server: {server.name or '(unnamed)'} {server.version or ''} ({server.where})"))
+        if report.protocol:
+            click.echo(show(f"protocol: {report.protocol}" + (f" ({report.era})" if report.era else "")))
+        if report.url_mode:
+            click.echo(show(f"web pages (URL mode): {report.url_mode}"))
         for o in report.elicitations:
             about = f" for {o.purpose.method} {o.purpose.target}" if o.purpose.target else ""
             why = f" ({o.reason})" if o.reason else ""

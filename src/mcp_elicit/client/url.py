@@ -202,6 +202,17 @@ class UrlMode:
         pipeline.modes = pipeline.modes | {"url"}
         self._ui = ui
 
+    @property
+    def headless(self) -> bool:
+        """True when links are shown to the person instead of opened (`opener.ShowLink`)."""
+        return bool(getattr(self.opener, "headless", False))
+
+    def describe(self) -> str:
+        """Which URL mode is in effect, in words for the person."""
+        if self.headless:
+            return "headless: after you consent, the link is shown for you to open on a device with a browser"
+        return "after you consent, the page opens in your browser"
+
     def sdk_options(self) -> dict[str, Any]:
         """Options for the SDK's `Client`: the completion route, and room for the checks of
         `check_again` within the SDK's own bound on `InputRequiredResult` rounds."""
