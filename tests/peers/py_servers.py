@@ -12,6 +12,7 @@ answers "Booked for N." (or "No booking (ACTION).").
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated, Any
 
@@ -34,7 +35,8 @@ def ask_guests() -> Elicit[Guests]:
 
 
 def _push() -> Any:
-    server = MCPServer("push-peer")
+    # PEER_NAME proves an mcpServers `env` (or a VAR=value prefix) reached the process.
+    server = MCPServer(os.environ.get("PEER_NAME", "push-peer"))
 
     @server.tool()
     async def book(ctx: Context) -> str:

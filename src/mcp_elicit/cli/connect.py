@@ -45,6 +45,7 @@ from mcp_elicit.client.sdk import (
     Tool,
     discover_identity,
 )
+from mcp_elicit.client.servers import ServerSpec
 from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
@@ -105,13 +106,13 @@ class SessionClient(typing.Protocol):
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> CallToolResult: ...
 
 
-Opener = Callable[[str, TerminalUI, ProtocolChoice, TextIO], AbstractAsyncContextManager[SessionClient]]
+Opener = Callable[[Any, TerminalUI, ProtocolChoice, TextIO], AbstractAsyncContextManager[SessionClient]]
 """Opens a connection to SPEC whose questions go to the UI; a stdio server's stderr goes to the file.
 Raises ValueError for an unusable SPEC."""
 
 
 def open_pipeline_client(
-    spec: str,
+    spec: str | ServerSpec,
     ui: TerminalUI,
     protocol: ProtocolChoice,
     errlog: TextIO,
@@ -149,7 +150,7 @@ class ConnectSession:
 
     def __init__(
         self,
-        spec: str,
+        spec: str | ServerSpec,
         *,
         protocol: ProtocolChoice = "auto",
         console: Console | None = None,
@@ -159,6 +160,7 @@ class ConnectSession:
         timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
     ) -> None:
         self.spec = spec
+        self.where = spec.where if isinstance(spec, ServerSpec) else spec
         self.timeout = timeout
         self.protocol: ProtocolChoice = protocol
         self.console = console or Console(markup=False, emoji=False, highlight=False)
@@ -199,14 +201,16 @@ class ConnectSession:
                     raise TimeoutError
             except TimeoutError:
                 self._say(
-                    f"{plain(self.spec)} did not answer within {self.timeout:g} s (--timeout); "
+                    f"{plain(self.where)} did not answer within {self.timeout:g} s (--timeout); "
                     "is it an MCP server?",
                     "red",
                 )
                 self._show_log()
                 return 1
             except Exception as exc:  # the connection failed or broke: say so, never a traceback
-                self._say(f"Connection to {plain(self.spec)} failed or broke: {plain(_describe(exc))}", "red")
+                self._say(
+                    f"Connection to {plain(self.where)} failed or broke: {plain(_describe(exc))}", "red"
+                )
                 self._show_log()
                 return 1
             return code

@@ -27,10 +27,8 @@ line for a stdio server, split like a shell would (`shlex.split`) but never run 
 from __future__ import annotations
 
 import logging
-import shlex
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 from typing import Any, Final, Literal, TextIO, TypeVar
@@ -58,6 +56,7 @@ from mcp_elicit.client.sdk_transport import (
     describe_server,
     transport_for,
 )
+from mcp_elicit.client.servers import ServerSpec, parse_server_spec
 from mcp_elicit.client.stdio_guard import BadBytes
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
@@ -83,32 +82,6 @@ server takes it and 2026-07-28 only when it does not ("auto", see `ElicitClient.
 
 AUTO_LEGACY_REASON: Final = "auto: the server takes the 2025-11-25 handshake, where servers that push can ask"
 AUTO_MODERN_REASON: Final = "auto: the server refused the 2025-11-25 handshake, so 2026-07-28"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSpec:
-    """Where a server runs: a streamable HTTP `url`, or the `argv` of a stdio server."""
-
-    url: str | None = None
-    argv: tuple[str, ...] = ()
-
-    @property
-    def kind(self) -> Literal["http", "stdio"]:
-        return "http" if self.url is not None else "stdio"
-
-    @property
-    def where(self) -> str:
-        return self.url if self.url is not None else shlex.join(self.argv)
-
-
-def parse_server_spec(spec: str) -> ServerSpec:
-    """A URL (`http://`, `https://`) or a command line, split with `shlex.split` (no shell)."""
-    if spec.startswith(("http://", "https://")):
-        return ServerSpec(url=spec)
-    argv = tuple(shlex.split(spec))
-    if not argv:
-        raise ConfigError("server", "the server spec is empty: give a URL or a command line")
-    return ServerSpec(argv=argv)
 
 
 def _client_version() -> str:
@@ -318,6 +291,8 @@ class ElicitClient:
                 self.handler,
                 url=server.url,
                 argv=server.argv,
+                env=dict(server.env),
+                headers=dict(server.headers),
                 errlog=self._errlog,
                 bad_bytes=self._bad_bytes,
             )
