@@ -22,6 +22,7 @@ from tests.peers.py_servers import Http
 pytestmark = pytest.mark.anyio
 
 TOKEN = "s3cret-test-token"
+JSON_NO_AUDIT = ["--json", "--no-audit"]
 PEER = [sys.executable, "-m", "tests.peers.py_servers"]
 
 
@@ -79,8 +80,17 @@ async def test_an_mcpservers_file_of_three_servers_reaches_each_by_name(tmp_path
         reports = {}
         for name in ("pusher", "fast", "hosted"):
             done = await call(
-                ["--config", str(file), "--server", name, "--tool", "book", "--answers", answers(tmp_path)]
-                + ["--json", "--no-audit"]
+                [
+                    "--config",
+                    str(file),
+                    "--server",
+                    name,
+                    "--tool",
+                    "book",
+                    "--answers",
+                    answers(tmp_path),
+                    *JSON_NO_AUDIT,
+                ]
             )
             assert done.exit_code == 0, done.output
             reports[name] = json.loads(done.stdout)

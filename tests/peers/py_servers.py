@@ -21,7 +21,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, ElicitationResult, Resolve
 from pydantic import BaseModel, Field
 
-from mcp_elicit import ask, install
+from mcp_elicit.server import ask, install
 
 SERVERS = ("push", "resolve", "fastmcp", "ask")
 
