@@ -283,7 +283,7 @@ async def test_on_2026_a_server_that_keeps_asking_for_the_same_page_is_bounded_U
     assert len(ui.seen) == 1  # consent once
     assert len(opener.opened) == 1
     assert delays == [1.0, 2.0, 4.0, 8.0]  # the backoff
-    assert [w.check for w in ui.waits] == [1, 2, 3, 4]
+    assert [w.check for w in ui.waits if w.reason == "retry"] == [1, 2, 3, 4]
     assert hostile.calls["embedded_forever"] == 6  # the first ask, the consent, four checks
     assert c.outcomes[-1].reason == "url_checks_exhausted"
 
@@ -359,7 +359,10 @@ async def test_on_2026_the_wait_for_one_page_is_bounded_in_time_by_the_clock_U8(
     async with client(hostile, "modern", ui, opener, sleep=sleep, clock=clock) as c:
         with pytest.raises(MCPError):
             await call(c, "embedded_forever", url="https://accounts.example.com/connect")
-    assert [w.check for w in ui.waits] == [1, 2]  # 0 s, 400 s; at 800 s past the 600 s bound it stops
+    assert [w.check for w in ui.waits if w.reason == "retry"] == [
+        1,
+        2,
+    ]  # 0 s, 400 s; at 800 s past the 600 s bound it stops
     assert c.outcomes[-1].reason == "url_checks_exhausted"
 
 
