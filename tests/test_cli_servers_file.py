@@ -137,3 +137,15 @@ def test_a_bad_mcpservers_entry_is_a_clear_error(tmp_path: Path) -> None:
         servers_in(file)
     done = CliRunner().invoke(main, ["call", "--config", str(file), "--server", "y", "--tool", "t"])
     assert done.exit_code == 2
+
+
+async def test_a_refused_scripted_answer_keeps_its_reason_in_call_json(tmp_path: Path) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps([{"content": {"guests": 99}}]))  # above the form's maximum of 10
+    done = await call(
+        ["--server", f"{' '.join(PEER)} push", "--tool", "book", "--answers", str(path), *JSON_NO_AUDIT]
+    )
+    assert done.exit_code == 0, done.output
+    (question,) = json.loads(done.stdout)["elicitations"]
+    assert (question["action"], question["decided_by"]) == ("cancel", "script")
+    assert question["reason"].startswith("scripted_answer_refused: guests")

@@ -369,7 +369,7 @@ class AskThroughUI:
                 return result
             decided_by = result.decided_by
             if result.action != "accept":
-                return Reply(result.action, decided_by)
+                return Reply(result.action, decided_by, reason=result.reason)
             try:
                 return Reply("accept", decided_by, content=form.validate(result.content or {}))
             except AnswerError as err:
@@ -392,7 +392,7 @@ class AskThroughUI:
         result = await show_bounded(self.ui.ask_url, e.url_prompt, self.idle_timeout)
         if isinstance(result, Reply):
             return result
-        return Reply(result.action, result.decided_by)
+        return Reply(result.action, result.decided_by, reason=result.reason)
 
 
 class AnswerWithoutAsking:

@@ -109,11 +109,13 @@ class UrlWaiting:
 
 @dataclass(frozen=True, slots=True)
 class UIResult:
-    """What the person did; `content` only with accept on a form."""
+    """What the person did; `content` only with accept on a form; `reason` says why, when the UI
+    itself decided (a scripted answer refused by the form), and lands in the outcome record."""
 
     action: Action
     content: Mapping[str, Any] | None = None
     decided_by: Literal["person", "script", "timeout"] = "person"
+    reason: str = ""
 
 
 @runtime_checkable
