@@ -369,7 +369,9 @@ async def test_answers_that_stay_invalid_end_as_cancel_after_the_bounded_reasks(
 async def test_a_scripted_answer_that_is_invalid_is_cancelled_without_asking_the_script_again() -> None:
     ui = ScriptedUI([{"content": {"age": "old"}}, {"content": {"age": 3}}])
     _, decision = await asked(ui)
-    assert decision == Reply("cancel", "script")
+    assert isinstance(decision, Reply)
+    assert (decision.action, decision.decided_by) == ("cancel", "script")
+    assert decision.reason.startswith("scripted_answer_refused: age")
     assert len(ui.seen) == 2
     assert len(ui.notices) == 1
 
