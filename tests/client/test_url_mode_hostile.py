@@ -390,3 +390,25 @@ async def test_with_a_working_audit_the_consented_page_is_opened_after_one_accep
         await call(c, "push", url="https://accounts.example.com/")
     assert opener.opened == ["https://accounts.example.com/"]
     assert [r["action"] for r in sink.records] == ["accept"]
+
+
+async def test_on_2026_automatic_rechecks_of_one_page_leave_no_audit_record_of_their_own() -> None:
+    """One hand-off, one record of the person's consent: the client's own re-checks are not the
+    person's accept (the final refusal of the endless server is recorded, as every refusal is)."""
+    from mcp_elicit.testing import MemoryAuditSink
+
+    hostile, opener, ui = HostileUrlServer(), Opener(), consenting()
+    sink = MemoryAuditSink()
+
+    async def sleep(seconds: float) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    mode = UrlMode(opener=opener, settings=UrlSettings(sleep=sleep, max_checks=3))
+    async with ElicitClient(hostile.server, ui=ui, protocol="modern", url_mode=mode, audit=sink) as c:
+        with pytest.raises(MCPError):
+            await call(c, "embedded_forever", url="https://accounts.example.com/connect")
+    assert [o.reason for o in c.outcomes].count("url_check") == 3
+    records = sink.records
+    assert all(r.get("reason") != "url_check" for r in records)
+    assert [r["action"] for r in records].count("accept") == 1  # the person's (script's) consent
+    assert len(records) == len(c.outcomes) - 3
