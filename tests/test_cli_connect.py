@@ -209,9 +209,9 @@ def test_the_command_without_a_terminal_reads_plain_lines_and_exits_0() -> None:
     assert "signup" in result.output
 
 
-def test_the_command_exits_1_on_an_empty_spec() -> None:
+def test_an_empty_spec_is_a_usage_error_before_anything_starts() -> None:
     result = CliRunner().invoke(main, ["connect", "--server", ""], input="")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # as for call: the spec is read before connecting
 
 
 # -- the demo -------------------------------------------------------------------------------------
