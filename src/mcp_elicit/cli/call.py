@@ -48,7 +48,7 @@ from mcp_elicit.client.ui_protocol import (
     UrlPrompt,
     UserInterface,
 )
-from mcp_elicit.client.url import UrlMode
+from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.core.urls import MAX_URL_INPUT_LENGTH
@@ -144,8 +144,17 @@ def _pipeline(
     return pipeline
 
 
+def _asks_a_person(pipeline: Pipeline) -> bool:
+    from mcp_elicit.ui.scripted import ScriptedUI
+
+    return not isinstance(pipeline.ui, ScriptedUI | _NoticesOnly)
+
+
 def _with_url_mode(
-    pipeline: Pipeline, url_mode: bool | UrlMode | None, notices: TextIO = sys.stderr
+    pipeline: Pipeline,
+    url_mode: bool | UrlMode | None,
+    notices: TextIO = sys.stderr,
+    wait_timeout: float | None = None,
 ) -> tuple[Pipeline, str]:
     """Install URL mode in `pipeline` as `url_mode` says (see the module docstring); also say which
     URL mode is in effect and why, in one line for the person."""
@@ -171,7 +180,11 @@ def _with_url_mode(
             )
 
         opener, why = ShowLink(show), f" ({NO_BROWSER_REASON})"
-    mode = UrlMode(opener=opener)
+    settings = None
+    if wait_timeout is not None and not _asks_a_person(pipeline):
+        # A script cannot finish a page: its wait is bounded like the wait on the server.
+        settings = UrlSettings(wait_timeout=wait_timeout)
+    mode = UrlMode(opener=opener, settings=settings)
     mode.install(pipeline)
     return pipeline, "on, " + mode.describe() + why
 
@@ -200,7 +213,9 @@ async def run_call(
     (the caller's mistakes, before anything is started). `timeout` bounds the wait on the server
     (None: no bound); past it the report's error is a `TimeoutError`.
     """
-    pipeline, url_line = _with_url_mode(_pipeline(ui, answers, interactive, notices), url_mode, notices)
+    pipeline, url_line = _with_url_mode(
+        _pipeline(ui, answers, interactive, notices), url_mode, notices, timeout
+    )
     guarded: dict[str, Any] = {}
     if config is not None:
         from mcp_elicit.ui.scripted import ScriptedUI

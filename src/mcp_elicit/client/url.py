@@ -404,8 +404,10 @@ class UrlMode:
                     "Cancelled: the server is told when it next asks about the page.",
                 )
                 continue
-            if end == "cancel":
-                stopped.append(UrlHandoffStopped("cancelled", 0, eid))
+            if end in ("cancel", "timeout"):
+                # No completion within the wait bound ends the call too: waiting on means a script
+                # (or an absent person) holds the command until the server gives up, if ever.
+                stopped.append(UrlHandoffStopped("cancelled" if end == "cancel" else "timeout", 0, eid))
                 scope.cancel()
                 return
 
