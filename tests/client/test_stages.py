@@ -67,7 +67,7 @@ async def test_identify_cleans_the_server_identity_and_the_target_C4() -> None:
     )
     assert await Identify()(e) is None
     assert e.requester == Requester(
-        name="bank⟨U+202E⟩", where="srv⟨U+0007⟩", title="T⟨U+200B⟩", version="1 2"
+        name="bank⟨U+202E⟩ [name cleaned]", where="srv⟨U+0007⟩", title="T⟨U+200B⟩", version="1 2"
     )
     assert e.purpose == Purpose("tools/call", "pay", {"x": 1})
     assert e.warnings == []
