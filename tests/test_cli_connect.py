@@ -271,8 +271,9 @@ def connect_in_pty(terminals: list[Terminal], protocol: str) -> Terminal:
 def approve_once(term: Terminal) -> None:
     """Let the server ask: the first question of a session waits for the person's approval."""
     term.wait_for("This server wants to ask you a question for the tool deploy.")
-    term.wait_for("Send? [send]:")
+    term.wait_for("Allow? [allow]:")  # an approval, not an empty form to "send"
     term.type_line("")
+    term.wait_for("Allowed: the server's request follows.")
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])

@@ -54,7 +54,7 @@ async def test_connect_without_a_browser_shows_the_link_after_consent_and_waits(
                 term.wait_for("Web pages are on (URL mode), headless")
                 term.wait_for("mcp>")
                 term.type_line("call connect_service {}")
-                term.wait_for("Send? [send]:")  # the policy's ask-first approval
+                term.wait_for("Allow? [allow]:")  # the policy's ask-first approval
                 term.type_line("")
                 term.wait_for("Open this page?")
                 assert "Open this link in a browser" not in strip_ansi(term.raw)  # consent first

@@ -200,7 +200,7 @@ async def test_connect_in_a_terminal_asks_consent_opens_the_page_and_shows_the_r
                 term.wait_for("mcp>")
                 term.type_line("call connect_service {}")
                 term.wait_for("wants to send you to a web page")  # the policy's ask-first approval
-                term.wait_for("Send? [send]:")
+                term.wait_for("Allow? [allow]:")
                 term.type_line("")
                 term.wait_for("asks you to open a web page")
                 term.wait_for("Open this page?")

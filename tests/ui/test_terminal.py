@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import unicodedata
 from typing import Any
@@ -538,3 +539,16 @@ def test_plain_leaves_no_control_format_or_separator_character_but_newlines(text
 @given(st.text(st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))))
 def test_plain_keeps_printable_text_as_it_is(text: str) -> None:
     assert plain(text) == text
+
+
+async def test_the_policys_approval_asks_allow_and_never_says_sent() -> None:
+    message = "This server wants to ask you a question. Accept (send this empty form) to see it, or decline."
+    approval = dataclasses.replace(prompt_for(Form(())), message=message, approval=True)
+    result, transcript = await ask(approval, [""])
+    assert result == UIResult("accept", {})
+    assert "Allow? [allow]:" in transcript
+    assert "empty form" not in transcript
+    assert "Review your answers" not in transcript
+    assert "Sent." not in transcript
+    refused, transcript = await ask(approval, ["n"])
+    assert refused.action == "decline"

@@ -62,6 +62,9 @@ class FormPrompt:
     values: Mapping[str, Any] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # The policy's ask-first approval (no fields, nothing of the person's is sent): a UI asks
+    # "allow?" instead of showing an empty form.
+    approval: bool = False
 
 
 @dataclass(frozen=True, slots=True)

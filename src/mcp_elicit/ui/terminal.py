@@ -49,6 +49,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
+from mcp_elicit.client.guardrails import APPROVAL_TAIL
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
     Purpose,
@@ -226,8 +227,25 @@ class TerminalUI:
 
     # forms --------------------------------------------------------------------------------------
 
+    async def _approval(self, prompt: FormPrompt) -> UIResult:
+        """The policy's ask-first approval: allow or refuse; nothing of the person's is sent."""
+        self._header(prompt.requester, prompt.purpose, "asks for your approval")
+        self._message(prompt.message.split(APPROVAL_TAIL, 1)[0], prompt.warnings)
+        while True:
+            line = (await self._ask("Allow? [allow]: ")).strip().lower()
+            if line in ("", "y", "yes", "a", "allow"):
+                self._say("Allowed: the server's request follows.", "green")
+                return UIResult("accept", {})
+            if line in ("n", "no", ":decline", "refuse"):
+                raise _Decline
+            if line == ":cancel":
+                raise _Cancel
+            self._say("  Enter or y allows · n or :decline refuses · :cancel dismisses", "red")
+
     async def _form(self, prompt: FormPrompt) -> UIResult:
         form = prompt.form
+        if prompt.approval and not form.fields:
+            return await self._approval(prompt)
         self._header(prompt.requester, prompt.purpose, "asks you to fill in a form")
         self._message(prompt.message, prompt.warnings)
         self._say(KEYS_HELP, "dim")
