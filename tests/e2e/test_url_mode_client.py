@@ -177,7 +177,7 @@ async def test_on_2026_the_person_gives_up_waiting_and_the_server_hears_cancel_C
         async with reference() as (url, _), client(url, "modern", ui, person) as c:
             result = await c.call_tool("connect_service", {})
     assert text_of(result) == "Example API not connected (cancel)."
-    assert c.outcomes[-1].reason == "url_wait_cancelled"
+    assert (c.outcomes[-1].reason, c.outcomes[-1].decided_by) == ("url_wait_cancelled", "script")
 
 
 async def test_on_2025_the_person_gives_up_waiting_for_a_pushed_page_and_the_call_ends_U6() -> None:

@@ -51,7 +51,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import anyio
 
@@ -313,14 +313,18 @@ class UrlMode:
             consent.shown = False  # the waiting screen again while this retry is in flight
             consent.held = True
             current.pushed(consent)
-        return Reply("accept", "person", reason=URL_RECHECK_REASON)
+        return Reply("accept", self._decider(), reason=URL_RECHECK_REASON)
 
     def _cancelled(self, consent: Consent, current: UrlCall | None) -> Decision:
         consent.held = False
         if current is not None:
             current.refused[consent.key] = "cancel"
             current.consented.pop(consent.key, None)
-        return Reply("cancel", "person", reason="url_wait_cancelled")
+        return Reply("cancel", self._decider(), reason="url_wait_cancelled")
+
+    def _decider(self) -> Literal["person", "script"]:
+        """Who decided on the waiting screen: a scripted UI (`scripted = True`) is not a person."""
+        return "script" if getattr(self.ui, "scripted", False) else "person"
 
     # -- completions (2025-11-25) ----------------------------------------------------------------
 

@@ -144,6 +144,8 @@ class ScriptedUI:
     `seen`, `notices` and `waits` keep the last `MAX_REMEMBERED` prompts, notices and waiting screens.
     """
 
+    scripted: Final = True  # its choices are recorded as decided_by "script", never "person"
+
     def __init__(
         self,
         script: Iterable[Step | Mapping[str, Any]] | ScriptFunction | None = None,
