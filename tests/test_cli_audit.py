@@ -11,12 +11,19 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from click.testing import CliRunner
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
+from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.cli import main
+from mcp_elicit.client import ElicitClient
+from mcp_elicit.client.stages import CLEANED_NAME_MARK
 from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
+from mcp_elicit.ui.scripted import ScriptedUI
 from tests.audit.conftest import POSTGRES_DEFAULT, POSTGRES_ENV, postgres_url
 
 
@@ -199,3 +206,29 @@ def test_a_missing_postgres_table_is_reported(pg_url: str) -> None:
     code, out = run("list", "--postgres", pg_url, "--table", "surely_no_such_table_here")
     assert code == 2
     assert "surely_no_such_table_here" in out
+
+
+class Name(BaseModel):
+    name: str = "x"
+
+
+def test_a_server_name_with_an_escape_sequence_is_listed_cleaned_and_marked(tmp_path: Path) -> None:
+    server = MCPServer("bank\x1b[2Jpay")
+
+    @server.tool()
+    async def ask_name(ctx: Context) -> str:
+        return (await ctx.elicit("Name?", schema=Name)).action
+
+    path = tmp_path / "audit.jsonl"
+
+    async def run() -> None:
+        with JsonlAuditSink(path) as sink:
+            ui = ScriptedUI([{"accept_defaults": True}])
+            async with ElicitClient(server, ui=ui, protocol="legacy", audit=sink) as client:
+                await client.call_tool("ask_name")
+
+    anyio.run(run)
+    out = CliRunner().invoke(main, ["audit", "list", "--jsonl", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "\x1b" not in out.output
+    assert f"bankpay{CLEANED_NAME_MARK}" in out.output

@@ -17,8 +17,9 @@ NESTED = {"type": "object", "properties": {"address": {"type": "object", "proper
 
 def run(document: object, *args: str) -> dict[str, object]:
     result = CliRunner().invoke(main, ["check-form", "--json", *args, "-"], input=json.dumps(document))
-    assert result.exit_code == 0, result.output
     report: dict[str, object] = json.loads(result.output)
+    # A CI gate: 1 on a block verdict, 0 otherwise.
+    assert result.exit_code == (1 if report["verdict"] == "block" else 0), result.output
     return report
 
 
@@ -55,9 +56,15 @@ def test_the_revision_changes_what_is_valid() -> None:
     assert run(multi, "--revision", "2025-06-18")["valid"] is False
 
 
-def test_input_that_is_not_json_is_a_usage_error() -> None:
+def test_input_that_is_not_json_exits_2_as_documented() -> None:
     result = CliRunner().invoke(main, ["check-form", "-"], input="{nope")
-    assert result.exit_code != 0
+    assert result.exit_code == 2
+
+
+def test_a_blocked_form_exits_1_so_a_ci_step_fails() -> None:
+    out = CliRunner().invoke(main, ["check-form", "-"], input=json.dumps(SECRET))
+    assert out.exit_code == 1
+    assert out.stdout.startswith("verdict: block")
 
 
 def test_the_summary_never_prints_control_characters_from_the_form(tmp_path: Path) -> None:
@@ -65,7 +72,7 @@ def test_the_summary_never_prints_control_characters_from_the_form(tmp_path: Pat
     path = tmp_path / "form.json"
     path.write_text(json.dumps(hostile))
     out = CliRunner().invoke(main, ["check-form", str(path)])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 1, out.output  # blocked
     assert "\x1b" not in out.stdout
     assert out.stdout.startswith("verdict: block")
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from mcp_elicit import demo
 from mcp_elicit.cli import main
 from mcp_elicit.cli.connect import ConnectSession
-from mcp_elicit.client.connection import ProtocolChoice
+from mcp_elicit.client.connection import AUTO_LEGACY_REASON, ProtocolChoice
 from mcp_elicit.reference import build_reference_server
 from mcp_elicit.ui.terminal import CTRL_C, injected_input
 from tests.e2e.servers import serving_http
@@ -70,8 +70,10 @@ async def test_a_scripted_session_over_stdio_lists_tools_and_answers_forms_in_bo
     code, transcript = await session(REFERENCE_STDIO, ["tools", *DEPLOY_KEYS, "quit"], protocol)
     assert code == 0
     assert f"Connected to mcp-elicit-reference 0.1.0 at {REFERENCE_STDIO}\n" in transcript
-    version = "2025-11-25" if protocol == "legacy" else "2026-07-28"
-    assert f"Protocol {version}. Type help for commands, quit to leave.\n" in transcript
+    # auto takes the handshake when the server offers it (servers that push can ask), and says so.
+    version = "2026-07-28" if protocol == "modern" else "2025-11-25"
+    why = f" ({AUTO_LEGACY_REASON})" if protocol == "auto" else f" (--protocol {protocol})"
+    assert f"Protocol {version}{why}. Type help for commands, quit to leave.\n" in transcript
     assert "  deploy\n      Deploy a service: asks where to, then confirms before production.\n" in transcript
     assert "service (string, required): checkout\n" in transcript
     assert 'For     tool deploy {"service": "checkout"}\n' in transcript
@@ -207,9 +209,9 @@ def test_the_command_without_a_terminal_reads_plain_lines_and_exits_0() -> None:
     assert "signup" in result.output
 
 
-def test_the_command_exits_1_on_an_empty_spec() -> None:
+def test_an_empty_spec_is_a_usage_error_before_anything_starts() -> None:
     result = CliRunner().invoke(main, ["connect", "--server", ""], input="")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # as for call: the spec is read before connecting
 
 
 # -- the demo -------------------------------------------------------------------------------------
@@ -269,8 +271,9 @@ def connect_in_pty(terminals: list[Terminal], protocol: str) -> Terminal:
 def approve_once(term: Terminal) -> None:
     """Let the server ask: the first question of a session waits for the person's approval."""
     term.wait_for("This server wants to ask you a question for the tool deploy.")
-    term.wait_for("Send? [send]:")
+    term.wait_for("Allow? [allow]:")  # an approval, not an empty form to "send"
     term.type_line("")
+    term.wait_for("Allowed: the server's request follows.")
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])

@@ -153,15 +153,17 @@ async def test_call_no_url_does_not_declare_url_mode(tmp_path: Path) -> None:
     assert not log.exists()
 
 
-async def test_call_url_without_any_browser_is_a_usage_error(tmp_path: Path) -> None:
+async def test_call_url_without_any_browser_is_headless_and_says_why(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text("[]")
     done = await call(
-        ["--server", "http://127.0.0.1:9/mcp", "--tool", "x", "--answers", str(answers), "--url"],
+        ["--server", "http://127.0.0.1:9/mcp", "--tool", "x", "--answers", str(answers), "--url", "--json"],
         {BROWSER_ENV: None, "PATH": ""},
     )
-    assert done.exit_code == 2
-    assert "url_mode" in done.stderr
+    assert done.exit_code == 1  # nothing listens on port 9
+    report = json.loads(done.stdout)
+    assert report["url_mode"].startswith("on, headless")
+    assert "no browser can be opened here" in report["url_mode"]
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
@@ -198,7 +200,7 @@ async def test_connect_in_a_terminal_asks_consent_opens_the_page_and_shows_the_r
                 term.wait_for("mcp>")
                 term.type_line("call connect_service {}")
                 term.wait_for("wants to send you to a web page")  # the policy's ask-first approval
-                term.wait_for("Send? [send]:")
+                term.wait_for("Allow? [allow]:")
                 term.type_line("")
                 term.wait_for("asks you to open a web page")
                 term.wait_for("Open this page?")
@@ -216,3 +218,36 @@ async def test_connect_in_a_terminal_asks_consent_opens_the_page_and_shows_the_r
     assert "Page    \n" + url.removesuffix("/mcp") + "/elicit/start/" in screen  # a long URL wraps whole
     assert "Site    127.0.0.1\n" in screen
     assert len(opened) == 1
+
+
+LEGACY_2S = ["--json", "--protocol", "legacy", "--timeout", "2", "--no-audit"]
+
+
+async def test_a_scripted_legacy_wait_for_a_page_nobody_finishes_ends_at_the_timeout(tmp_path: Path) -> None:
+    """A script cannot finish a page: `call --answers` stops waiting at --timeout and exits 1,
+    instead of holding the command for the 10-minute wait bound and exiting 0."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"url": "open"}]))
+    async with serving_http(build_reference_server()) as url:
+        done = await call(
+            [
+                "--server",
+                url,
+                "--tool",
+                "connect_service",
+                "--answers",
+                str(answers),
+                "--json",
+                "--protocol",
+                "legacy",
+                "--timeout",
+                "2",
+                "--no-audit",
+            ],
+            {BROWSER_ENV: f"{sys.executable} -c pass"},  # a browser that never finishes the page
+        )
+    assert done.exit_code == 1
+    report = json.loads(done.stdout)
+    # Whichever bound fires first (the page wait or the wait on the server), both are --timeout.
+    assert report["error"]["type"] in ("UrlHandoffStopped", "TimeoutError")
+    assert report["completed"] is False

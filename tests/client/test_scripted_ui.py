@@ -87,7 +87,8 @@ async def test_an_unscripted_question_is_declined_and_the_ui_says_so() -> None:
 async def test_a_retry_after_a_refused_answer_cancels_without_using_another_step() -> None:
     ui = ScriptedUI([{"content": {"age": "x"}}, {"content": {"age": 1}}])
     result = await ui.ask_form(form_prompt(errors={"age": "type: must be an integer"}))
-    assert result == UIResult("cancel", decided_by="script")
+    assert (result.action, result.decided_by) == ("cancel", "script")
+    assert result.reason == "scripted_answer_refused: age: type: must be an integer"  # kept for --json
     assert (await ui.ask_form(form_prompt())).content == {"age": "x"}
 
 

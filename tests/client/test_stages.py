@@ -67,7 +67,7 @@ async def test_identify_cleans_the_server_identity_and_the_target_C4() -> None:
     )
     assert await Identify()(e) is None
     assert e.requester == Requester(
-        name="bank⟨U+202E⟩", where="srv⟨U+0007⟩", title="T⟨U+200B⟩", version="1 2"
+        name="bank⟨U+202E⟩ [name cleaned]", where="srv⟨U+0007⟩", title="T⟨U+200B⟩", version="1 2"
     )
     assert e.purpose == Purpose("tools/call", "pay", {"x": 1})
     assert e.warnings == []
@@ -369,7 +369,9 @@ async def test_answers_that_stay_invalid_end_as_cancel_after_the_bounded_reasks(
 async def test_a_scripted_answer_that_is_invalid_is_cancelled_without_asking_the_script_again() -> None:
     ui = ScriptedUI([{"content": {"age": "old"}}, {"content": {"age": 3}}])
     _, decision = await asked(ui)
-    assert decision == Reply("cancel", "script")
+    assert isinstance(decision, Reply)
+    assert (decision.action, decision.decided_by) == ("cancel", "script")
+    assert decision.reason.startswith("scripted_answer_refused: age")
     assert len(ui.seen) == 2
     assert len(ui.notices) == 1
 

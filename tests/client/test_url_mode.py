@@ -3,6 +3,7 @@ stages in a pipeline, the opener (no shell, nothing but checked http(s)), the sc
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -236,7 +237,7 @@ def test_url_mode_needs_a_way_to_open_a_browser(monkeypatch: pytest.MonkeyPatch)
         UrlMode()
 
 
-@pytest.mark.parametrize(("ui", "interactive"), [(ScriptedUI(), None), (None, False)])
+@pytest.mark.parametrize(("ui", "interactive"), [(None, False)])
 async def test_run_call_refuses_required_url_mode_it_cannot_honour_before_connecting(
     ui: Any, interactive: bool | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -247,7 +248,7 @@ async def test_run_call_refuses_required_url_mode_it_cannot_honour_before_connec
     assert info.value.key == "url_mode"
 
 
-async def test_run_call_turns_url_mode_on_by_default_only_when_a_browser_can_open(
+async def test_run_call_without_a_browser_shows_the_link_after_consent_headless(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.client.url_hostile_server import HostileUrlServer
@@ -255,18 +256,30 @@ async def test_run_call_turns_url_mode_on_by_default_only_when_a_browser_can_ope
     monkeypatch.setenv("PATH", "")
     monkeypatch.delenv(BROWSER_ENV, raising=False)
     arguments = {"url": "https://accounts.example.com/connect"}
-    consent = [{"url": "open"}]
-    without = await run_call(
-        HostileUrlServer().server, "push", arguments, ui=ScriptedUI(consent), protocol="legacy"
+    shown = io.StringIO()
+    headless = await run_call(
+        HostileUrlServer().server,
+        "push",
+        arguments,
+        ui=ScriptedUI([{"url": "open"}]),
+        protocol="legacy",
+        notices=shown,
     )
-    monkeypatch.setenv(BROWSER_ENV, f"{sys.executable} -c pass")  # a browser that does nothing
-    with_browser = await run_call(
-        HostileUrlServer().server, "push", arguments, ui=ScriptedUI(consent), protocol="legacy"
+    assert headless.completed
+    assert headless.result is not None
+    assert headless.result["content"][0]["text"] == "accept"
+    assert headless.url_mode.startswith("on, headless")
+    assert "https://accounts.example.com/connect" in shown.getvalue()
+    off = await run_call(
+        HostileUrlServer().server,
+        "push",
+        arguments,
+        ui=ScriptedUI([{"url": "open"}]),
+        protocol="legacy",
+        url_mode=False,
     )
-    assert (without.completed, (without.error or {}).get("code")) == (False, -32602)  # C1: not declared
-    assert with_browser.completed
-    assert with_browser.result is not None
-    assert with_browser.result["content"][0]["text"] == "accept"
+    assert (off.completed, (off.error or {}).get("code")) == (False, -32602)  # C1: not declared
+    assert off.url_mode == "off (--no-url)"
 
 
 async def test_a_url_nobody_checked_is_cancelled_by_the_ask_stage_U3() -> None:

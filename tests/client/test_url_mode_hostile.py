@@ -283,7 +283,7 @@ async def test_on_2026_a_server_that_keeps_asking_for_the_same_page_is_bounded_U
     assert len(ui.seen) == 1  # consent once
     assert len(opener.opened) == 1
     assert delays == [1.0, 2.0, 4.0, 8.0]  # the backoff
-    assert [w.check for w in ui.waits] == [1, 2, 3, 4]
+    assert [w.check for w in ui.waits if w.reason == "retry"] == [1, 2, 3, 4]
     assert hostile.calls["embedded_forever"] == 6  # the first ask, the consent, four checks
     assert c.outcomes[-1].reason == "url_checks_exhausted"
 
@@ -359,7 +359,10 @@ async def test_on_2026_the_wait_for_one_page_is_bounded_in_time_by_the_clock_U8(
     async with client(hostile, "modern", ui, opener, sleep=sleep, clock=clock) as c:
         with pytest.raises(MCPError):
             await call(c, "embedded_forever", url="https://accounts.example.com/connect")
-    assert [w.check for w in ui.waits] == [1, 2]  # 0 s, 400 s; at 800 s past the 600 s bound it stops
+    assert [w.check for w in ui.waits if w.reason == "retry"] == [
+        1,
+        2,
+    ]  # 0 s, 400 s; at 800 s past the 600 s bound it stops
     assert c.outcomes[-1].reason == "url_checks_exhausted"
 
 
@@ -387,3 +390,25 @@ async def test_with_a_working_audit_the_consented_page_is_opened_after_one_accep
         await call(c, "push", url="https://accounts.example.com/")
     assert opener.opened == ["https://accounts.example.com/"]
     assert [r["action"] for r in sink.records] == ["accept"]
+
+
+async def test_on_2026_automatic_rechecks_of_one_page_leave_no_audit_record_of_their_own() -> None:
+    """One hand-off, one record of the person's consent: the client's own re-checks are not the
+    person's accept (the final refusal of the endless server is recorded, as every refusal is)."""
+    from mcp_elicit.testing import MemoryAuditSink
+
+    hostile, opener, ui = HostileUrlServer(), Opener(), consenting()
+    sink = MemoryAuditSink()
+
+    async def sleep(seconds: float) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    mode = UrlMode(opener=opener, settings=UrlSettings(sleep=sleep, max_checks=3))
+    async with ElicitClient(hostile.server, ui=ui, protocol="modern", url_mode=mode, audit=sink) as c:
+        with pytest.raises(MCPError):
+            await call(c, "embedded_forever", url="https://accounts.example.com/connect")
+    assert [o.reason for o in c.outcomes].count("url_check") == 3
+    records = sink.records
+    assert all(r.get("reason") != "url_check" for r in records)
+    assert [r["action"] for r in records].count("accept") == 1  # the person's (script's) consent
+    assert len(records) == len(c.outcomes) - 3

@@ -394,3 +394,14 @@ def test_answers_module_documents_every_code() -> None:
     assert answers.__doc__ is not None
     for code in CODES:
         assert f"`{code}`" in answers.__doc__
+
+
+def test_a_date_time_without_a_zone_is_refused_saying_a_zone_is_needed() -> None:
+    with pytest.raises(AnswerError) as caught:
+        validate_content(Form((DATETIME,)), {"t": "2023-01-01T10:00:00"})
+    (problem,) = caught.value.problems
+    assert (problem.field, problem.code) == ("t", "format")
+    assert "time zone" in problem.detail
+    with pytest.raises(AnswerError) as other:
+        validate_content(Form((DATETIME,)), {"t": "yesterday"})
+    assert "time zone" not in other.value.problems[0].detail

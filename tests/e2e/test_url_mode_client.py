@@ -142,30 +142,32 @@ async def test_service_status_asks_inside_an_input_request_on_2026_U8() -> None:
     assert len(person.opened) == 1
 
 
-async def test_on_2026_a_page_asked_for_again_is_waited_on_not_consented_again_U8() -> None:
-    """The person takes their time: the server asks for the same page again; the client shows it
-    is waiting, checks again after a backoff, and never asks for consent a second time."""
+async def test_on_2026_the_waiting_screen_shows_while_the_held_retry_is_in_flight_U8() -> None:
+    """The person takes their time: after consent the accepting retry goes out at once and the
+    server holds it while the page is pending; the client shows the waiting screen meanwhile
+    (the person finishes from there), adds no backoff of its own and never asks consent again."""
     person = Person(finish=False)
     delays: list[float] = []
 
     async def sleep(seconds: float) -> None:
         delays.append(seconds)
-        if len(delays) == 1:
-            await person.finish_page()  # the person finishes while the client waits
+        await anyio.lowlevel.checkpoint()
 
-    ui = ScriptedUI([{"url": "open"}])
+    async def waiting(w: Any) -> None:
+        if len(ui.waits) == 1:
+            await person.finish_page()  # the person finishes while the screen shows
+        return None  # keep waiting: the held retry comes back done
+
+    ui = ScriptedUI([{"url": "open"}], waiting=waiting)
     with anyio.fail_after(BOUND_SECONDS):
         async with reference() as (url, _), client(url, "modern", ui, person, sleep=sleep) as c:
             result = await c.call_tool("connect_service", {})
     assert text_of(result) == "Connected to Example API."
     assert len(ui.seen) == 1
     assert len(person.opened) == 1
-    assert [(w.reason, w.check, w.next_check_seconds) for w in ui.waits] == [("retry", 1, 1.0)]
-    assert delays == [1.0]
-    assert [(o.action, o.decided_by, o.reason) for o in c.outcomes] == [
-        ("accept", "script", ""),
-        ("accept", "person", "url_check"),
-    ]
+    assert [(w.reason, w.can_retry) for w in ui.waits] == [("completion", False)]
+    assert delays == []
+    assert [(o.action, o.decided_by, o.reason) for o in c.outcomes] == [("accept", "script", "")]
 
 
 async def test_on_2026_the_person_gives_up_waiting_and_the_server_hears_cancel_C3() -> None:
@@ -175,7 +177,7 @@ async def test_on_2026_the_person_gives_up_waiting_and_the_server_hears_cancel_C
         async with reference() as (url, _), client(url, "modern", ui, person) as c:
             result = await c.call_tool("connect_service", {})
     assert text_of(result) == "Example API not connected (cancel)."
-    assert c.outcomes[-1].reason == "url_wait_cancelled"
+    assert (c.outcomes[-1].reason, c.outcomes[-1].decided_by) == ("url_wait_cancelled", "script")
 
 
 async def test_on_2025_the_person_gives_up_waiting_for_a_pushed_page_and_the_call_ends_U6() -> None:

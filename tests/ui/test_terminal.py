@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import unicodedata
 from typing import Any
@@ -187,7 +188,23 @@ async def test_clear_leaves_an_optional_field_out_of_the_answer() -> None:
     form = Form((Field.string("nick", required=False, default="ada"), Field.string("note", required=False)))
     result, transcript = await ask(prompt_for(form), [":clear", "", ""])
     assert result == UIResult("accept", {})
-    assert "  1) nick  (empty)\n  2) note  (empty)\n" in transcript
+    # The form's default applies to a field left out: the person is told what will be sent.
+    assert "Cleared: the server's default, ada, applies to an empty answer." in transcript
+    assert "  1) nick  (empty: the default ada applies)\n  2) note  (empty)\n" in transcript
+
+
+async def test_a_single_select_takes_an_options_title_and_a_multi_select_number_toggles() -> None:
+    form = Form(
+        (
+            Field.single_select("size", [("s", "Small"), ("l", "Large")], title="Size"),
+            Field.multi_select(
+                "tags", [("a", "Alpha"), ("b", "Beta"), ("c", "Gamma")], default=["a", "b"], min_items=1
+            ),
+        )
+    )
+    result, transcript = await ask(prompt_for(form), ["large", "1", ""])
+    assert result == UIResult("accept", {"size": "l", "tags": ["b"]})  # 1 toggled off, 2 kept
+    assert ":none" not in transcript.split("tags", 1)[1].split("\n", 1)[0]  # at least one is required
 
 
 async def test_numbers_are_parsed_and_bounds_enforced_with_the_reason_shown() -> None:
@@ -270,8 +287,9 @@ async def test_a_multi_select_takes_numbers_values_or_none_within_its_bounds() -
     lines = [":none", "1 2 3", "4", "bogus", "3,events", ""]
     result, transcript = await ask(prompt_for(form), lines)
     assert result == UIResult("accept", {"topics": ["events"]})
-    assert "Topics · required · choose any (1 to 2) by number, e.g. 1,3 (:none for none)\n" in transcript
-    assert "Topics: :none\n  0 items, at least 1 needed; try again.\n" in transcript
+    # At least one is required: :none is not offered, and typed anyway it is not a command here.
+    assert "Topics · required · a number toggles it, a list such as 1,3 sets them (1 to 2)\n" in transcript
+    assert "Topics: :none\n  :none: not here (:help lists the keys).\n" in transcript
     assert "Topics: 1 2 3\n  3 items, at most 2 allowed; try again.\n" in transcript
     assert "Topics: 4\n  4 is not a number from 1 to 3; try again.\n" in transcript
     assert "Topics: bogus\n  bogus is not one of the options; try again.\n" in transcript
@@ -521,3 +539,16 @@ def test_plain_leaves_no_control_format_or_separator_character_but_newlines(text
 @given(st.text(st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))))
 def test_plain_keeps_printable_text_as_it_is(text: str) -> None:
     assert plain(text) == text
+
+
+async def test_the_policys_approval_asks_allow_and_never_says_sent() -> None:
+    message = "This server wants to ask you a question. Accept (send this empty form) to see it, or decline."
+    approval = dataclasses.replace(prompt_for(Form(())), message=message, approval=True)
+    result, transcript = await ask(approval, [""])
+    assert result == UIResult("accept", {})
+    assert "Allow? [allow]:" in transcript
+    assert "empty form" not in transcript
+    assert "Review your answers" not in transcript
+    assert "Sent." not in transcript
+    refused, transcript = await ask(approval, ["n"])
+    assert refused.action == "decline"

@@ -145,8 +145,9 @@ def check_url_command(
 def check_form_command(source: typing.TextIO, as_json: bool, revision: str) -> None:
     """Check a requestedSchema (or elicitation/create params) from FILE or - (stdin).
 
-    Reports spec deviations and fields that ask for secrets; exits 0 when it ran, 2 when the
-    input is not JSON.
+    Reports spec deviations and fields that ask for secrets. Exits 0 for an `allow` or `warn`
+    verdict, 1 for `block` (so a CI step fails on a form that would be refused), 2 when the input
+    is not JSON.
     """
     import json
 
@@ -156,11 +157,13 @@ def check_form_command(source: typing.TextIO, as_json: bool, revision: str) -> N
     try:
         document = json.load(source)
     except ValueError as exc:
-        raise click.ClickException(f"not JSON: {exc}") from None
+        click.echo(f"Error: not JSON: {exc}", err=True)
+        raise SystemExit(2) from None
     report = form_report(document, revision=revision)
+    blocked = 1 if report["verdict"] == "block" else 0
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=True))
-        return
+        raise SystemExit(blocked)
     click.echo(
         f"verdict: {report['verdict']}  (spec-valid: {'yes' if report['valid'] else 'no'}, {revision})"
     )
@@ -169,6 +172,7 @@ def check_form_command(source: typing.TextIO, as_json: bool, revision: str) -> N
     for f in report["fields"]:
         reasons = ",".join(f["reasons"]) or "-"
         click.echo(escape_for_display(f"  field   {f['name']}: {f['verdict']} ({reasons})"))
+    raise SystemExit(blocked)
 
 
 # --- guardrail options shared by connect and call ---------------------------------------------------
@@ -229,27 +233,87 @@ _server_option = click.option(
     "server_spec",
     required=True,
     metavar="SPEC",
-    help="An http(s):// URL (streamable HTTP) or a command line for a stdio server (never run by a shell).",
+    help="An http(s):// URL (streamable HTTP), a command line for a stdio server (never run by a "
+    "shell; leading VAR=value words set its environment), or with --config FILE.json the NAME of an "
+    "entry in that mcpServers file.",
 )
+
+
+def _access_options(func: typing.Any) -> typing.Any:
+    """--header and --bearer: what an HTTP server needs to let the client in."""
+    func = click.option(
+        "--bearer",
+        envvar="MCP_ELICIT_BEARER",
+        default=None,
+        metavar="TOKEN",
+        help="Send 'Authorization: Bearer TOKEN' to an HTTP server (or set $MCP_ELICIT_BEARER, "
+        "which keeps the token out of the process list).",
+    )(func)
+    func = click.option(
+        "--header",
+        "headers",
+        multiple=True,
+        metavar="'NAME: VALUE'",
+        help="An HTTP header for every request to an HTTP server; repeatable.",
+    )(func)
+    return func
+
+
+def _resolve_server(
+    spec: str, config_path: str | None, headers: tuple[str, ...], bearer: str | None
+) -> tuple[typing.Any, str | None]:
+    """The server to reach, and the path of mcp-elicit's own configuration file.
+
+    `--config FILE.json` is an mcpServers file (Claude Desktop, Cursor, VS Code): `--server NAME`
+    is then one of its entries, and mcp-elicit's own configuration is the default one."""
+    from mcp_elicit.client.servers import parse_header, parse_server_spec, server_from_file
+    from mcp_elicit.errors import ConfigError
+
+    try:
+        if config_path is not None and config_path.endswith(".json"):
+            server, config_path = server_from_file(config_path, spec), None
+        else:
+            server = parse_server_spec(spec)
+        extra = dict(parse_header(h) for h in headers)
+        if bearer:
+            extra["Authorization"] = f"Bearer {bearer}"
+        return server.with_headers(extra), config_path
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 _protocol_option = click.option(
     "--protocol",
     type=click.Choice(["legacy", "modern", "auto"]),
     default="auto",
     show_default=True,
-    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = discover and fall back.",
+    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = the handshake when the server "
+    "takes it (servers that push can then ask), else 2026-07-28. connect and call say which is in effect.",
 )
 
 
 # --- connect ---------------------------------------------------------------------------------------------
 @main.command("connect")
 @_server_option
+@_access_options
 @_protocol_option
+@click.option(
+    "--timeout",
+    "connect_timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,  # DEFAULT_CONNECT_TIMEOUT_SECONDS (cli/connect.py), not imported: the CLI loads lazily
+    show_default=True,
+    help="Seconds to wait for the server to answer the handshake; the session itself has no bound.",
+)
 @_guardrail_options
 @_url_option
 @_ui_option
 def connect_command(
     server_spec: str,
+    headers: tuple[str, ...],
+    bearer: str | None,
     protocol: str,
+    connect_timeout: float,
     config_path: str | None,
     no_audit: bool,
     url_mode: bool | None,
@@ -267,13 +331,14 @@ def connect_command(
 
     from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
 
+    server, config_path = _resolve_server(server_spec, config_path, headers, bearer)
     config = _load_config(config_path)
     if ui_kind == "browser":
         from mcp_elicit.cli.browser import connect_in_browser
 
         run = functools.partial(
             connect_in_browser,
-            server_spec,
+            server,
             protocol=protocol,
             config=config,
             audit=not no_audit,
@@ -284,16 +349,12 @@ def connect_command(
         except KeyboardInterrupt:
             raise SystemExit(130) from None
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
-    if url_mode:
-        from mcp_elicit.client.url import UrlMode
-        from mcp_elicit.errors import ConfigError
-
-        try:
-            UrlMode()  # fails when no browser can be opened here
-        except ConfigError as exc:
-            raise click.UsageError(str(exc)) from exc
     session = ConnectSession(
-        server_spec, protocol=typing.cast(typing.Any, protocol), opener=opener, url_mode=url_mode
+        server,
+        protocol=typing.cast(typing.Any, protocol),
+        opener=opener,
+        url_mode=url_mode,
+        timeout=connect_timeout,
     )
     try:
         code = anyio.run(session.run)
@@ -305,6 +366,7 @@ def connect_command(
 # --- call ------------------------------------------------------------------------------------------------
 @main.command("call")
 @_server_option
+@_access_options
 @click.option("--tool", required=True, help="The tool to call.")
 @click.option(
     "--args", "args_json", default=None, metavar="JSON", help="The tool's arguments, a JSON object."
@@ -331,6 +393,8 @@ def connect_command(
 @_ui_option
 def call_command(
     server_spec: str,
+    headers: tuple[str, ...],
+    bearer: str | None,
     tool: str,
     args_json: str | None,
     answers: str | None,
@@ -362,10 +426,11 @@ def call_command(
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from exc
     if not isinstance(arguments, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--args")
+    server, config_path = _resolve_server(server_spec, config_path, headers, bearer)
     config = _load_config(config_path)
     run = functools.partial(
         run_call,
-        server_spec,
+        server,
         tool,
         arguments,
         answers=answers,
@@ -394,6 +459,10 @@ def call_command(
         server = report.server
         if server is not None:
             click.echo(show(f"server: {server.name or '(unnamed)'} {server.version or ''} ({server.where})"))
+        if report.protocol:
+            click.echo(show(f"protocol: {report.protocol}" + (f" ({report.era})" if report.era else "")))
+        if report.url_mode:
+            click.echo(show(f"web pages (URL mode): {report.url_mode}"))
         for o in report.elicitations:
             about = f" for {o.purpose.method} {o.purpose.target}" if o.purpose.target else ""
             why = f" ({o.reason})" if o.reason else ""

@@ -36,7 +36,7 @@ import anyio
 
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
-from mcp_elicit.client.opener import system_opener
+from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import error_code
 from mcp_elicit.client.stages import AnswerWithoutAsking
@@ -48,9 +48,10 @@ from mcp_elicit.client.ui_protocol import (
     UrlPrompt,
     UserInterface,
 )
-from mcp_elicit.client.url import UrlMode
+from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
+from mcp_elicit.core.urls import MAX_URL_INPUT_LENGTH
 from mcp_elicit.errors import ConfigError, UrlHandoffStopped
 
 __all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "run_call"]
@@ -75,6 +76,8 @@ class CallReport:
     error: dict[str, Any] | None = None
     elicitations: list[Outcome] = field(default_factory=list)
     server_log: str | None = None  # cleaned tail of a stdio server's stderr, when the call failed
+    url_mode: str = ""  # which URL mode was in effect, and why
+    era: str = ""  # why this protocol revision (e.g. what --protocol auto chose)
 
     def to_json(self) -> dict[str, Any]:
         server = self.server
@@ -90,6 +93,8 @@ class CallReport:
                 "where": server.where,
             },
             "protocol": self.protocol,
+            "era": self.era,
+            "url_mode": self.url_mode,
             "result": self.result,
             "error": self.error,
             "elicitations": [o.to_json() for o in self.elicitations],
@@ -139,22 +144,49 @@ def _pipeline(
     return pipeline
 
 
-def _with_url_mode(pipeline: Pipeline, url_mode: bool | UrlMode | None) -> Pipeline:
-    """Install URL mode in `pipeline` as `url_mode` says (see the module docstring)."""
-    if url_mode is False or (url_mode is None and not isinstance(pipeline.ui, UrlCapableUI)):
-        return pipeline
+def _asks_a_person(pipeline: Pipeline) -> bool:
+    from mcp_elicit.ui.scripted import ScriptedUI
+
+    return not isinstance(pipeline.ui, ScriptedUI | _NoticesOnly)
+
+
+def _with_url_mode(
+    pipeline: Pipeline,
+    url_mode: bool | UrlMode | None,
+    notices: TextIO = sys.stderr,
+    wait_timeout: float | None = None,
+) -> tuple[Pipeline, str]:
+    """Install URL mode in `pipeline` as `url_mode` says (see the module docstring); also say which
+    URL mode is in effect and why, in one line for the person."""
+    if url_mode is False:
+        return pipeline, "off (--no-url)"
+    if url_mode is None and not isinstance(pipeline.ui, UrlCapableUI):
+        return pipeline, "off: nobody can consent to open a page here (no terminal, no --answers)"
     if isinstance(url_mode, UrlMode):
         url_mode.install(pipeline)
-        return pipeline
+        return pipeline, "on, " + url_mode.describe()
     if not isinstance(pipeline.ui, UrlCapableUI):
         raise ConfigError("url_mode", "nobody can consent to open a page here (no terminal, no --answers)")
     opener = system_opener()
+    why = ""
     if opener is None:
-        if url_mode:
-            raise ConfigError("url_mode", "no way to open a browser here: set MCP_ELICIT_BROWSER")
-        return pipeline
-    UrlMode(opener=opener).install(pipeline)
-    return pipeline
+        # Over SSH or in a container: the person consents, then gets the link to open elsewhere.
+        def show(url: str) -> None:
+            print("Open this link in a browser (on any device you trust):", file=notices)
+            print(
+                clean_text(url, limit=MAX_URL_INPUT_LENGTH, multiline=False, defang=False),
+                file=notices,
+                flush=True,
+            )
+
+        opener, why = ShowLink(show), f" ({NO_BROWSER_REASON})"
+    settings = None
+    if wait_timeout is not None and not _asks_a_person(pipeline):
+        # A script cannot finish a page: its wait is bounded like the wait on the server.
+        settings = UrlSettings(wait_timeout=wait_timeout)
+    mode = UrlMode(opener=opener, settings=settings)
+    mode.install(pipeline)
+    return pipeline, "on, " + mode.describe() + why
 
 
 async def run_call(
@@ -181,7 +213,9 @@ async def run_call(
     (the caller's mistakes, before anything is started). `timeout` bounds the wait on the server
     (None: no bound); past it the report's error is a `TimeoutError`.
     """
-    pipeline = _with_url_mode(_pipeline(ui, answers, interactive, notices), url_mode)
+    pipeline, url_line = _with_url_mode(
+        _pipeline(ui, answers, interactive, notices), url_mode, notices, timeout
+    )
     guarded: dict[str, Any] = {}
     if config is not None:
         from mcp_elicit.ui.scripted import ScriptedUI
@@ -192,7 +226,7 @@ async def run_call(
             "approval": "form" if asks_a_person else "notice",
             "audit": config.audit if audit else None,
         }
-    report = CallReport(tool=tool, completed=False)
+    report = CallReport(tool=tool, completed=False, url_mode=url_line)
     scope = anyio.CancelScope()
     if timeout is not None:
         _ServerWait(scope, timeout).install(pipeline)
@@ -244,6 +278,7 @@ async def _in_scope(
     async with client:
         report.server = client.server
         report.protocol = client.protocol_version
+        report.era = client.era_reason
         result = await client.call_tool(tool, arguments or {})
         report.result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         report.completed = True

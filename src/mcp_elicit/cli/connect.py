@@ -22,6 +22,7 @@ consent and waiting screens are the terminal UI's.
 from __future__ import annotations
 
 import json
+import math
 import signal
 import tempfile
 import typing
@@ -35,7 +36,7 @@ from rich.text import Text
 
 from mcp_elicit.client import ElicitClient
 from mcp_elicit.client.connection import ProtocolChoice
-from mcp_elicit.client.opener import system_opener
+from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.sdk import (
     CallToolResult,
     RoundsExceeded,
@@ -44,6 +45,7 @@ from mcp_elicit.client.sdk import (
     Tool,
     discover_identity,
 )
+from mcp_elicit.client.servers import ServerSpec
 from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
@@ -63,6 +65,10 @@ __all__ = [
 ]
 
 """`--protocol`: legacy = the 2025-11-25 handshake, modern = 2026-07-28 directly, auto = discover."""
+
+# Seconds `connect` waits for a server to answer the handshake (`--timeout`): a command that is
+# not an MCP server (`sleep 100`) must end with a message, not hang.
+DEFAULT_CONNECT_TIMEOUT_SECONDS: Final = 30.0
 
 # Characters of a tool description in the `tools` list: one line per tool keeps the list scannable.
 MAX_TOOL_DESCRIPTION_CHARS: Final = 200
@@ -100,13 +106,13 @@ class SessionClient(typing.Protocol):
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> CallToolResult: ...
 
 
-Opener = Callable[[str, TerminalUI, ProtocolChoice, TextIO], AbstractAsyncContextManager[SessionClient]]
+Opener = Callable[[Any, TerminalUI, ProtocolChoice, TextIO], AbstractAsyncContextManager[SessionClient]]
 """Opens a connection to SPEC whose questions go to the UI; a stdio server's stderr goes to the file.
 Raises ValueError for an unusable SPEC."""
 
 
 def open_pipeline_client(
-    spec: str,
+    spec: str | ServerSpec,
     ui: TerminalUI,
     protocol: ProtocolChoice,
     errlog: TextIO,
@@ -144,15 +150,18 @@ class ConnectSession:
 
     def __init__(
         self,
-        spec: str,
+        spec: str | ServerSpec,
         *,
         protocol: ProtocolChoice = "auto",
         console: Console | None = None,
         read_line: LineReader | None = None,
         opener: Opener | None = None,
         url_mode: bool | UrlMode | None = None,
+        timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS,
     ) -> None:
         self.spec = spec
+        self.where = spec.where if isinstance(spec, ServerSpec) else spec
+        self.timeout = timeout
         self.protocol: ProtocolChoice = protocol
         self.console = console or Console(markup=False, emoji=False, highlight=False)
         self.read = read_line or terminal_input(self.console)
@@ -177,15 +186,31 @@ class ConnectSession:
             if isinstance(connection, ElicitClient):
                 self._url_mode(connection)
             code = 1
+            # The handshake is bounded (--timeout); the session, once connected, is not.
+            bound = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
             try:
-                async with connection as client, anyio.create_task_group() as tg:
-                    if isinstance(client, ElicitClient):
-                        await _discover_identity(client)
-                    tg.start_soon(self._abandon_calls_on_interrupt)
-                    code = await self._session(client)
-                    tg.cancel_scope.cancel()
+                with bound:
+                    async with connection as client, anyio.create_task_group() as tg:
+                        if isinstance(client, ElicitClient):
+                            await _discover_identity(client)
+                        bound.deadline = math.inf
+                        tg.start_soon(self._abandon_calls_on_interrupt)
+                        code = await self._session(client)
+                        tg.cancel_scope.cancel()
+                if bound.cancelled_caught:
+                    raise TimeoutError
+            except TimeoutError:
+                self._say(
+                    f"{plain(self.where)} did not answer within {self.timeout:g} s (--timeout); "
+                    "is it an MCP server?",
+                    "red",
+                )
+                self._show_log()
+                return 1
             except Exception as exc:  # the connection failed or broke: say so, never a traceback
-                self._say(f"Connection to {plain(self.spec)} failed or broke: {plain(_describe(exc))}", "red")
+                self._say(
+                    f"Connection to {plain(self.where)} failed or broke: {plain(_describe(exc))}", "red"
+                )
                 self._show_log()
                 return 1
             return code
@@ -193,14 +218,23 @@ class ConnectSession:
     def _url_mode(self, client: ElicitClient) -> None:
         """Add URL mode to the connection when asked for, or by default when a browser can open."""
         mode = self.url_mode
+        if mode is False:
+            client.url_off_reason = "turned off (--no-url)"
         if mode is False or client.url is not None:
             return
         if not isinstance(mode, UrlMode):
             opener = system_opener()
             if opener is None:
-                return
+                # Over SSH or in a container: show the link for the person to open elsewhere.
+                opener = ShowLink(self._show_link)
+                self._say(f"URL mode is headless: {NO_BROWSER_REASON}.", "dim")
             mode = UrlMode(opener=opener)
         client.enable_url_mode(mode)
+
+    def _show_link(self, url: str) -> None:
+        self._say("Open this link in a browser (on any device you trust):", "bold")
+        self.console.print(Text(plain(url)), soft_wrap=True)
+        self._say("This client waits here until the page is done; it never sees what you type there.", "dim")
 
     async def _abandon_calls_on_interrupt(self) -> None:
         # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs.
@@ -213,12 +247,12 @@ class ConnectSession:
         server = client.server
         who = plain((server.name or "(unnamed server)") + (f" {server.version}" if server.version else ""))
         self._say(f"Connected to {who} at {plain(server.where)}", "bold")
-        self._say(f"Protocol {plain(client.protocol_version)}. Type help for commands, quit to leave.", "dim")
-        if isinstance(client, ElicitClient) and client.url is not None:
-            self._say(
-                "Web pages are on: a server may ask you to open one; nothing opens unless you type open.",
-                "dim",
-            )
+        why = f" ({client.era_reason})" if isinstance(client, ElicitClient) and client.era_reason else ""
+        self._say(
+            f"Protocol {plain(client.protocol_version)}{why}. Type help for commands, quit to leave.", "dim"
+        )
+        if isinstance(client, ElicitClient):
+            self._say(url_mode_line(client), "dim")
         while True:
             try:
                 line = (await self.read("mcp> ")).strip()
@@ -289,6 +323,7 @@ class ConnectSession:
             if arguments is None:
                 self._say("Call abandoned.", "yellow")
                 return
+        self._say(f"Calling {plain(name)}… (Ctrl-C abandons the call)", "dim")
         try:
             with anyio.CancelScope() as scope:
                 self._call_scope = scope
@@ -371,6 +406,14 @@ class ConnectSession:
             return
         self._say("The server's stderr (last lines):", "dim")
         self.console.print(Text(plain(text[-MAX_STDERR_TAIL_CHARS:])))
+
+
+def url_mode_line(client: ElicitClient) -> str:
+    """Which URL mode is in effect, and why, in one line (`connect` and `call` print it)."""
+    mode = client.url
+    if mode is None:
+        return "Web pages (URL mode) are off: " + (client.url_off_reason or "not asked for") + "."
+    return "Web pages are on (URL mode), " + mode.describe() + "; nothing opens unless you type open."
 
 
 def _argument(kind: str, line: str) -> tuple[Any, str | None]:

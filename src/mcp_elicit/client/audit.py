@@ -30,6 +30,7 @@ from typing import Any, Final, get_args
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.client.model import Elicitation, Outcome, Reply
+from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
 from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity
 from mcp_elicit.core.sensitive import FormVerdict
@@ -122,6 +123,8 @@ class AuditTrail:
         self.on_write_error: OnWriteError = on_write_error
 
     async def __call__(self, e: Elicitation, outcome: Outcome) -> None:
+        if outcome.action == "accept" and outcome.reason == URL_RECHECK_REASON:
+            return  # an automatic re-check of a page already consented to: one hand-off, one record
         event = consent_event(e, outcome, client=self.client, person=self.person)
         try:
             await writer_for(self.sink).append(event)

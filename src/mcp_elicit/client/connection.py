@@ -27,10 +27,8 @@ line for a stdio server, split like a shell would (`shlex.split`) but never run 
 from __future__ import annotations
 
 import logging
-import shlex
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 from typing import Any, Final, Literal, TextIO, TypeVar
@@ -49,6 +47,7 @@ from mcp_elicit.client.sdk import (
     Prompt,
     ReadResourceResult,
     Resource,
+    SdkError,
     Tool,
 )
 from mcp_elicit.client.sdk_transport import (
@@ -57,6 +56,7 @@ from mcp_elicit.client.sdk_transport import (
     describe_server,
     transport_for,
 )
+from mcp_elicit.client.servers import ServerSpec, parse_server_spec
 from mcp_elicit.client.stdio_guard import BadBytes
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
@@ -77,33 +77,11 @@ ProtocolChoice = Literal["legacy", "modern", "auto"]
 """How a client picks the era: the 2025-11-25 handshake, 2026-07-28, or whichever the server offers."""
 
 PROTOCOLS: Final[dict[str, str]] = {"legacy": "legacy", "modern": "2026-07-28", "auto": "auto"}
-"""`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or discover then fall back."""
+"""`--protocol` names: the 2025-11-25 handshake, 2026-07-28 directly, or the handshake when the
+server takes it and 2026-07-28 only when it does not ("auto", see `ElicitClient.era`)."""
 
-
-@dataclass(frozen=True, slots=True)
-class ServerSpec:
-    """Where a server runs: a streamable HTTP `url`, or the `argv` of a stdio server."""
-
-    url: str | None = None
-    argv: tuple[str, ...] = ()
-
-    @property
-    def kind(self) -> Literal["http", "stdio"]:
-        return "http" if self.url is not None else "stdio"
-
-    @property
-    def where(self) -> str:
-        return self.url if self.url is not None else shlex.join(self.argv)
-
-
-def parse_server_spec(spec: str) -> ServerSpec:
-    """A URL (`http://`, `https://`) or a command line, split with `shlex.split` (no shell)."""
-    if spec.startswith(("http://", "https://")):
-        return ServerSpec(url=spec)
-    argv = tuple(shlex.split(spec))
-    if not argv:
-        raise ConfigError("server", "the server spec is empty: give a URL or a command line")
-    return ServerSpec(argv=argv)
+AUTO_LEGACY_REASON: Final = "auto: the server takes the 2025-11-25 handshake, where servers that push can ask"
+AUTO_MODERN_REASON: Final = "auto: the server refused the 2025-11-25 handshake, so 2026-07-28"
 
 
 def _client_version() -> str:
@@ -166,6 +144,8 @@ class ElicitClient:
         self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not UTF-8
         self._errlog = errlog
         self._sdk: KitClient | None = None
+        self.url_off_reason = ""  # why URL mode is off, when a program turned it off (for display)
+        self.era_reason = "" if self._mode == "auto" else f"--protocol {protocol}"
         # URL mode goes in after any guardrails, so its re-ask check runs before the policy.
         self.url: UrlMode | None = _url_mode_of(pipeline)
         if url_mode:
@@ -225,9 +205,33 @@ class ElicitClient:
         return self
 
     async def _connect(self) -> None:
+        """Connect in the chosen era. "auto" tries the 2025-11-25 handshake first: a server that
+        takes it can push questions mid-call (`ctx.elicit`), and servers that use 2026-07-28 rounds
+        (`Resolve`, this kit's `ask`) serve it too. Only a server that refuses the handshake gets
+        2026-07-28 (discovered on a fresh connection). Nothing is retried after a tool ran, so no
+        tool runs twice: the choice is made at connect time, before any call (docs/client.md)."""
+        if self._mode != "auto":
+            self._sdk = await self._enter(self._mode)
+        else:
+            try:
+                self._sdk = await self._enter("legacy")
+                self.era_reason = AUTO_LEGACY_REASON
+            except SdkError as exc:
+                if not self._can_reconnect():
+                    raise
+                logger.info("the server refused the 2025-11-25 handshake (%s); trying 2026-07-28", exc)
+                self._sdk = await self._enter("auto")
+                self.era_reason = AUTO_MODERN_REASON
+        self.handler.session = self._sdk.session
+
+    def _can_reconnect(self) -> bool:
+        """A second connection needs a target that can be built again (not a transport object)."""
+        return isinstance(self._server, ServerSpec | StdioServerParameters)
+
+    async def _enter(self, mode: str) -> KitClient:
         client = KitClient(
             self._target(),
-            mode=self._mode,
+            mode=mode,
             elicitation_callback=self.handler,
             elicitation_modes=self.pipeline.modes,
             client_info=Implementation(name=self._client_name, version=_client_version()),
@@ -235,8 +239,7 @@ class ElicitClient:
             **(self.url.sdk_options() if self.url is not None else {}),
         )
         await client.__aenter__()
-        self._sdk = client
-        self.handler.session = client.session
+        return client
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -288,6 +291,8 @@ class ElicitClient:
                 self.handler,
                 url=server.url,
                 argv=server.argv,
+                env=dict(server.env),
+                headers=dict(server.headers),
                 errlog=self._errlog,
                 bad_bytes=self._bad_bytes,
             )

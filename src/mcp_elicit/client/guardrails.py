@@ -34,7 +34,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcp_elicit.client.asking import show_bounded
 from mcp_elicit.client.model import Decision, Elicitation, Outcome, Reply
@@ -64,6 +64,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Approval = Literal["form", "notice"]
+
+# How the approval's message goes on, for UIs that show a plain form; a UI that knows approvals
+# (`FormPrompt.approval`) cuts the message here and asks "allow?" in its own words.
+APPROVAL_TAIL: Final = " Accept (send this empty form)"
 """How `AskFirst` asks: a form without fields the person accepts or refuses, or a notice only."""
 
 _VERBS = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
@@ -224,9 +228,10 @@ class AskFirst:
         prompt = FormPrompt(
             e.requester,
             e.purpose,
-            f"This server wants to {what}{_about(e.purpose)}. Accept (send this empty form) to see "
+            f"This server wants to {what}{_about(e.purpose)}.{APPROVAL_TAIL} to see "
             f"{'the address' if request.mode == 'url' else 'the question'}, or decline to refuse.",
             Form(()),
+            approval=True,
         )
         result = await show_bounded(self.ui.ask_form, prompt, self.guardrails.idle_timeout)
         if isinstance(result, Reply):

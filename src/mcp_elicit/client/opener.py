@@ -12,7 +12,9 @@ Which browser:
    browser of your choice, or a test double that drives the page.
 2. macOS: `/usr/bin/open`; Windows: `os.startfile` (the system's URL handler).
 3. Elsewhere: `xdg-open` from the PATH.
-4. None of these: no opener, and URL mode is not offered (`system_opener()` returns None).
+4. None of these: `system_opener()` returns None. `mcp-elicit call`/`connect` then use the
+   headless opener (`ShowLink`): after the person consents, the checked link is shown for them to
+   open on a device that has a browser (over SSH, in a container), and the waiting screen follows.
 
 Python's `webbrowser` module is not used: on a machine without a desktop it picks a text browser
 (lynx, w3m) that would run in the client's own terminal, where the page is not out of band.
@@ -37,12 +39,29 @@ import anyio.to_thread
 from mcp_elicit.core.urls import check_url
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["BROWSER_ENV", "UrlOpener", "argv_opener", "system_opener"]
+__all__ = ["BROWSER_ENV", "NO_BROWSER_REASON", "ShowLink", "UrlOpener", "argv_opener", "system_opener"]
 
 BROWSER_ENV: Final = "MCP_ELICIT_BROWSER"
 
 UrlOpener = Callable[[str], Awaitable[None]]
 """Opens one checked URL out of band; raises when it cannot (the question then ends as cancel)."""
+
+NO_BROWSER_REASON: Final = f"no browser can be opened here (no {BROWSER_ENV}, no desktop opener)"
+
+
+class ShowLink:
+    """The headless opener: shows the checked link (after consent) for the person to open elsewhere.
+
+    `show` gets the cleaned link; the terminal prints it on its own line, so it can be copied."""
+
+    headless: Final = True
+
+    def __init__(self, show: Callable[[str], None]) -> None:
+        self._show = show
+
+    async def __call__(self, url: str) -> None:
+        _openable(url)
+        self._show(url)
 
 
 def _openable(url: str) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
@@ -120,16 +120,21 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def guarded_http_client() -> httpx2.AsyncClient:
-    """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded."""
+def guarded_http_client(headers: Mapping[str, str] | None = None) -> httpx2.AsyncClient:
+    """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded;
+    `headers` (e.g. `Authorization`) go with every request."""
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    return httpx2.AsyncClient(timeout=timeout, transport=_GuardedTransport(httpx2.AsyncHTTPTransport()))
+    return httpx2.AsyncClient(
+        timeout=timeout, headers=dict(headers or {}), transport=_GuardedTransport(httpx2.AsyncHTTPTransport())
+    )
 
 
 @asynccontextmanager
-async def guarded_streamable_http_client(url: str) -> AsyncIterator[Any]:
+async def guarded_streamable_http_client(
+    url: str, headers: Mapping[str, str] | None = None
+) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport on a guarded HTTP client (closed with the transport)."""
-    async with guarded_http_client() as http, streamable_http_client(url, http_client=http) as streams:
+    async with guarded_http_client(headers) as http, streamable_http_client(url, http_client=http) as streams:
         yield streams
 
 
@@ -139,6 +144,8 @@ def transport_for(
     *,
     url: str | None = None,
     argv: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
     errlog: TextIO,
     bad_bytes: BadBytes | None = None,
 ) -> Any:
@@ -147,9 +154,10 @@ def transport_for(
     SDK transport wrapped in the guard. `bad_bytes` notes what a stdio server wrote that is not
     UTF-8 (see `stdio_guard`)."""
     if url is not None:
-        return GuardedTransport(guarded_streamable_http_client(url), handler)
+        return GuardedTransport(guarded_streamable_http_client(url, headers), handler)
     if argv:
-        server = StdioServerParameters(command=argv[0], args=list(argv[1:]))
+        # The SDK merges `env` over its default (safe) environment.
+        server = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=dict(env) if env else None)
     if isinstance(server, MCPServer | Server):
         return server
     if isinstance(server, StdioServerParameters):

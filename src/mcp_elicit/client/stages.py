@@ -113,7 +113,7 @@ class Identify:
         requester = self._recent.get(raw)
         if requester is None:
             requester = Requester(
-                name=_line(raw.name, limits.MAX_SERVER_NAME_CHARS),
+                name=_marked_name(raw.name),
                 where=clean_text(
                     raw.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False
                 ),
@@ -369,7 +369,7 @@ class AskThroughUI:
                 return result
             decided_by = result.decided_by
             if result.action != "accept":
-                return Reply(result.action, decided_by)
+                return Reply(result.action, decided_by, reason=result.reason)
             try:
                 return Reply("accept", decided_by, content=form.validate(result.content or {}))
             except AnswerError as err:
@@ -392,7 +392,7 @@ class AskThroughUI:
         result = await show_bounded(self.ui.ask_url, e.url_prompt, self.idle_timeout)
         if isinstance(result, Reply):
             return result
-        return Reply(result.action, result.decided_by)
+        return Reply(result.action, result.decided_by, reason=result.reason)
 
 
 class AnswerWithoutAsking:
@@ -450,6 +450,18 @@ def _plain(text: str) -> bool:
 
 def _line(text: str, limit: int) -> str:
     return clean_text(text, limit=limit, multiline=False)
+
+
+# Added to a server name that had terminal escapes or control characters removed, so the prompt and
+# the audit trail (`audit list`) show that the name is not what the server sent.
+CLEANED_NAME_MARK: Final = " [name cleaned]"
+
+
+def _marked_name(name: str) -> str:
+    cleaned = sanitize(name, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False)
+    if cleaned.escapes or cleaned.dropped:  # removed without a trace (other characters are ⟨marked⟩)
+        return cleaned.text + CLEANED_NAME_MARK
+    return cleaned.text
 
 
 def _brief(value: object) -> str:

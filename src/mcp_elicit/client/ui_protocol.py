@@ -62,6 +62,9 @@ class FormPrompt:
     values: Mapping[str, Any] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # The policy's ask-first approval (no fields, nothing of the person's is sent): a UI asks
+    # "allow?" instead of showing an empty form.
+    approval: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +112,13 @@ class UrlWaiting:
 
 @dataclass(frozen=True, slots=True)
 class UIResult:
-    """What the person did; `content` only with accept on a form."""
+    """What the person did; `content` only with accept on a form; `reason` says why, when the UI
+    itself decided (a scripted answer refused by the form), and lands in the outcome record."""
 
     action: Action
     content: Mapping[str, Any] | None = None
     decided_by: Literal["person", "script", "timeout"] = "person"
+    reason: str = ""
 
 
 @runtime_checkable

@@ -51,7 +51,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import anyio
 
@@ -68,6 +68,7 @@ from mcp_elicit.client.sdk import (
 )
 from mcp_elicit.client.ui_protocol import Requester, UrlCapableUI, UrlPrompt, UrlWaiting
 from mcp_elicit.client.url_flow import (
+    URL_RECHECK_REASON,
     CompletionTracker,
     Consent,
     UrlCall,
@@ -202,6 +203,17 @@ class UrlMode:
         pipeline.modes = pipeline.modes | {"url"}
         self._ui = ui
 
+    @property
+    def headless(self) -> bool:
+        """True when links are shown to the person instead of opened (`opener.ShowLink`)."""
+        return bool(getattr(self.opener, "headless", False))
+
+    def describe(self) -> str:
+        """Which URL mode is in effect, in words for the person."""
+        if self.headless:
+            return "headless: after you consent, the link is shown for you to open on a device with a browser"
+        return "after you consent, the page opens in your browser"
+
     def sdk_options(self) -> dict[str, Any]:
         """Options for the SDK's `Client`: the completion route, and room for the checks of
         `check_again` within the SDK's own bound on `InputRequiredResult` rounds."""
@@ -249,9 +261,13 @@ class UrlMode:
             return Reply("cancel", "error", reason="browser_failed")
         prompt = e.url_prompt if e.url_prompt is not None else self.prompt(e, verdict)
         consent = Consent(key, url, prompt, self.settings.clock(), eid)
+        consent.last_check_at = consent.opened_at
         if call is not None:
             call.consented[key] = consent
             if consent.elicitation_id is not None and not e.url_listed:
+                call.pushed(consent)
+            elif is_modern(e.protocol):
+                consent.held = True  # the accepting retry goes out now; wait on screen meanwhile
                 call.pushed(consent)
         return Reply("accept", decision.decided_by)
 
@@ -275,18 +291,40 @@ class UrlMode:
             return Refuse(
                 "url_checks_exhausted", f"the server kept asking for the same page ({s.max_checks} checks)"
             )
+        current = current_url_call()
+        if current is not None:
+            current.asking()  # the held-retry screen gives way to this one
+        if consent.cancel_requested:
+            return self._cancelled(consent, current)
+        # The server may have held the last retry while the page was pending (the kit's server
+        # does, up to DEFAULT_HANDOFF_HOLD_SECONDS): no backoff on top of a hold at least as long.
         delay = s.delay(consent.checks)
-        waiting = UrlWaiting(consent.prompt, "retry", True, consent.checks, s.max_checks, delay)
-        end = await wait_for_page(
-            self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
-        )
-        if end == "cancel":
-            current = current_url_call()
-            if current is not None:
-                current.refused[consent.key] = "cancel"
-                current.consented.pop(consent.key, None)
-            return Reply("cancel", "person", reason="url_wait_cancelled")
-        return Reply("accept", "person", reason="url_check")
+        if s.clock() - consent.last_check_at >= delay:
+            delay = 0.0
+        if delay > 0:
+            waiting = UrlWaiting(consent.prompt, "retry", True, consent.checks, s.max_checks, delay)
+            end = await wait_for_page(
+                self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
+            )
+            if end == "cancel":
+                return self._cancelled(consent, current)
+        consent.last_check_at = s.clock()
+        if current is not None:
+            consent.shown = False  # the waiting screen again while this retry is in flight
+            consent.held = True
+            current.pushed(consent)
+        return Reply("accept", self._decider(), reason=URL_RECHECK_REASON)
+
+    def _cancelled(self, consent: Consent, current: UrlCall | None) -> Decision:
+        consent.held = False
+        if current is not None:
+            current.refused[consent.key] = "cancel"
+            current.consented.pop(consent.key, None)
+        return Reply("cancel", self._decider(), reason="url_wait_cancelled")
+
+    def _decider(self) -> Literal["person", "script"]:
+        """Who decided on the waiting screen: a scripted UI (`scripted = True`) is not a person."""
+        return "script" if getattr(self.ui, "scripted", False) else "person"
 
     # -- completions (2025-11-25) ----------------------------------------------------------------
 
@@ -343,8 +381,9 @@ class UrlMode:
                 c
                 for c in call.pushes
                 if not c.shown
-                and c.elicitation_id is not None
-                and not self.tracker.completed(c.elicitation_id)
+                and (
+                    c.held or (c.elicitation_id is not None and not self.tracker.completed(c.elicitation_id))
+                )
             ]
             if not pending:
                 await call.changed.wait()
@@ -357,12 +396,22 @@ class UrlMode:
                 UrlWaiting(consent.prompt, "completion", can_retry=False),
                 reopen=self._reopen(consent),
                 sleep=self.settings.sleep,
-                done=self.tracker.expect(eid),
-                timeout=self.settings.wait_timeout,
+                done=None if consent.held else self.tracker.expect(eid),
+                # A held retry is bounded by the server's hold and the read timeout, not here.
+                timeout=None if consent.held else self.settings.wait_timeout,
                 interrupt=call.question,
             )
-            if end == "cancel":
-                stopped.append(UrlHandoffStopped("cancelled", 0, eid))
+            if end == "cancel" and consent.held:
+                consent.cancel_requested = True  # told to the server when it asks again
+                await self.tell(
+                    consent.prompt.requester,
+                    "Cancelled: the server is told when it next asks about the page.",
+                )
+                continue
+            if end in ("cancel", "timeout"):
+                # No completion within the wait bound ends the call too: waiting on means a script
+                # (or an absent person) holds the command until the server gives up, if ever.
+                stopped.append(UrlHandoffStopped("cancelled" if end == "cancel" else "timeout", 0, eid))
                 scope.cancel()
                 return
 

@@ -30,6 +30,7 @@ from mcp_elicit.client.ui_protocol import UrlCapableUI, UrlPrompt, UrlWaiting
 __all__ = [
     "MAX_REOPENS",
     "MAX_TRACKED_ELICITATIONS",
+    "URL_RECHECK_REASON",
     "CompletionTracker",
     "Consent",
     "UrlCall",
@@ -49,6 +50,10 @@ MAX_TRACKED_ELICITATIONS: Final = 1_000
 # Times the person may have the page opened again from one waiting screen: enough for a closed
 # tab or a crashed browser; a script that keeps choosing "open" cannot spin.
 MAX_REOPENS: Final = 3
+
+URL_RECHECK_REASON: Final = "url_check"
+"""The reason on an automatic 2026-07-28 re-check of a page already consented to: not a new
+decision by the person, so the audit trail does not record it (`client/audit.py`)."""
 
 WaitEnd = Literal["done", "retry", "cancel", "timeout", "interrupted"]
 
@@ -103,6 +108,13 @@ class Consent:
     elicitation_id: str | None = None
     checks: int = 0  # automatic or manual checks since it was opened
     shown: bool = False  # the waiting screen for a pushed hand-off was shown
+    # 2026-07-28: the accepting retry is in flight, and a server may hold it while the page is
+    # pending; the waiting screen (with cancel) shows meanwhile, not only once the server asks again.
+    held: bool = False
+    last_check_at: float = 0.0  # when the last retry went out (opened_at at first)
+    # The person cancelled while a held retry was in flight: the server hears cancel when it asks
+    # again (2026-07-28 has no other way to answer a request already sent).
+    cancel_requested: bool = False
 
 
 @dataclass(eq=False)
@@ -116,7 +128,8 @@ class UrlCall:
     question: anyio.Event = field(default_factory=anyio.Event)  # another question needs the screen
 
     def pushed(self, consent: Consent) -> None:
-        self.pushes.append(consent)
+        if consent not in self.pushes:
+            self.pushes.append(consent)
         self.changed.set()
         self.changed = anyio.Event()
 

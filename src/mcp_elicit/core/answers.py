@@ -176,6 +176,10 @@ def _check_string(f: Field, v: str) -> tuple[Any, FieldProblem | None]:
     if n > upper:
         return None, FieldProblem(f.name, "too_long", f"{n} characters, at most {upper} allowed")
     if f.format is not None and not _FORMAT_CHECKS[f.format](v):
+        if f.format == "date-time" and is_date_time(v + "Z"):
+            # Only the zone is missing: say so, a bare "not valid" leaves the person guessing.
+            detail = "a date-time needs a time zone: add Z for UTC or an offset such as +02:00"
+            return None, FieldProblem(f.name, "format", detail)
         return None, FieldProblem(f.name, "format", f"not a valid {f.format}")
     return v, None
 

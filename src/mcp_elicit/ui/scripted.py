@@ -63,6 +63,7 @@ import anyio
 
 from mcp_elicit.client.ui_protocol import FormPrompt, Requester, UIResult, UrlPrompt, UrlWaiting, WaitChoice
 from mcp_elicit.core.actions import ACTIONS, Action
+from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ConfigError
 
 __all__ = ["Match", "ScriptedUI", "Step"]
@@ -122,6 +123,9 @@ class Step:
         return UIResult("accept", {**base, **(self.content or {})}, decided_by="script")
 
 
+# Characters of the reason a refused scripted answer leaves in its outcome (`call --json`).
+MAX_REASON_CHARS: Final = 500
+
 # What a scripted UI remembers of what it was shown (`seen`, `notices`, `waits`), each: the most
 # recent ones. A script can serve a process for days; its history must not grow with every question
 # (memory, and the garbage collector's work on every object kept).
@@ -139,6 +143,8 @@ class ScriptedUI:
 
     `seen`, `notices` and `waits` keep the last `MAX_REMEMBERED` prompts, notices and waiting screens.
     """
+
+    scripted: Final = True  # its choices are recorded as decided_by "script", never "person"
 
     def __init__(
         self,
@@ -242,7 +248,10 @@ class ScriptedUI:
             # The pipeline refused this script's answer; asking the script again cannot help.
             problems = "; ".join(f"{name or 'form'}: {why}" for name, why in prompt.errors.items())
             _remember(self.notices, f"The scripted answer was refused ({problems}): cancelled.")
-            return UIResult("cancel", decided_by="script")
+            reason = clean_text(
+                f"scripted_answer_refused: {problems}", limit=MAX_REASON_CHARS, multiline=False
+            )
+            return UIResult("cancel", decided_by="script", reason=reason)
         scripted = await self._scripted(prompt)
         if scripted is not None:
             return scripted

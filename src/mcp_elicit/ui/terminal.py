@@ -49,6 +49,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
+from mcp_elicit.client.guardrails import APPROVAL_TAIL
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
     Purpose,
@@ -59,7 +60,7 @@ from mcp_elicit.client.ui_protocol import (
     WaitChoice,
 )
 from mcp_elicit.core.answers import check_value
-from mcp_elicit.core.forms import Field, Form
+from mcp_elicit.core.forms import MISSING, Field, Form
 from mcp_elicit.ui.terminal_fields import cut, hint, number, parse, shown
 from mcp_elicit.ui.terminal_input import (
     CTRL_C,
@@ -226,8 +227,25 @@ class TerminalUI:
 
     # forms --------------------------------------------------------------------------------------
 
+    async def _approval(self, prompt: FormPrompt) -> UIResult:
+        """The policy's ask-first approval: allow or refuse; nothing of the person's is sent."""
+        self._header(prompt.requester, prompt.purpose, "asks for your approval")
+        self._message(prompt.message.split(APPROVAL_TAIL, 1)[0], prompt.warnings)
+        while True:
+            line = (await self._ask("Allow? [allow]: ")).strip().lower()
+            if line in ("", "y", "yes", "a", "allow"):
+                self._say("Allowed: the server's request follows.", "green")
+                return UIResult("accept", {})
+            if line in ("n", "no", ":decline", "refuse"):
+                raise _Decline
+            if line == ":cancel":
+                raise _Cancel
+            self._say("  Enter or y allows · n or :decline refuses · :cancel dismisses", "red")
+
     async def _form(self, prompt: FormPrompt) -> UIResult:
         form = prompt.form
+        if prompt.approval and not form.fields:
+            return await self._approval(prompt)
         self._header(prompt.requester, prompt.purpose, "asks you to fill in a form")
         self._message(prompt.message, prompt.warnings)
         self._say(KEYS_HELP, "dim")
@@ -288,14 +306,18 @@ class TerminalUI:
                     self._say("  This field is required; it cannot be left empty.", "red")
                     continue
                 values.pop(f.name, None)
+                if f.default is not MISSING:
+                    # Left out, the field takes the form's default: say what will be sent.
+                    sent = cut(shown(f, f.default), MAX_VALUE_CHARS)
+                    self._say(f"  Cleared: the server's default, {sent}, applies to an empty answer.", "dim")
                 return
             if line.startswith("::"):
                 line = line[1:]
-            elif line.startswith(":") and (line != ":none" or f.kind != "multi_select"):
+            elif line.startswith(":") and (line != ":none" or f.kind != "multi_select" or f.min_items):
                 known = "not here" if line in _COMMANDS else "unknown command"
                 self._say(f"  {plain(line)}: {known} (:help lists the keys).", "red")
                 continue
-            value, problem = parse(f, line)
+            value, problem = parse(f, line, values.get(f.name))
             if problem is None:
                 checked = check_value(f, value)
                 problem = None if checked is None else checked.detail or checked.code
@@ -327,6 +349,10 @@ class TerminalUI:
             row = Text(f"  {i}) {cut(plain(f.title or f.name), 30):<{width}}  ")
             if f.name in values:
                 row.append(cut(shown(f, values[f.name]), MAX_VALUE_CHARS))
+            elif f.default is not MISSING:
+                row.append(
+                    f"(empty: the default {cut(shown(f, f.default), MAX_VALUE_CHARS)} applies)", style="dim"
+                )
             else:
                 row.append("(empty)" + (", required" if f.required else ""), style="dim")
             self.console.print(row)

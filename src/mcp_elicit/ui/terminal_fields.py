@@ -61,7 +61,8 @@ def hint(f: Field) -> str:
         bounds = f" (at least {low})"
     elif high is not None:
         bounds = f" (at most {high})"
-    return f"choose any{bounds} by number, e.g. 1,3 (:none for none)"
+    none = "" if low else " (:none for none)"
+    return f"a number toggles it, a list such as 1,3 sets them{bounds}{none}"
 
 
 def shown(f: Field, value: Any, numbered: bool = False) -> str:
@@ -80,8 +81,9 @@ def shown(f: Field, value: Any, numbered: bool = False) -> str:
     return plain(str(value))
 
 
-def parse(f: Field, line: str) -> tuple[Any, str | None]:
-    """(value, None) or (None, why the line is not an answer to `f`)."""
+def parse(f: Field, line: str, current: Any = None) -> tuple[Any, str | None]:
+    """(value, None) or (None, why the line is not an answer to `f`). In a multi-select one option
+    toggles it in `current` (the selection shown), a list of them replaces the selection."""
     if f.kind == "string":
         return line, None
     if f.kind in ("number", "integer"):
@@ -103,8 +105,15 @@ def parse(f: Field, line: str) -> tuple[Any, str | None]:
         return option(f, line)
     if line == ":none":
         return [], None
+    tokens = [t for t in re.split(r"[,\s]+", line) if t]
+    if len(tokens) == 1 and isinstance(current, list | tuple):
+        value, problem = option(f, tokens[0])
+        if problem is not None:
+            return None, problem
+        chosen = list(current)
+        return ([v for v in chosen if v != value] if value in chosen else [*chosen, value]), None
     picked: list[str] = []
-    for token in re.split(r"[,\s]+", line):
+    for token in tokens:
         if token:
             value, problem = option(f, token)
             if problem is not None:
@@ -115,7 +124,7 @@ def parse(f: Field, line: str) -> tuple[Any, str | None]:
 
 
 def option(f: Field, token: str) -> tuple[Any, str | None]:
-    """An option by its number or its exact value."""
+    """An option by its number, its exact value or its title (any case)."""
     if token.isdigit():
         i = int(token)
         if 1 <= i <= len(f.options):
@@ -123,4 +132,8 @@ def option(f: Field, token: str) -> tuple[Any, str | None]:
         return None, f"{token} is not a number from 1 to {len(f.options)}"
     if token in f.option_values:
         return token, None
+    folded = token.casefold()
+    titled = [o.value for o in f.options if o.title and o.title.casefold() == folded]
+    if len(titled) == 1:
+        return titled[0], None
     return None, f"{plain(cut(token, 40))} is not one of the options"

@@ -1,0 +1,142 @@
+"""Naming a server: spec strings with `VAR=value` prefixes, HTTP headers, and `mcpServers` files.
+
+A spec is an `http(s)://` URL (streamable HTTP) or a command line for a stdio server, split like a
+shell would (`shlex.split`) and never run through one. Leading `NAME=value` words are environment
+variables for the server, as a shell would read them: `GITHUB_TOKEN=x npx some-server`.
+
+People keep their servers in JSON files in the format Claude Desktop, Cursor and VS Code use:
+
+```json
+{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server"], "env": {"ROOT": "/tmp"}},
+                "hosted": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}}}}
+```
+
+(VS Code's `servers` key is read the same way.) `servers_in(path)` reads such a file;
+`server_from_file(path, name)` picks one entry as a `ServerSpec`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from mcp_elicit.errors import ConfigError
+
+__all__ = [
+    "MAX_SERVERS_FILE_BYTES",
+    "ServerSpec",
+    "parse_header",
+    "parse_server_spec",
+    "server_from_file",
+    "servers_in",
+]
+
+# Bytes read from an mcpServers file: a configuration, not a data set.
+MAX_SERVERS_FILE_BYTES: Final = 1_000_000
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """Where a server runs: a streamable HTTP `url` (with `headers`), or the `argv` of a stdio
+    server (with `env` added to the inherited environment)."""
+
+    url: str | None = None
+    argv: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> Literal["http", "stdio"]:
+        return "http" if self.url is not None else "stdio"
+
+    @property
+    def where(self) -> str:
+        """For display: the URL or the command line; never the values of `env` or `headers`."""
+        return self.url if self.url is not None else shlex.join(self.argv)
+
+    def with_headers(self, headers: Mapping[str, str]) -> ServerSpec:
+        if self.url is None and headers:
+            raise ConfigError("header", "HTTP headers need an http(s):// server, not a command line")
+        return ServerSpec(self.url, self.argv, self.env, (*self.headers, *headers.items()))
+
+
+def parse_server_spec(spec: str) -> ServerSpec:
+    """A URL (`http://`, `https://`) or a command line, split with `shlex.split` (no shell)."""
+    if spec.startswith(("http://", "https://")):
+        return ServerSpec(url=spec)
+    words = shlex.split(spec)
+    env: list[tuple[str, str]] = []
+    while words and _ASSIGNMENT.match(words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env.append((name, value))
+    if not words:
+        raise ConfigError("server", "the server spec is empty: give a URL or a command line")
+    return ServerSpec(argv=tuple(words), env=tuple(env))
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """`Name: value` (as curl takes it) as a pair; a clear error otherwise."""
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise ConfigError("header", f"expected 'Name: value', got {text[:80]!r}")
+    return name.strip(), value.strip()
+
+
+def servers_in(path: str | Path) -> dict[str, ServerSpec]:
+    """Every server of an `mcpServers` (or VS Code `servers`) JSON file, by name."""
+    file = Path(path)
+    try:
+        with file.open("rb") as f:
+            raw = f.read(MAX_SERVERS_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError("config", f"cannot read {file}: {exc.strerror}") from None
+    if len(raw) > MAX_SERVERS_FILE_BYTES:
+        raise ConfigError("config", f"{file} is over {MAX_SERVERS_FILE_BYTES} bytes")
+    try:
+        document = json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError("config", f"{file} is not JSON: {exc}") from None
+    table = document.get("mcpServers", document.get("servers")) if isinstance(document, dict) else None
+    if not isinstance(table, dict):
+        raise ConfigError("config", f"{file} has no mcpServers object")
+    return {str(name): _entry(str(name), entry) for name, entry in table.items()}
+
+
+def server_from_file(path: str | Path, name: str) -> ServerSpec:
+    servers = servers_in(path)
+    if name not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        raise ConfigError("server", f"no server named {name!r} in {path} (it has: {known})")
+    return servers[name]
+
+
+def _strings(name: str, key: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError("config", f"server {name!r}: {key} must be an object of strings")
+    return {str(k): v for k, v in value.items()}
+
+
+def _entry(name: str, entry: Any) -> ServerSpec:
+    if not isinstance(entry, dict):
+        raise ConfigError("config", f"server {name!r} must be an object")
+    url = entry.get("url")
+    if isinstance(url, str):
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError("config", f"server {name!r}: url must be http(s)://")
+        return ServerSpec(url=url, headers=tuple(_strings(name, "headers", entry.get("headers")).items()))
+    command, args = entry.get("command"), entry.get("args", [])
+    if not isinstance(command, str) or not command:
+        raise ConfigError("config", f"server {name!r} needs a command or a url")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError("config", f"server {name!r}: args must be a list of strings")
+    env = _strings(name, "env", entry.get("env"))
+    return ServerSpec(argv=(command, *args), env=tuple(env.items()))

@@ -1,0 +1,50 @@
+// A TypeScript-SDK peer server (npm @modelcontextprotocol/sdk), as a third-party server would be
+// written: its tool `book` pushes elicitation/create (server.elicitInput) and answers
+// "Booked for N." or "No booking (ACTION).". Over stdio by default; `http` serves streamable HTTP
+// on 127.0.0.1 (a free port) and prints "listening URL" on stdout.
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+
+const require = createRequire(process.env.TS_PEER_MODULES + "/");
+const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
+const { StreamableHTTPServerTransport } = require("@modelcontextprotocol/sdk/server/streamableHttp.js");
+
+function build() {
+  const server = new McpServer({ name: "ts-peer", version: "1.0.0" });
+  server.registerTool("book", { description: "Book a table; asks how many guests." }, async () => {
+    const answer = await server.server.elicitInput({
+      message: "How many guests?",
+      requestedSchema: {
+        type: "object",
+        properties: { guests: { type: "integer", minimum: 1, maximum: 10, default: 2 } },
+        required: ["guests"],
+      },
+    });
+    const text = answer.action === "accept" ? `Booked for ${answer.content.guests}.` : `No booking (${answer.action}).`;
+    return { content: [{ type: "text", text }] };
+  });
+  return server;
+}
+
+if (process.argv[2] === "http") {
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    const sid = req.headers["mcp-session-id"];
+    let transport = sid ? transports.get(sid) : undefined;
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => transports.set(id, transport),
+      });
+      await build().connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  http.listen(0, "127.0.0.1", () => console.log(`listening http://127.0.0.1:${http.address().port}/mcp`));
+} else {
+  await build().connect(new StdioServerTransport());
+}
