@@ -210,7 +210,7 @@ async def test_an_embedded_question_with_escapes_is_cleaned_and_answered() -> No
     assert_nothing_raw_reached(ui)
     assert client.outcomes[0].attribution == "exact"
     assert client.outcomes[0].purpose.target == "escapes"
-    assert client.outcomes[0].server.name == "bankclick⟨U+202E⟩evil⟨U+202C⟩⟨U+0007⟩⟨U+200B⟩ "
+    assert client.outcomes[0].server.name == "bankclick⟨U+202E⟩evil⟨U+202C⟩⟨U+0007⟩⟨U+200B⟩ [name cleaned]"
 
 
 async def test_a_flood_of_embedded_questions_is_answered_without_hanging() -> None:
