@@ -126,7 +126,8 @@ async def test_escape_sequences_and_bidi_tricks_never_reach_the_ui_F8() -> None:
     assert_nothing_raw_reached(ui)
     prompt = ui.seen[0]
     assert isinstance(prompt, FormPrompt)
-    assert prompt.requester.name == "bankclick⟨U+202E⟩evil⟨U+202C⟩⟨U+0007⟩⟨U+200B⟩ "
+    # The escape sequence was removed without a trace, so the name says it was cleaned.
+    assert prompt.requester.name == "bankclick⟨U+202E⟩evil⟨U+202C⟩⟨U+0007⟩⟨U+200B⟩ [name cleaned]"
     assert "note" not in prompt.values  # its default carried an escape sequence: not pre-filled
     assert prompt.warnings
     assert client.outcomes[0].server.name == prompt.requester.name
@@ -209,7 +210,7 @@ async def test_an_embedded_question_with_escapes_is_cleaned_and_answered() -> No
     assert_nothing_raw_reached(ui)
     assert client.outcomes[0].attribution == "exact"
     assert client.outcomes[0].purpose.target == "escapes"
-    assert client.outcomes[0].server.name == "bankclick⟨U+202E⟩evil⟨U+202C⟩⟨U+0007⟩⟨U+200B⟩ "
+    assert client.outcomes[0].server.name == "bankclick⟨U+202E⟩evil⟨U+202C⟩⟨U+0007⟩⟨U+200B⟩ [name cleaned]"
 
 
 async def test_a_flood_of_embedded_questions_is_answered_without_hanging() -> None:

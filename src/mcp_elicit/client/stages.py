@@ -460,7 +460,7 @@ CLEANED_NAME_MARK: Final = " [name cleaned]"
 def _marked_name(name: str) -> str:
     cleaned = sanitize(name, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False)
     if cleaned.escapes or cleaned.dropped:  # removed without a trace (other characters are ⟨marked⟩)
-        return cleaned.text + CLEANED_NAME_MARK
+        return cleaned.text.rstrip() + CLEANED_NAME_MARK
     return cleaned.text
 
 

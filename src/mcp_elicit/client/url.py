@@ -281,6 +281,12 @@ class UrlMode:
 
     async def check_again(self, e: Elicitation, consent: Consent) -> Decision:
         s = self.settings
+        current = current_url_call()
+        # The held-retry screen gives way to this one: not shown any more if it was not yet, and
+        # interrupted if it is (the watch picks a screen and its interrupt in one step).
+        consent.held, consent.shown = False, True
+        if current is not None:
+            current.asking()
         consent.checks += 1
         if consent.checks > s.max_checks or s.clock() - consent.opened_at > s.wait_timeout:
             await self.tell(
@@ -291,9 +297,6 @@ class UrlMode:
             return Refuse(
                 "url_checks_exhausted", f"the server kept asking for the same page ({s.max_checks} checks)"
             )
-        current = current_url_call()
-        if current is not None:
-            current.asking()  # the held-retry screen gives way to this one
         if consent.cancel_requested:
             return self._cancelled(consent, current)
         # The server may have held the last retry while the page was pending (the kit's server
