@@ -1,7 +1,7 @@
 """The client kit with default settings against a TypeScript SDK server (npm @modelcontextprotocol/sdk),
 over stdio and streamable HTTP: its `elicitInput` pushes, and "auto" must let it ask.
 
-Needs `bash .ci/ts-peer.sh` (installs the package into .cache/ts-peer); skipped with that command
+Needs `bash .ci/ts-sdk.sh` (installs the package into .cache/ts-sdk); skipped with that command
 when absent."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp_elicit.ui.scripted import ScriptedUI
 from tests.support import text_of
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = ROOT / ".cache" / "ts-peer" / "node_modules"
+MODULES = ROOT / ".cache" / "ts-sdk" / "node_modules"
 SERVER = ROOT / "tests" / "peers" / "ts_server.mjs"
 BOUND_SECONDS = 60.0
 
@@ -36,7 +36,7 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(
         not (MODULES / "@modelcontextprotocol" / "sdk").is_dir() or not node(),
-        reason="the TypeScript SDK is not installed: run `bash .ci/ts-peer.sh`",
+        reason="the TypeScript SDK is not installed: run `bash .ci/ts-sdk.sh`",
     ),
 ]
 

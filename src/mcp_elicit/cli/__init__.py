@@ -6,6 +6,17 @@ import typing
 
 import click
 
+from mcp_elicit.cli.options import (
+    _access_options,
+    _guardrail_options,
+    _load_config,
+    _protocol_option,
+    _resolve_server,
+    _server_option,
+    _ui_option,
+    _url_option,
+)
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mcp-elicit")
@@ -173,123 +184,6 @@ def check_form_command(source: typing.TextIO, as_json: bool, revision: str) -> N
         reasons = ",".join(f["reasons"]) or "-"
         click.echo(escape_for_display(f"  field   {f['name']}: {f['verdict']} ({reasons})"))
     raise SystemExit(blocked)
-
-
-# --- guardrail options shared by connect and call ---------------------------------------------------
-def _guardrail_options(func: typing.Any) -> typing.Any:
-    """--config PATH and --no-audit: the policy and the audit trail of the configuration file."""
-    func = click.option("--no-audit", is_flag=True, help="Do not record the questions in the audit trail.")(
-        func
-    )
-    func = click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Configuration file (default: $MCP_ELICIT_CONFIG or ~/.config/mcp-elicit/config.toml; "
-        "see docs/guardrails.md).",
-    )(func)
-    return func
-
-
-def _url_option(func: typing.Any) -> typing.Any:
-    """--url/--no-url: URL mode (a server may ask the person to open a page, docs/url-mode-client.md)."""
-    return click.option(
-        "--url/--no-url",
-        "url_mode",
-        default=None,
-        help="URL mode: a server may ask you to open a web page (consent first, then your browser). "
-        "Default: on when this machine can open a browser (MCP_ELICIT_BROWSER, or the desktop's opener).",
-    )(func)
-
-
-def _ui_option(func: typing.Any) -> typing.Any:
-    """--ui terminal|browser: where the server's questions are asked (docs/browser-ui.md)."""
-    return click.option(
-        "--ui",
-        "ui_kind",
-        type=click.Choice(["terminal", "browser"]),
-        default="terminal",
-        show_default=True,
-        help="Where questions are asked: this terminal, or a local page in your browser (its link "
-        "is printed on stderr).",
-    )(func)
-
-
-def _load_config(path: str | None) -> typing.Any:
-    """The configuration (all defaults when the default file is missing); a bad file is a usage error."""
-    from mcp_elicit.config import load_config
-    from mcp_elicit.errors import ConfigError
-
-    try:
-        return load_config(path)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
-
-
-# The options `connect` and `call` share: which server, which era.
-_server_option = click.option(
-    "--server",
-    "server_spec",
-    required=True,
-    metavar="SPEC",
-    help="An http(s):// URL (streamable HTTP), a command line for a stdio server (never run by a "
-    "shell; leading VAR=value words set its environment), or with --config FILE.json the NAME of an "
-    "entry in that mcpServers file.",
-)
-
-
-def _access_options(func: typing.Any) -> typing.Any:
-    """--header and --bearer: what an HTTP server needs to let the client in."""
-    func = click.option(
-        "--bearer",
-        envvar="MCP_ELICIT_BEARER",
-        default=None,
-        metavar="TOKEN",
-        help="Send 'Authorization: Bearer TOKEN' to an HTTP server (or set $MCP_ELICIT_BEARER, "
-        "which keeps the token out of the process list).",
-    )(func)
-    func = click.option(
-        "--header",
-        "headers",
-        multiple=True,
-        metavar="'NAME: VALUE'",
-        help="An HTTP header for every request to an HTTP server; repeatable.",
-    )(func)
-    return func
-
-
-def _resolve_server(
-    spec: str, config_path: str | None, headers: tuple[str, ...], bearer: str | None
-) -> tuple[typing.Any, str | None]:
-    """The server to reach, and the path of mcp-elicit's own configuration file.
-
-    `--config FILE.json` is an mcpServers file (Claude Desktop, Cursor, VS Code): `--server NAME`
-    is then one of its entries, and mcp-elicit's own configuration is the default one."""
-    from mcp_elicit.client.servers import parse_header, parse_server_spec, server_from_file
-    from mcp_elicit.errors import ConfigError
-
-    try:
-        if config_path is not None and config_path.endswith(".json"):
-            server, config_path = server_from_file(config_path, spec), None
-        else:
-            server = parse_server_spec(spec)
-        extra = dict(parse_header(h) for h in headers)
-        if bearer:
-            extra["Authorization"] = f"Bearer {bearer}"
-        return server.with_headers(extra), config_path
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
-
-
-_protocol_option = click.option(
-    "--protocol",
-    type=click.Choice(["legacy", "modern", "auto"]),
-    default="auto",
-    show_default=True,
-    help="legacy = 2025-11-25 handshake, modern = 2026-07-28, auto = the handshake when the server "
-    "takes it (servers that push can then ask), else 2026-07-28. connect and call say which is in effect.",
-)
 
 
 # --- connect ---------------------------------------------------------------------------------------------
