@@ -106,7 +106,7 @@ async def test_the_waiting_screen_checks_now_opens_again_and_gives_up_U6_U8() ->
     assert choices == ["retry", "open", "cancel"]
     assert out.getvalue() == (
         "\n"
-        "Waiting for the page on example.com (opened in your browser).\n"
+        "Waiting for the page on example.com in your browser.\n"
         "When you have finished there, the request goes on; checking again in 1 s (check 1 of 40).\n"
         "Enter or :retry checks now · :open opens the page again · :cancel or Ctrl-C gives up\n"
         "Waiting (Enter checks now): \n"
@@ -117,7 +117,7 @@ async def test_the_waiting_screen_checks_now_opens_again_and_gives_up_U6_U8() ->
         "Waiting (Enter checks now): :open\n"
         "Opening the page again.\n"
         "\n"
-        "Waiting for the page on example.com (opened in your browser).\n"
+        "Waiting for the page on example.com in your browser.\n"
         "The server goes on when you have finished there.\n"
         ":open opens the page again · :cancel or Ctrl-C gives up\n"
         "Waiting: :cancel\n"
@@ -165,7 +165,7 @@ async def test_a_whole_2026_flow_in_the_terminal_consent_once_then_bounded_check
     flowing = " ".join(shown.split())
     assert opened == ["https://accounts.example.com/connect"]
     assert shown.count("asks you to open a web page") == 1
-    assert "Waiting for the page on example.com (opened in your browser)." in shown
+    assert "Waiting for the page on example.com in your browser." in shown
     assert "Still waiting for the page on example.com: checking again in 2 s (check 2 of 2)." in shown
     assert "The server kept asking for the same page (2 checks): the request was stopped." in flowing
     assert RAW.findall(shown) == []

@@ -411,7 +411,7 @@ class TerminalUI:
             self.console.print()
             head = Text("Waiting for the page on ")
             head.append(site, style="bold")
-            head.append(" (opened in your browser).")
+            head.append(" in your browser.")  # opened there, or shown as a link to open (headless)
             self.console.print(head)
             if waiting.reason == "retry":
                 self._say(f"When you have finished there, the request goes on; {when}.")
