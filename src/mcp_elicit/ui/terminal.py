@@ -39,7 +39,6 @@ on and ends on its own).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Iterable, Mapping, MutableMapping
 from typing import Any, Final
 
@@ -72,13 +71,13 @@ from mcp_elicit.ui.terminal_input import (
     stream_input,
     terminal_input,
 )
+from mcp_elicit.ui.wording import purpose_text
 
 __all__ = [
     "CTRL_C",
     "CTRL_D",
     "ESC",
     "KEYS_HELP",
-    "MAX_ARGUMENTS_CHARS",
     "MAX_VALUE_CHARS",
     "LineReader",
     "TerminalUI",
@@ -90,7 +89,6 @@ __all__ = [
 
 # Characters of a tool call's arguments shown in the "For" line. The arguments are the person's
 # own, but a long JSON blob would push the server's identity off the screen.
-MAX_ARGUMENTS_CHARS: Final = 300
 
 # Characters of one answer shown in [brackets] and on the review screen. Answers may be up to
 # 64 Ki characters (core.limits.MAX_STRING_LENGTH); the review needs one line per field to stay
@@ -108,7 +106,6 @@ _SEND: Final = frozenset({"", ":send", "send", "s"})
 _OPEN: Final = frozenset({"open", "o", "y", "yes"})
 _RETRY: Final = frozenset({"", ":retry", "retry", "r"})
 _REOPEN: Final = frozenset({":open", "open", "o"})
-_VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
 
 
 class _Decline(Exception):
@@ -463,14 +460,4 @@ def _name(requester: Requester) -> str:
 
 
 def _purpose(purpose: Purpose) -> str:
-    if purpose.method is None and purpose.target is None:
-        return "not known: the server asked outside any request of yours"
-    verb = _VERBS.get(purpose.method or "", purpose.method or "request")
-    text = f"{verb} {purpose.target}" if purpose.target else verb
-    if purpose.arguments:
-        try:
-            args = json.dumps(dict(purpose.arguments), ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            args = str(dict(purpose.arguments))
-        text += " " + cut(args, MAX_ARGUMENTS_CHARS)
-    return plain(text)
+    return plain(purpose_text(purpose))

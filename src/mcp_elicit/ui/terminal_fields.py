@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from mcp_elicit.core.forms import Field
 from mcp_elicit.ui.terminal_input import plain
+from mcp_elicit.ui.wording import bounds_hint, cut, number
 
 __all__ = ["cut", "hint", "number", "option", "parse", "shown"]
 
@@ -22,33 +23,10 @@ _NO: Final = frozenset({"n", "no", "false", "0"})
 _INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
 
 
-def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def number(x: int | float) -> str:
-    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-
-
 def hint(f: Field) -> str:
-    if f.kind == "string":
-        parts = [_HINTS[f.format] if f.format else "text"]
-        if f.min_length is not None and f.max_length is not None:
-            parts.append(f"{f.min_length} to {f.max_length} characters")
-        elif f.min_length is not None:
-            parts.append(f"at least {f.min_length} characters")
-        elif f.max_length is not None:
-            parts.append(f"at most {f.max_length} characters")
-        return ", ".join(parts)
-    if f.kind in ("number", "integer"):
-        what = "a whole number" if f.kind == "integer" else "a number"
-        if f.minimum is not None and f.maximum is not None:
-            return f"{what} from {number(f.minimum)} to {number(f.maximum)}"
-        if f.minimum is not None:
-            return f"{what}, at least {number(f.minimum)}"
-        if f.maximum is not None:
-            return f"{what}, at most {number(f.maximum)}"
-        return what
+    words = bounds_hint(f, _HINTS)
+    if words is not None:
+        return words
     if f.kind == "boolean":
         return "yes or no"
     if f.kind == "single_select":

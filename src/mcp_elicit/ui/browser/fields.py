@@ -22,7 +22,6 @@ message the server chose; every check is here, against the same rules as the cli
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -33,9 +32,10 @@ from mcp_elicit.client.ui_protocol import Purpose, Requester
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.text import clean_text
+from mcp_elicit.ui import wording
+from mcp_elicit.ui.wording import bounds_hint, number
 
 __all__ = [
-    "MAX_ARGUMENTS_CHARS",
     "MAX_RADIO_OPTIONS",
     "MAX_SHOWN_CHARS",
     "FieldView",
@@ -57,7 +57,6 @@ MAX_RADIO_OPTIONS: Final = 8
 MAX_SHOWN_CHARS: Final = 70_000
 
 # Characters of a tool call's arguments shown in the "For" line (as in the terminal UI).
-MAX_ARGUMENTS_CHARS: Final = 300
 
 _INPUT_TYPES: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 _FORMAT_HINTS: Final = {
@@ -67,7 +66,6 @@ _FORMAT_HINTS: Final = {
     "date-time": "a date and time, in this computer's time zone",
 }
 _INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
-_VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
 NO_ANSWER: Final = "__no_answer__"  # value of the "no answer" choice of an optional radio group
 
 
@@ -77,30 +75,11 @@ def visible(text: object) -> str:
     return clean_text(str(text), limit=MAX_SHOWN_CHARS, multiline=True, defang=False)
 
 
-def _number(x: int | float) -> str:
-    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-
-
 def hint(f: Field) -> str:
     """What the field expects, in words (shown under the label, tied to the input)."""
-    if f.kind == "string":
-        parts = [_FORMAT_HINTS[f.format] if f.format else "text"]
-        if f.min_length is not None and f.max_length is not None:
-            parts.append(f"{f.min_length} to {f.max_length} characters")
-        elif f.min_length is not None:
-            parts.append(f"at least {f.min_length} characters")
-        elif f.max_length is not None:
-            parts.append(f"at most {f.max_length} characters")
-        return ", ".join(parts)
-    if f.kind in ("number", "integer"):
-        what = "a whole number" if f.kind == "integer" else "a number"
-        if f.minimum is not None and f.maximum is not None:
-            return f"{what} from {_number(f.minimum)} to {_number(f.maximum)}"
-        if f.minimum is not None:
-            return f"{what}, at least {_number(f.minimum)}"
-        if f.maximum is not None:
-            return f"{what}, at most {_number(f.maximum)}"
-        return what
+    words = bounds_hint(f, _FORMAT_HINTS)
+    if words is not None:
+        return words
     if f.kind == "boolean":
         return "yes or no"
     if f.kind == "single_select":
@@ -170,12 +149,12 @@ def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]
                 attrs.append(("maxlength", str(f.max_length)))
         elif f.kind in ("number", "integer"):
             input_type = "number"
-            value = "" if current is None else current if isinstance(current, str) else _number(current)
+            value = "" if current is None else current if isinstance(current, str) else number(current)
             attrs.append(("step", "1" if f.kind == "integer" else "any"))
             if f.minimum is not None:
-                attrs.append(("min", _number(f.minimum)))
+                attrs.append(("min", number(f.minimum)))
             if f.maximum is not None:
-                attrs.append(("max", _number(f.maximum)))
+                attrs.append(("max", number(f.maximum)))
         elif f.kind == "boolean":
             widget = "radios"
             choices = (Choice("yes", "Yes", current is True), Choice("no", "No", current is False))
@@ -283,7 +262,7 @@ def shown_value(f: Field, value: Any) -> str:
     if f.kind == "boolean":
         return "yes" if value else "no"
     if f.kind in ("number", "integer") and isinstance(value, int | float):
-        return _number(value)
+        return number(value)
     if f.kind in ("single_select", "multi_select"):
         picked = list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
         titles = {o.value: o.title or o.value for o in f.options}
@@ -300,16 +279,4 @@ def requester_text(requester: Requester) -> str:
 
 
 def purpose_text(purpose: Purpose) -> str:
-    if purpose.method is None and purpose.target is None:
-        return "not known: the server asked outside any request of yours"
-    verb = _VERBS.get(purpose.method or "", purpose.method or "request")
-    text = f"{verb} {purpose.target}" if purpose.target else verb
-    if purpose.arguments:
-        try:
-            args = json.dumps(dict(purpose.arguments), ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            args = str(dict(purpose.arguments))
-        if len(args) > MAX_ARGUMENTS_CHARS:
-            args = args[: MAX_ARGUMENTS_CHARS - 1] + "…"
-        text += " " + args
-    return visible(text)
+    return visible(wording.purpose_text(purpose))
