@@ -4,12 +4,13 @@ the server calls them on a worker thread."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from mcp_elicit.apps.data.guard import Estimate
 
-__all__ = ["DEFAULT_MAX_ROWS", "ColumnInfo", "Engine", "QueryResult", "TableInfo"]
+__all__ = ["DEFAULT_MAX_ROWS", "ColumnInfo", "Engine", "QueryResult", "TableInfo", "tables_from_columns"]
 
 # Rows a query returns to the client at most; the rest is cut and the result says so.
 DEFAULT_MAX_ROWS: Final = 1_000
@@ -54,3 +55,12 @@ class Engine(Protocol):
     def run(self, sql: str, max_rows: int) -> QueryResult: ...
 
     def close(self) -> None: ...
+
+
+def tables_from_columns(rows: Iterable[tuple[str, str, str, str, str]]) -> tuple[TableInfo, ...]:
+    """Tables from `information_schema.columns`-style rows (schema, table, column, type, comment),
+    in the order the rows come."""
+    found: dict[tuple[str, str], list[ColumnInfo]] = {}
+    for schema, table, column, kind, comment in rows:
+        found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
+    return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())

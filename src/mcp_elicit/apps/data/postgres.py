@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import psycopg
 
-from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo
+from mcp_elicit.apps.data.engine import QueryResult, TableInfo, tables_from_columns
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -65,10 +65,7 @@ class PostgresEngine:
             "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position",
             (self.default_schema,),
         )
-        found: dict[tuple[str, str], list[ColumnInfo]] = {}
-        for schema, table, column, kind, comment in rows:
-            found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
-        return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+        return tables_from_columns(rows)
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON, VERBOSE) {sql}")

@@ -16,7 +16,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo
+from mcp_elicit.apps.data.engine import QueryResult, TableInfo, tables_from_columns
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -87,10 +87,7 @@ class TrinoEngine:
             "FROM information_schema.columns WHERE table_schema = ? ORDER BY table_name, ordinal_position",
             (self.default_schema,),
         )
-        found: dict[tuple[str, str], list[ColumnInfo]] = {}
-        for schema, table, column, kind, comment in rows:
-            found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
-        return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+        return tables_from_columns(rows)
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (TYPE IO, FORMAT JSON) {sql}")
