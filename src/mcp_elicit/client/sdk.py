@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, cast
 
-import anyio
 import mcp_types as t
 from mcp.client import Client, InputRequiredRoundsExceededError
 from mcp.client._input_required import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
@@ -54,6 +53,7 @@ from mcp_elicit.client.model import (
     Refuse,
 )
 from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.client.read_stream import WrappedReadStream
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.core.wire_codes import INVALID_PARAMS, INVALID_REQUEST
 
@@ -279,7 +279,7 @@ class GuardedTransport:
         return cast(bool | None, await self._inner.__aexit__(exc_type, exc, tb))
 
 
-class _GuardedReadStream:
+class _GuardedReadStream(WrappedReadStream):
     """The transport's read stream, minus the messages the guard answered itself.
 
     `last_context` is the inner stream's: the dispatcher runs handlers in the sender's context
@@ -287,13 +287,9 @@ class _GuardedReadStream:
     """
 
     def __init__(self, inner: Any, write: Any, handler: ElicitationHandler) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._write = write
         self._handler = handler
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
         while True:
@@ -306,24 +302,6 @@ class _GuardedReadStream:
             if replacement is not None:
                 return replacement
             # None: the guard answered the message itself; read the next one
-
-    def __aiter__(self) -> _GuardedReadStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _GuardedReadStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def _screen(self, item: Any) -> Any | None:
         """The item to pass on, or None when the guard answered it."""

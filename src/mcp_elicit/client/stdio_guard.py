@@ -18,6 +18,8 @@ from typing import Any, Final
 
 import anyio
 
+from mcp_elicit.client.read_stream import WrappedReadStream
+
 __all__ = ["STDIO_ERROR_HANDLER", "BadBytes", "StdioGuard", "guard_stdio"]
 
 STDIO_ERROR_HANDLER: Final = "mcp-elicit-stdio"
@@ -80,14 +82,10 @@ class StdioGuard:
         return bool(await self._inner.__aexit__(exc_type, exc, tb))
 
 
-class _EndOnBadBytes:
+class _EndOnBadBytes(WrappedReadStream):
     def __init__(self, inner: Any, box: BadBytes) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._box = box
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
         if self._box.error is not None:
@@ -96,21 +94,3 @@ class _EndOnBadBytes:
         if self._box.error is not None:
             raise anyio.EndOfStream
         return item
-
-    def __aiter__(self) -> _EndOnBadBytes:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _EndOnBadBytes:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

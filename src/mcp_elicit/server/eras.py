@@ -72,9 +72,6 @@ class Era:
         self.settings: ElicitSettings = self.round.settings if self.round is not None else ElicitSettings()
         self.protocol_version, self.declared = facts or facts_of(ctx)
 
-    def key(self, key: str | None) -> str:
-        return question_key(key)
-
     def need(self, capabilities: Iterable[str]) -> None:
         """Refuse when the client did not declare one of `capabilities` (C1, C2): CapabilityError
         for the tool to handle on 2025-11-25; on 2026-07-28 the whole request is answered with

@@ -23,7 +23,7 @@ from mcp_elicit.errors import (
     NotInstalled,
 )
 from mcp_elicit.server import audit, rounds, sdk
-from mcp_elicit.server.eras import Era, Push, Rounds, era_of
+from mcp_elicit.server.eras import Era, Push, Rounds, era_of, question_key
 from mcp_elicit.server.flows import HandoffFlow
 from mcp_elicit.server.handoffs import _OUTCOME, NOTIFY_TIMEOUT_SECONDS, HandoffResult, Handoffs
 from mcp_elicit.server.identity import Principal
@@ -80,7 +80,7 @@ async def handoff(
     era.need(["elicitation.url"])
     person = hs.identity.of_request(ctx)
     if isinstance(era, Rounds):
-        return await _in_rounds(era, hs, person, message, flow, era.key(key))
+        return await _in_rounds(era, hs, person, message, flow, question_key(key))
     return await _by_push(era, hs, person, message, flow, timeout)
 
 
