@@ -84,6 +84,7 @@ def test_the_audit_defaults_are_metadata_sqlite_and_fail_closed() -> None:
         ('[audit]\nsink = "s3"', "audit.sink"),
         ('[audit]\nsink = "postgres"', "audit.postgres"),
         ("[audit]\npath = 3", "audit.path"),
+        ('[audit]\ndurability = "eventually"', "audit.durability"),
         ("[audit]\nlevle = 'none'", "audit.levle"),
         ("audit = 1", "audit"),
         ("[default]\nform = 'maybe'", "default.form"),
@@ -105,6 +106,14 @@ def test_open_audit_sink_opens_the_configured_kind(tmp_path: Path) -> None:
     jsonl = open_audit_sink(AuditConfig(sink="jsonl", path=tmp_path / "a.jsonl"))
     assert isinstance(jsonl, JsonlAuditSink)
     jsonl.close()
+
+
+def test_power_loss_durability_opens_a_sqlite_trail_that_syncs_every_commit(tmp_path: Path) -> None:
+    config = parse_config(f'[audit]\npath = "{tmp_path / "a.sqlite3"}"\ndurability = "power_loss"\n')
+    sink = open_audit_sink(config.audit)
+    assert isinstance(sink, SqliteAuditSink)
+    assert sink.durability == "power_loss"
+    sink.close()
 
 
 def test_the_default_sink_is_the_sqlite_file_at_the_default_path(tmp_path: Path) -> None:

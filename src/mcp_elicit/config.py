@@ -73,6 +73,8 @@ class AuditConfig:
     postgres: str | None = None  # libpq URL for sink = "postgres"
     table: str = "mcp_elicit_audit"
     checkpoint: Path | None = None  # keyed checkpoint file (key in $MCP_ELICIT_AUDIT_KEY)
+    # sqlite: what a committed record survives, "process_crash" (default) or "power_loss" (fsync each)
+    durability: str = "process_crash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ def _audit(table: Any) -> AuditConfig:
         return AuditConfig()
     if not isinstance(table, dict):
         raise ConfigError("audit", "must be a table")
-    known = {"level", "on_write_error", "sink", "path", "postgres", "table", "checkpoint"}
+    known = {"level", "on_write_error", "sink", "path", "postgres", "table", "checkpoint", "durability"}
     for key in table:
         if key not in known:
             raise ConfigError(f"audit.{key}", f"unknown key (expected one of {', '.join(sorted(known))})")
@@ -114,6 +116,7 @@ def _audit(table: Any) -> AuditConfig:
         postgres=table.get("postgres"),
         table=table.get("table", "mcp_elicit_audit"),
         checkpoint=Path(table["checkpoint"]).expanduser() if "checkpoint" in table else None,
+        durability=_choice(table, "durability", ("process_crash", "power_loss"), "process_crash"),
     )
 
 
@@ -162,4 +165,9 @@ def open_audit_sink(audit: AuditConfig) -> AuditSink:
         return JsonlAuditSink(path, level=audit.level, checkpoint=cp)
     from mcp_elicit.audit.sqlite import SqliteAuditSink
 
-    return SqliteAuditSink(audit.path or default_audit_db_path(), level=audit.level, checkpoint=cp)
+    return SqliteAuditSink(
+        audit.path or default_audit_db_path(),
+        level=audit.level,
+        checkpoint=cp,
+        durability="power_loss" if audit.durability == "power_loss" else "process_crash",
+    )
