@@ -7,7 +7,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_elicit.server.disconnect import MAX_NON_DISCONNECT_MESSAGES, wait_for_disconnect
+from mcp_elicit.errors import ClientGone
+from mcp_elicit.server import disconnect
+from mcp_elicit.server.disconnect import MAX_NON_DISCONNECT_MESSAGES, until_disconnected, wait_for_disconnect
 
 pytestmark = pytest.mark.anyio
 
@@ -52,3 +54,44 @@ async def test_a_receive_that_keeps_answering_falls_back_to_the_bounded_poll() -
         assert await wait_for_disconnect(request) is True
     assert request.received == MAX_NON_DISCONNECT_MESSAGES
     assert request.checks == 2
+
+
+@pytest.fixture(params=["bare task", "task group"])
+def watch_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of watching: a bare asyncio task, and the task group other event loops get
+    (trio is not installed here, so the asyncio loop is hidden from the watch to take that path)."""
+    if request.param == "task group":
+        monkeypatch.setattr(disconnect, "_asyncio_loop", lambda: None)
+    return str(request.param)
+
+
+async def test_a_disconnect_ends_the_wait_with_client_gone(watch_kind: str) -> None:
+    request = Request([{"type": "http.disconnect"}])
+    with anyio.fail_after(BOUND_SECONDS), pytest.raises(ClientGone):
+        await until_disconnected(request, anyio.sleep_forever)
+
+
+async def test_the_wait_ends_with_timeout_error_at_its_deadline(watch_kind: str) -> None:
+    with anyio.fail_after(BOUND_SECONDS), pytest.raises(TimeoutError):
+        await until_disconnected(Request([]), anyio.sleep_forever, timeout=0.05)
+
+
+async def test_an_answer_before_any_disconnect_is_returned(watch_kind: str) -> None:
+    async def answer() -> str:
+        return "answered"
+
+    with anyio.fail_after(BOUND_SECONDS):
+        assert await until_disconnected(Request([]), answer, timeout=BOUND_SECONDS) == "answered"
+
+
+class ReceiveFailed(Exception):
+    pass
+
+
+async def test_a_watch_that_breaks_ends_the_wait_with_its_error(watch_kind: str) -> None:
+    class Broken(Request):
+        async def receive(self) -> dict[str, Any]:
+            raise ReceiveFailed
+
+    with anyio.fail_after(BOUND_SECONDS), pytest.raises(ReceiveFailed):
+        await until_disconnected(Broken([]), anyio.sleep_forever)

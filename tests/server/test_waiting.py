@@ -61,6 +61,23 @@ async def test_a_question_nobody_answers_ends_with_elicitation_timeout_carrying_
     assert outcome[0].seconds == 0.2
 
 
+async def test_a_question_nobody_answers_over_http_also_ends_with_elicitation_timeout() -> None:
+    outcome: list[BaseException] = []
+    released = anyio.Event()
+
+    async def never(context: Any, params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    async with (
+        serving_http(waiting_server(outcome, released, timeout=0.2)) as url,
+        Client(url, mode="legacy", elicitation_callback=never) as c,
+    ):
+        result = await c.call_tool("wait_for_name", {})
+    assert text_of(result) == "ElicitationTimeout"
+    assert isinstance(outcome[0], ElicitationTimeout)
+    assert outcome[0].seconds == 0.2
+
+
 async def test_a_client_that_disconnects_mid_question_releases_the_tool_within_a_second() -> None:
     outcome: list[BaseException] = []
     released = anyio.Event()

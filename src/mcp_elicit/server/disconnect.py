@@ -10,10 +10,18 @@ second (which burned a third of a core at 1,000 waiting questions).
 A server whose `receive()` keeps returning other messages gets at most
 `MAX_NON_DISCONNECT_MESSAGES` of them; after that the watch falls back to checking
 `is_disconnected()` every `DISCONNECT_POLL_SECONDS`, so no ASGI server can make it spin.
+
+What a waiting question holds beyond the SDK's own wait is kept small (thousands may wait at
+once): on asyncio the watch is one bare task next to the waiting one, and the question's timeout
+is the deadline of the one cancel scope the watch cancels, instead of a task group plus a
+timeout scope of its own (about 5 kB less per waiting question). Other event loops get the task
+group.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -56,20 +64,49 @@ async def wait_for_disconnect(request: Any) -> bool:
     return True
 
 
-async def until_disconnected(request: Any, fn: Callable[[], Any]) -> Any:
-    """Await `fn()`; raise ClientGone as soon as the client behind `request` has gone."""
-    gone: list[bool] = []
-    result: Any = None
+async def until_disconnected(request: Any, fn: Callable[[], Any], timeout: float | None = None) -> Any:
+    """Await `fn()`; ClientGone as soon as the client behind `request` has gone, TimeoutError
+    after `timeout` seconds (None: no limit)."""
+    deadline = math.inf if timeout is None else anyio.current_time() + timeout
+    outcome: list[BaseException] = []  # what ended the wait early: ClientGone or the watch's error
 
     async def watch(scope: anyio.CancelScope) -> None:
-        if await wait_for_disconnect(request):
-            gone.append(True)
+        try:
+            if await wait_for_disconnect(request):
+                outcome.append(ClientGone("the client disconnected before answering"))
+                scope.cancel()
+        except Exception as exc:  # the watch broke: the wait ends with its error, as in a task group
+            outcome.append(exc)
             scope.cancel()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch, tg.cancel_scope)
-        result = await fn()
-        tg.cancel_scope.cancel()
-    if gone:
-        raise ClientGone("the client disconnected before answering")
+    result: Any = None
+    answered = False
+    loop = _asyncio_loop()
+    if loop is not None:
+        with anyio.CancelScope(deadline=deadline) as scope:
+            watcher = loop.create_task(watch(scope))
+            try:
+                result = await fn()
+                answered = True
+            finally:
+                watcher.cancel()  # it only ever waits on receive(); nothing to wait for
+    else:
+        async with anyio.create_task_group() as tg:
+            scope = tg.cancel_scope
+            scope.deadline = deadline
+            tg.start_soon(watch, scope)
+            result = await fn()
+            answered = True
+            scope.cancel()
+    if outcome:
+        raise outcome[0]
+    if not answered:
+        raise TimeoutError
     return result
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # another event loop (trio)
+        return None

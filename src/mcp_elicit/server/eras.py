@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-import anyio
-
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.errors import (
     AnswerError,
@@ -88,9 +86,8 @@ class Push(Era):
 
     async def send(self, request: dict[str, Any], seconds: float) -> dict[str, Any] | None:
         """One pushed request; ElicitationTimeout after `seconds`, ClientGone when the client leaves."""
-        try:
-            with anyio.fail_after(seconds):
-                return await sdk.push_request(self.ctx, request)
+        try:  # the timeout rides on the disconnect watch's cancel scope (server/disconnect.py)
+            return await sdk.push_request(self.ctx, request, seconds)
         except TimeoutError:
             raise ElicitationTimeout(seconds) from None
 

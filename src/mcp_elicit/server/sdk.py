@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import anyio
 import mcp_types as t
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -160,10 +161,13 @@ def response_as_dict(response: Any) -> dict[str, Any] | None:
 # --- pushing a question (2025-11-25 and older) ------------------------------------------------
 
 
-async def push_request(ctx: Any, request: dict[str, Any]) -> dict[str, Any] | None:
+async def push_request(
+    ctx: Any, request: dict[str, Any], timeout: float | None = None
+) -> dict[str, Any] | None:
     """Send an input request (elicitation, sampling, roots) server-to-client and return the raw
     result; None when the reply is not a well-formed result of its kind (treated like an invalid
-    answer). Raises ClientGone as soon as the HTTP client behind the request disconnects."""
+    answer). Raises ClientGone as soon as the HTTP client behind the request disconnects, and
+    TimeoutError after `timeout` seconds (None: no limit)."""
     call = call_of(ctx)
     if call is None or is_modern(call.protocol_version):  # never push on a 2026-07-28 request
         raise InvalidArgument("ctx", "server-to-client requests need a 2025-11-25 (or older) request")
@@ -181,16 +185,21 @@ async def push_request(ctx: Any, request: dict[str, Any]) -> dict[str, Any] | No
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
-    result: dict[str, Any] | None = await run_watching(ctx, send)
+    result: dict[str, Any] | None = await run_watching(ctx, send, timeout)
     return result
 
 
-async def run_watching(ctx: Any, fn: Callable[[], Any]) -> Any:
-    """Await `fn()`, released with ClientGone as soon as the HTTP client behind `ctx` disconnects."""
+async def run_watching(ctx: Any, fn: Callable[[], Any], timeout: float | None = None) -> Any:
+    """Await `fn()`, released with ClientGone as soon as the HTTP client behind `ctx` disconnects
+    (TimeoutError after `timeout` seconds; None: no limit)."""
     request = http_request(ctx)
-    if request is None:  # stdio and in-memory: the transport ends the process or the task
+    if request is not None:
+        return await disconnect.until_disconnected(request, fn, timeout)
+    # stdio and in-memory: the transport ends the process or the task
+    if timeout is None:
         return await fn()
-    return await disconnect.until_disconnected(request, fn)
+    with anyio.fail_after(timeout):
+        return await fn()
 
 
 async def send_elicit_complete(session: Any, elicitation_id: str, related_request_id: Any = None) -> None:
