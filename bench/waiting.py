@@ -2,21 +2,34 @@
 
 For each size N, a server runs in its own process (uvicorn on 127.0.0.1, a free port), once with
 a tool that asks through mcp-elicit's `ask` and once with the raw SDK's `ctx.elicit`, in
-alternating order. One client session starts N tool calls at once (one HTTP request each) and
-holds every question until all N are waiting. Then it measures the server process: resident
-memory per waiting question (RSS with N waiting minus RSS after one warm-up call, over N), and
-CPU while idle (over --idle seconds, from /proc). Then it answers every question (each answer
-carries the number from its own question) and times until every call has returned, checking
-each result is the answer to its own question (misrouted = 0).
+alternating order. The clients are --workers processes (the server is what is measured, not
+one client process's event loop): each owns a slice of the N questions, opens one session, starts
+its tool calls at once (one HTTP request each) and holds every question until the parent says
+go. With all N waiting the parent measures the server process: resident memory per waiting
+question (RSS with N waiting minus RSS after one warm-up call, over N), and CPU time spent over
+a fixed idle window of --idle seconds (the sum of the scheduler's run time of every thread of
+the server, /proc/PID/task/*/schedstat, in ns: other load on the machine does not count in it,
+only the server's own work). Then every worker answers its questions (each answer carries the
+number from its own question) and the parent times until every call has returned; each worker
+checks every result is the answer to its own question (misrouted = 0).
 
-Run: .venv/bin/python bench/waiting.py [--sizes 1000,3000] [--big] [--idle 3] [--bound 300]
+Idle CPU is the SDK's streamable HTTP keep-alive: sse_starlette pings every open event stream
+every 15 s (`EventSourceResponse.DEFAULT_PING_INTERVAL`), i.e. N/15 pings a second, for both
+variants alike. `--ping SECONDS` sets that interval in both servers, to show what is left.
+
+Run: .venv/bin/python bench/waiting.py [--sizes 1000,3000] [--big] [--idle 10] [--workers 4]
+     [--ping S] [--bound 600]
 (--big adds 10,000; each size is bounded by --bound seconds per variant.)
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import itertools
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -62,10 +75,14 @@ def make_server(variant: str) -> MCPServer[Any]:
     return server
 
 
-def serve(variant: str) -> None:
+def serve(variant: str, ping: float | None) -> None:
     import logging
 
     logging.disable(logging.INFO)  # the SDK logs every session at INFO; keep the table readable
+    if ping is not None:
+        from sse_starlette import EventSourceResponse
+
+        EventSourceResponse.DEFAULT_PING_INTERVAL = ping  # type: ignore[assignment]
     app = make_server(variant).streamable_http_app()
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", backlog=16384)
     ready = anyio.Event()
@@ -92,100 +109,152 @@ def rss(pid: int) -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    """CPU time the process's threads have run, from the scheduler (ns precision)."""
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError):  # a thread that just ended
+            continue
+    return total / 1e9
 
 
-def measure(variant: str, n: int, idle: float, bound: float) -> dict[str, Any]:
-    kind = "kit" if variant.startswith("mcp-elicit") else "raw"
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", kind], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        return anyio.run(_drive, proc.pid, port, n, idle, bound)
-    finally:
-        proc.kill()
-        proc.wait()
+def _session(url: str, bound: float, answer: Any) -> tuple[Any, Any]:
+    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
+    http = httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(bound, connect=bound))
+    client = Client(streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=answer)
+    return http, client
 
 
-async def _drive(pid: int, port: int, n: int, idle: float, bound: float) -> dict[str, Any]:
-    url = f"http://127.0.0.1:{port}/mcp"
+async def _warm_up(port: int, bound: float) -> None:
+    async def answer(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"n": int(params.message.rsplit(" ", 1)[1])})
+
+    http, client = _session(f"http://127.0.0.1:{port}/mcp", bound, answer)
+    with anyio.fail_after(bound):
+        async with http, client:
+            warm = await client.call_tool("question", {"n": -1})
+            assert warm.content[0].text == "-1"  # type: ignore[union-attr]
+
+
+async def _client_worker(port: int, first: int, end: int, bound: float) -> None:
+    """One client process: holds questions first..end-1, prints "waiting", answers them all on a
+    line from stdin, prints {"answered", "misrouted"} as JSON."""
+    count = end - first
     waiting = 0
     all_waiting = anyio.Event()
     release = anyio.Event()
+    results: dict[int, str] = {}
 
     async def answer(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
         nonlocal waiting
         number = int(params.message.rsplit(" ", 1)[1])
         waiting += 1
-        if waiting >= n:
+        if waiting >= count:
             all_waiting.set()
-        if number >= 0:
-            await release.wait()
+        await release.wait()
         return t.ElicitResult(action="accept", content={"n": number})
 
-    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
-    http = httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(bound, connect=bound))
-    results: dict[int, str] = {}
+    http, client = _session(f"http://127.0.0.1:{port}/mcp", bound, answer)
     with anyio.fail_after(bound):
-        async with (
-            http,
-            Client(
-                streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=answer
-            ) as client,
-        ):
-            warm = await client.call_tool("question", {"n": -1})  # not held
-            assert warm.content[0].text == "-1"  # type: ignore[union-attr]
-            waiting = 0
-            base = rss(pid)
+        async with http, client:
 
             async def one(i: int) -> None:
                 done = await client.call_tool("question", {"n": i})
                 results[i] = done.content[0].text  # type: ignore[union-attr]
 
             async with anyio.create_task_group() as tg:
-                for i in range(n):
+                for i in range(first, end):
                     tg.start_soon(one, i)
                 await all_waiting.wait()
-                await anyio.sleep(1.0)  # let the server settle before measuring
-                held = rss(pid)
-                c0, w0 = cpu_seconds(pid), time.monotonic()
-                await anyio.sleep(idle)
-                idle_cpu = (cpu_seconds(pid) - c0) / (time.monotonic() - w0)
-                started = time.perf_counter()
+                print("waiting", flush=True)
+                await anyio.to_thread.run_sync(sys.stdin.readline)
                 release.set()
-            answer_all = time.perf_counter() - started
-    misrouted = sum(1 for i in range(n) if results.get(i) != str(i))
+    misrouted = sum(1 for i in range(first, end) if results.get(i) != str(i))
+    print(json.dumps({"answered": len(results), "misrouted": misrouted}), flush=True)
+
+
+def measure(variant: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    kind = "kit" if variant.startswith("mcp-elicit") else "raw"
+    ping = [] if args.ping is None else ["--ping", str(args.ping)]
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", kind, *ping], stdout=subprocess.PIPE, text=True
+    )
+    workers: list[subprocess.Popen[str]] = []
+    signal.alarm(int(args.bound))  # the whole size, bounded: SIGALRM ends the bench
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        anyio.run(_warm_up, port, args.bound)
+        base = rss(server.pid)
+        cuts = [n * k // args.workers for k in range(args.workers + 1)]
+        for first, end in itertools.pairwise(cuts):
+            cmd = [sys.executable, __file__, "--client", str(port), str(first), str(end), str(args.bound)]
+            workers.append(subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+        for w in workers:
+            assert w.stdout is not None
+            if w.stdout.readline().strip() != "waiting":
+                raise RuntimeError("a client worker ended before its questions were waiting")
+        time.sleep(1.0)  # let the server settle before measuring
+        held = rss(server.pid)
+        c0, w0 = cpu_seconds(server.pid), time.monotonic()
+        time.sleep(args.idle)
+        idle_cpu, window = cpu_seconds(server.pid) - c0, time.monotonic() - w0
+        started = time.perf_counter()
+        for w in workers:
+            assert w.stdin is not None
+            w.stdin.write("go\n")
+            w.stdin.flush()
+        done = [json.loads(w.stdout.readline()) for w in workers if w.stdout is not None]
+        answer_all = time.perf_counter() - started
+    finally:
+        signal.alarm(0)
+        for p in (*workers, server):
+            p.kill()
+            p.wait()
     return {
         "kb_per_question": (held - base) / n / 1024,
-        "idle_cpu_pct": idle_cpu * 100,
+        "idle_cpu_ms": idle_cpu * 1000,
+        "idle_cpu_pct": idle_cpu / window * 100,
         "answer_all_s": answer_all,
-        "answered": len(results),
-        "misrouted": misrouted,
+        "answered": sum(d["answered"] for d in done),
+        "misrouted": sum(d["misrouted"] for d in done),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--serve", choices=["kit", "raw"])
+    parser.add_argument("--client", nargs=4, metavar=("PORT", "FIRST", "END", "BOUND"))
     parser.add_argument("--sizes", default="1000,3000")
     parser.add_argument("--big", action="store_true", help="add 10,000 waiting questions")
-    parser.add_argument("--idle", type=float, default=3.0)
-    parser.add_argument("--bound", type=float, default=300.0)
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds of the idle CPU window")
+    parser.add_argument("--workers", type=int, default=4, help="client processes")
+    parser.add_argument("--ping", type=float, default=None, help="SSE keep-alive interval (SDK: 15 s)")
+    parser.add_argument("--bound", type=float, default=600.0)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve)
+        serve(args.serve, args.ping)
+        return
+    if args.client:
+        port, first, end, bound = args.client
+        anyio.run(_client_worker, int(port), int(first), int(end), float(bound))
         return
     sizes = [int(s) for s in args.sizes.split(",")] + ([10_000] if args.big else [])
+    load = os.getloadavg()[0]
+    print(f"{os.cpu_count()} cores, load {load:.1f}; {args.workers} client processes; idle {args.idle:g} s")
     print(
-        "| waiting | variant | kB per waiting question | idle CPU (% of a core) | answer all (s)"
-        " | answered | misrouted |"
+        "| waiting | variant | kB per waiting question | idle CPU ms in window (% of a core) | answer all (s)"
+        " | answered | misrouted | load |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for k, n in enumerate(sizes):
         order = VARIANTS if k % 2 == 0 else VARIANTS[::-1]
-        rows = {v: measure(v, n, args.idle, args.bound) for v in order}
+        rows = {}
+        for v in order:
+            rows[v] = measure(v, n, args)
+            rows[v]["load"] = os.getloadavg()[0]
         raw = rows[VARIANTS[0]]
         for v in VARIANTS:
             r = rows[v]
@@ -198,8 +267,9 @@ def main() -> None:
                 )
             )
             print(
-                f"| {n:,} | {v}{ratio} | {r['kb_per_question']:.1f} | {r['idle_cpu_pct']:.1f} |"
-                f" {r['answer_all_s']:.2f} | {r['answered']:,} | {r['misrouted']} |",
+                f"| {n:,} | {v}{ratio} | {r['kb_per_question']:.1f} |"
+                f" {r['idle_cpu_ms']:.0f} ({r['idle_cpu_pct']:.2f} %) |"
+                f" {r['answer_all_s']:.2f} | {r['answered']:,} | {r['misrouted']} | {r['load']:.1f} |",
                 flush=True,
             )
 
