@@ -15,13 +15,24 @@ over the same calls (client and server share the process; CPU time is what the w
 time also holds the waits for a core on a busy machine). Ratios are paired within a round.
 The whole comparison runs --repeat times in the same process, one table each.
 
+`--transport http`: the same over streamable HTTP on 127.0.0.1, each variant's server in its own
+process (SQLite variants only), driven by the SDK's client from this process. Then the CPU
+figure is the server process's own CPU time per elicitation (the scheduler's run time of its
+threads, /proc/PID/task/*/schedstat), which is what an audited server pays, and the wall figure
+is the client's time per elicitation.
+
 Run: .venv/bin/python bench/audited_ask.py [--asks N] [--calls C] [--rounds R] [--repeat K]
+     [--transport memory|http]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -96,14 +107,106 @@ def postgres_sink() -> Any | None:
         return None
 
 
+HTTP_VARIANTS = ("no audit", "SQLite trail", "SQLite, via writer thread", "SQLite, power_loss")
+
+
+def http_sink(variant: str, path: str) -> Any:
+    if variant == "no audit":
+        return None
+    if variant == "SQLite, via writer thread":
+        return ThreadOnly(path)
+    return SqliteAuditSink(
+        path, durability="power_loss" if variant == "SQLite, power_loss" else "process_crash"
+    )
+
+
+def serve_http(variant: str, path: str, asks: int) -> None:
+    import logging
+
+    from _rt_servers import _serve_http
+
+    logging.disable(logging.INFO)
+    _serve_http(make_server(http_sink(variant, path), asks, []).streamable_http_app())
+
+
+def server_cpu(pid: int) -> float:
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        with contextlib.suppress(OSError, ValueError):
+            total += int(Path(path).read_text().split()[0])
+    return total / 1e9
+
+
+async def per_elicitation_http(port: int, pid: int, asks: int, calls: int) -> tuple[float, float]:
+    """(client wall µs, server CPU µs) per elicitation over streamable HTTP, over all the calls."""
+    async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", elicitation_callback=answer) as c:
+        await c.call_tool("deploy", {})  # warm-up
+        cpu0, start = server_cpu(pid), time.perf_counter()
+        for _ in range(calls):
+            await c.call_tool("deploy", {})
+        wall, cpu = time.perf_counter() - start, server_cpu(pid) - cpu0
+    return wall / (calls * asks) * 1e6, cpu / (calls * asks) * 1e6
+
+
+def main_http(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        servers: dict[str, subprocess.Popen[str]] = {}
+        ports: dict[str, int] = {}
+        try:
+            for k, v in enumerate(HTTP_VARIANTS):
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--serve",
+                    v,
+                    str(Path(tmp) / f"{k}.sqlite3"),
+                    str(args.asks),
+                ]
+                proc = servers[v] = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+                assert proc.stdout is not None
+                ports[v] = int(proc.stdout.readline().split()[1])
+            names = list(HTTP_VARIANTS)
+
+            def one(n: str) -> Any:
+                return anyio.run(per_elicitation_http, ports[n], servers[n].pid, args.asks, args.calls)
+
+            for rep in range(args.repeat):
+                report(rep, names, interleaved(names, args.rounds, one), "server CPU")
+        finally:
+            for p in servers.values():
+                p.kill()
+                p.wait()
+
+
+def report(rep: int, names: list[str], got: dict[str, list[Any]], cpu_name: str) -> None:
+    wall = {n: [v[0] for v in got[n]] for n in names}
+    cpu = {n: [v[1] for v in got[n]] for n in names}
+    print(f"\nrepeat {rep + 1} ({conditions()})")
+    print(f"| variant | wall µs | wall ratio (min-max) | {cpu_name} µs | {cpu_name} ratio (min-max) |")
+    print("|---|---|---|---|---|")
+    for n in names:
+        w = fmt_ratio(ratios(wall[n], wall["no audit"]))
+        c = fmt_ratio(ratios(cpu[n], cpu["no audit"]))
+        mw, mc = statistics.median(wall[n]), statistics.median(cpu[n])
+        print(f"| {n} | {mw:,.0f} | {w} | {mc:,.0f} | {c} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--asks", type=int, default=20)
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--transport", choices=["memory", "http"], default="memory")
+    parser.add_argument("--serve", nargs=3, metavar=("VARIANT", "DB", "ASKS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve_http(args.serve[0], args.serve[1], int(args.serve[2]))
+        return
     print(conditions())
+    if args.transport == "http":
+        main_http(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         sinks: dict[str, Any] = {
             "no audit": None,
@@ -116,19 +219,11 @@ def main() -> None:
             sinks["PostgreSQL trail"] = pg
         names = list(sinks)
         for rep in range(args.repeat):
-            got = interleaved(
-                names, args.rounds, lambda n: anyio.run(per_elicitation, sinks[n], args.asks, args.calls)
-            )
-            wall = {n: [v[0] for v in got[n]] for n in names}
-            cpu = {n: [v[1] for v in got[n]] for n in names}
-            print(f"\nrepeat {rep + 1} ({conditions()})")
-            print("| variant | wall µs | wall ratio (min-max) | CPU µs | CPU ratio (min-max) |")
-            print("|---|---|---|---|---|")
-            for n in names:
-                w = fmt_ratio(ratios(wall[n], wall["no audit"]))
-                c = fmt_ratio(ratios(cpu[n], cpu["no audit"]))
-                mw, mc = statistics.median(wall[n]), statistics.median(cpu[n])
-                print(f"| {n} | {mw:,.0f} | {w} | {mc:,.0f} | {c} |")
+
+            def one(n: str) -> Any:
+                return anyio.run(per_elicitation, sinks[n], args.asks, args.calls)
+
+            report(rep, names, interleaved(names, args.rounds, one), "CPU")
         if pg is not None:
             pg.drop()
             pg.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -45,33 +47,28 @@ def waiting_server(
     return server
 
 
-async def test_a_question_nobody_answers_ends_with_elicitation_timeout_carrying_the_seconds() -> None:
+@contextlib.asynccontextmanager
+async def connected(server: MCPServer[Any], transport: str, callback: Any) -> AsyncIterator[Client]:
+    """A legacy-mode SDK client on `server`, in memory or over streamable HTTP on 127.0.0.1."""
+    if transport == "memory":
+        async with Client(server, mode="legacy", elicitation_callback=callback) as c:
+            yield c
+        return
+    async with serving_http(server) as url, Client(url, mode="legacy", elicitation_callback=callback) as c:
+        yield c
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+async def test_a_question_nobody_answers_ends_with_elicitation_timeout_carrying_the_seconds(
+    transport: str,
+) -> None:
     outcome: list[BaseException] = []
     released = anyio.Event()
 
     async def never(context: Any, params: Any) -> Any:
         await anyio.sleep_forever()
 
-    async with Client(
-        waiting_server(outcome, released, timeout=0.2), mode="legacy", elicitation_callback=never
-    ) as c:
-        result = await c.call_tool("wait_for_name", {})
-    assert text_of(result) == "ElicitationTimeout"
-    assert isinstance(outcome[0], ElicitationTimeout)
-    assert outcome[0].seconds == 0.2
-
-
-async def test_a_question_nobody_answers_over_http_also_ends_with_elicitation_timeout() -> None:
-    outcome: list[BaseException] = []
-    released = anyio.Event()
-
-    async def never(context: Any, params: Any) -> Any:
-        await anyio.sleep_forever()
-
-    async with (
-        serving_http(waiting_server(outcome, released, timeout=0.2)) as url,
-        Client(url, mode="legacy", elicitation_callback=never) as c,
-    ):
+    async with connected(waiting_server(outcome, released, timeout=0.2), transport, never) as c:
         result = await c.call_tool("wait_for_name", {})
     assert text_of(result) == "ElicitationTimeout"
     assert isinstance(outcome[0], ElicitationTimeout)
