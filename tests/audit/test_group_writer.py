@@ -164,6 +164,15 @@ async def test_the_wal_is_checkpointed_on_the_writer_thread_after_enough_commits
     sink.close()
 
 
+def test_a_sink_used_without_a_writer_still_checkpoints_its_wal(tmp_path: Path) -> None:
+    sink = Threads(tmp_path / "audit.sqlite3")
+    for i in range(CHECKPOINT_EVERY_COMMITS):
+        sink.append(make_event(i))
+    assert sink.maintained_on == [threading.get_ident()]
+    assert sink.verify().count == CHECKPOINT_EVERY_COMMITS
+    sink.close()
+
+
 def test_an_unknown_durability_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument) as caught:
         SqliteAuditSink(tmp_path / "audit.sqlite3", durability="eventually")  # type: ignore[arg-type]
