@@ -21,6 +21,7 @@ writer thread when the sink asks for it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections import deque
@@ -31,6 +32,8 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from mcp_elicit.core.consent import ConsentEvent
+
+logger = logging.getLogger("mcp_elicit.audit")
 
 __all__ = ["INLINE_MAX_LOOP_SHARE", "MAX_GROUP_RECORDS", "WRITER_IDLE_SECONDS", "GroupWriter", "writer_for"]
 
@@ -125,7 +128,10 @@ class GroupWriter:
                     return
                 batch = [self._queue.popleft() for _ in range(min(len(self._queue), MAX_GROUP_RECORDS))]
             if maintain or getattr(self.sink, "wants_maintenance", False):
-                self.sink.maintain()
+                try:
+                    self.sink.maintain()
+                except Exception:  # upkeep only: the records are committed; never stop the writer
+                    logger.exception("audit sink upkeep failed")
             if batch:
                 self._commit(batch)
 
