@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import click
 
+_T = _typing.TypeVar("_T")
 _AUDIT_SOURCE_HELP = "SQLite file (default: $MCP_ELICIT_AUDIT_DB or ~/.local/share/mcp-elicit/audit.sqlite3)."
 
 
@@ -69,6 +70,18 @@ class _Source:
             raise click.UsageError(exc.problem) from exc
         except (AuditReadError, AuditWriteError, ValueError) as exc:
             raise _AuditOpenError(str(exc)) from exc
+
+    def read(self, how: _typing.Callable[[_typing.Any], _T]) -> _T:
+        """Open the store, read it with `how` and close it; a failed read exits 2 with its reason."""
+        from mcp_elicit.errors import AuditReadError
+
+        sink = self.open()
+        try:
+            return how(sink)
+        except AuditReadError as exc:
+            raise _AuditOpenError(str(exc)) from exc
+        finally:
+            sink.close()
 
     @property
     def label(self) -> str:
@@ -161,15 +174,7 @@ def audit_show(source: _Source, record_id: str) -> None:
     """Print one record as JSON; exit 1 when there is no such record."""
     import json
 
-    from mcp_elicit.errors import AuditReadError
-
-    sink = source.open()
-    try:
-        record = sink.get(record_id)
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-    finally:
-        sink.close()
+    record = source.read(lambda sink: sink.get(record_id))
     if record is None:
         click.echo(f"no record with id {record_id}", err=True)
         raise SystemExit(1)
@@ -190,20 +195,18 @@ def audit_show(source: _Source, record_id: str) -> None:
 def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
-    from mcp_elicit.errors import AuditReadError, ConfigError
+    from mcp_elicit.errors import ConfigError
 
     try:
         anchor = None if checkpoint is None else Checkpoint(checkpoint, checkpoint_key_from_env())
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
-    sink = source.open()
-    sink.checkpoint = anchor
-    try:
-        report = sink.verify(expect_head)
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-    finally:
-        sink.close()
+
+    def verify(sink: _typing.Any) -> _typing.Any:
+        sink.checkpoint = anchor
+        return sink.verify(expect_head)
+
+    report = source.read(verify)
     if report.ok:
         click.echo(f"ok: {report.count} records, chain intact, head {report.head_hash}")
         return
