@@ -34,6 +34,7 @@ from mcp_elicit.core.consent import (
     make_sealed_record,
     time_bound,
 )
+from mcp_elicit.errors import InvalidArgument
 
 __all__ = [
     "COLUMNS",
@@ -179,6 +180,9 @@ class Filters:
 
     @classmethod
     def of(cls, **filters: Unpack[RecordFilters]) -> Filters:
+        unknown = sorted(set(filters) - set(RecordFilters.__annotations__))
+        if unknown:  # a misspelt filter must not widen a listing silently
+            raise InvalidArgument(", ".join(unknown), "not a record filter (server, action, since, until)")
         since, until = filters.get("since"), filters.get("until")
         return cls(
             server=filters.get("server"),
