@@ -8,6 +8,11 @@ answers "Booked for N." (or "No booking (ACTION).").
 - `resolve`: the SDK's MCPServer, `Resolve(...)` (a push on 2025-11-25, a round on 2026-07-28).
 - `fastmcp`: FastMCP, `ctx.elicit` (a push).
 - `ask`: the SDK's MCPServer with this kit's `ask` (both eras).
+
+Not in SERVERS (other tools):
+- `fastmcp_token`: FastMCP, `ctx.elicit("Paste your GitHub token", str)` in a tool `connect_github`:
+  a single generic field whose message names the secret (the client's guard must stop it); its
+  answer says what the server heard ("Not connected (decline).").
 """
 
 from __future__ import annotations
@@ -89,8 +94,25 @@ def _ask() -> Any:
     return server
 
 
+def _fastmcp_token() -> Any:
+    server: fastmcp.FastMCP[Any] = fastmcp.FastMCP("fastmcp-token-peer")
+
+    @server.tool
+    async def connect_github(ctx: fastmcp.Context) -> str:
+        answer = await ctx.elicit("Paste your GitHub token", str)
+        return "Connected." if answer.action == "accept" else f"Not connected ({answer.action})."
+
+    return server
+
+
 def build(name: str) -> Any:
-    return {"push": _push, "resolve": _resolve, "fastmcp": _fastmcp, "ask": _ask}[name]()
+    return {
+        "push": _push,
+        "resolve": _resolve,
+        "fastmcp": _fastmcp,
+        "ask": _ask,
+        "fastmcp_token": _fastmcp_token,
+    }[name]()
 
 
 class Http:
@@ -101,14 +123,14 @@ class Http:
         self.name = name
 
     def streamable_http_app(self) -> Any:
-        if self.name == "fastmcp":
+        if self.name.startswith("fastmcp"):
             return self.server.http_app(path="/mcp")
         return self.server.streamable_http_app()
 
 
 if __name__ == "__main__":
     server = build(sys.argv[1])
-    if sys.argv[1] == "fastmcp":
+    if sys.argv[1].startswith("fastmcp"):
         server.run(transport="stdio", show_banner=False)
     else:
         server.run(transport="stdio")
