@@ -9,27 +9,23 @@ from __future__ import annotations
 
 import hmac
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 import mcp_types as t
-from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, TypeAdapter
 
-from mcp_elicit.client.sdk_transport import guarded_http_client
 from mcp_elicit.core.wire_codes import INVALID_PARAMS
 
 __all__ = [
     "bearer_of",
     "build_server",
     "error_result",
-    "http_upstream",
     "input_required",
     "not_found",
     "protocol_version",
@@ -120,15 +116,6 @@ def error_result(text: str, result: Any = None) -> t.CallToolResult:
     if result is not None:
         content.extend(result.content)
     return t.CallToolResult(content=content, is_error=True)
-
-
-@asynccontextmanager
-async def http_upstream(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
-    """The client kit's guarded HTTP transport to an upstream, sending the configured headers."""
-    async with guarded_http_client() as http:
-        http.headers.update(headers)
-        async with streamable_http_client(url, http_client=http) as streams:
-            yield streams
 
 
 def bearer_of(ctx: Any) -> str | None:
