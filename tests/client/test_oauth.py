@@ -19,7 +19,7 @@ from rich.console import Console
 
 from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
 from mcp_elicit.client import ElicitClient, OAuthLogin
-from mcp_elicit.client.oauth import TokenFile, link_printer
+from mcp_elicit.client.oauth import MAX_OAUTH_CALLBACK_REFUSALS, LoopbackCallback, TokenFile, link_printer
 from mcp_elicit.errors import AuthorizationFailed, AuthProblem
 from mcp_elicit.ui.scripted import ScriptedUI
 from mcp_elicit.ui.terminal import injected_input
@@ -215,3 +215,42 @@ async def test_connect_signs_in_before_its_session_and_calls_the_tool(tmp_path: 
         code = await session.run()
     assert code == 0
     assert "Booked for 2 (carol)." in out.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "link", ["https://user:pw@auth.example/authorize?state=s", "http://auth.example/authorize?state=s"]
+)
+async def test_an_authorization_link_that_fails_the_url_check_is_never_opened(
+    tmp_path: Path, link: str
+) -> None:
+    opened: list[str] = []
+
+    async def browser(url: str) -> None:
+        opened.append(url)
+
+    callback = LoopbackCallback("https://mcp.example/mcp", login(tmp_path, browser))
+    with pytest.raises(AuthorizationFailed) as caught:
+        await callback.redirect(link)
+    assert caught.value.reason is AuthProblem.BLOCKED_URL
+    assert opened == []
+
+
+async def test_the_callback_gives_up_after_too_many_refused_requests(tmp_path: Path) -> None:
+    async def browser(url: str) -> None:
+        return None
+
+    callback = LoopbackCallback("https://mcp.example/mcp", login(tmp_path, browser))
+    await callback.redirect("http://127.0.0.1:1/authorize?state=right")
+
+    async def flood() -> None:
+        async with httpx2.AsyncClient() as http:
+            for _ in range(MAX_OAUTH_CALLBACK_REFUSALS):
+                response = await http.get(callback.redirect_uri, params={"code": "c", "state": "wrong"})
+                assert response.status_code == 400
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(flood)
+        with pytest.raises(AuthorizationFailed) as caught:
+            await callback.wait()
+    assert caught.value.reason is AuthProblem.FAILED
+    assert callback.refused == MAX_OAUTH_CALLBACK_REFUSALS
