@@ -22,7 +22,6 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
-from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
@@ -90,10 +89,13 @@ class Pool:
         if self.audit is not None:  # one record per elicitation, naming the downstream user
             client = ClientIdentity(name=GATEWAY_CLIENT, version="")
             pipeline.observers.append(AuditTrail(self.audit, client=client, person=self.user))
+        # "auto": the 2025-11-25 handshake, where an upstream that pushes can ask; an upstream that
+        # refuses it is reached again on a fresh connection in 2026-07-28 (its questions then come
+        # as rounds, which the client kit answers through this same pipeline).
         return ElicitClient(
             self._target(upstream),
             pipeline=pipeline,
-            protocol="legacy",
+            protocol="auto",
             client_name=GATEWAY_CLIENT,
             policy=self.policy,
             policy_state=self.policy_state,
@@ -107,6 +109,9 @@ class Pool:
                 self.prompts[upstream.name] = await _optional(client.list_prompts)
                 self.resources[upstream.name] = await _optional(client.list_resources)
                 self.clients[upstream.name] = client
+                logger.info(
+                    "upstream %s speaks %s (%s)", upstream.name, client.protocol_version, client.era_reason
+                )
                 self._settle()
                 await self._stop.wait()
         except Exception as exc:  # one upstream down never takes the others with it
@@ -142,10 +147,8 @@ async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
 
 
 def _target(upstream: Upstream) -> Any:
-    if upstream.url is not None:
-        if upstream.headers:
-            return sdk.http_upstream(upstream.url, upstream.headers)
-        return ServerSpec(url=upstream.url)
+    if upstream.url is not None:  # a spec, not a transport: "auto" may need a second connection
+        return ServerSpec(url=upstream.url, headers=tuple(upstream.headers.items()))
     return StdioServerParameters(
         command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None
     )

@@ -9,32 +9,33 @@ from __future__ import annotations
 
 import hmac
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 import mcp_types as t
-from mcp.client.streamable_http import streamable_http_client
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, TypeAdapter
+from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
-from mcp_elicit.client.sdk_transport import guarded_http_client
 from mcp_elicit.core.wire_codes import INVALID_PARAMS
+from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
 
 __all__ = [
     "bearer_of",
     "build_server",
     "error_result",
-    "http_upstream",
     "input_required",
     "not_found",
     "protocol_version",
     "serve_http",
     "serve_stdio",
+    "subject_of",
     "tool_named",
 ]
 
@@ -122,21 +123,52 @@ def error_result(text: str, result: Any = None) -> t.CallToolResult:
     return t.CallToolResult(content=content, is_error=True)
 
 
-@asynccontextmanager
-async def http_upstream(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
-    """The client kit's guarded HTTP transport to an upstream, sending the configured headers."""
-    async with guarded_http_client() as http:
-        http.headers.update(headers)
-        async with streamable_http_client(url, http_client=http) as streams:
-            yield streams
-
-
 def bearer_of(ctx: Any) -> str | None:
     """The downstream's bearer token on this request (None over stdio or without one)."""
     request = getattr(ctx, "request", None)
     header = request.headers.get("authorization", "") if request is not None else ""
     scheme, _, token = header.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def subject_of(ctx: Any) -> str | None:
+    """The subject of the OAuth token the bearer middleware verified for this request, if any."""
+    request = getattr(ctx, "request", None)
+    user = request.scope.get("user") if request is not None else None
+    return user.access_token.subject if isinstance(user, AuthenticatedUser) else None
+
+
+class _IntrospectionVerifier:
+    """The SDK's `TokenVerifier` over token introspection (`gateway/auth.py`)."""
+
+    def __init__(self, introspection: Introspection, resource: str) -> None:
+        self.introspection, self.resource = introspection, resource
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        found = await self.introspection.check(token)
+        if found is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=found.client_id,
+            scopes=list(found.scopes),
+            expires_at=found.expires_at,
+            resource=found.resource_for(self.resource),
+            subject=found.subject,
+            claims={"iss": found.issuer} if found.issuer else None,
+        )
+
+
+def _oauth_app_options(oauth: GatewayOAuth, resource: str) -> dict[str, Any]:
+    """The SDK's resource-server settings: RFC 9728 metadata, 401 with `resource_metadata`, the
+    bearer middleware with our verifier, the audience check (`AccessToken.resource`)."""
+    settings = AuthSettings(
+        issuer_url=AnyHttpUrl(oauth.issuer),
+        resource_server_url=AnyHttpUrl(resource),
+        required_scopes=list(oauth.scopes) or None,
+        validate_token_resource=oauth.audience,
+    )
+    return {"auth": settings, "token_verifier": _IntrospectionVerifier(Introspection(oauth), resource)}
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -176,15 +208,21 @@ async def serve_http(
     *,
     started: Callable[[int], None] | None = None,
     stop: anyio.Event | None = None,
+    oauth: GatewayOAuth | None = None,
 ) -> None:
-    """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in. `started(port)` is
-    called once listening (port 0 picks a free one); setting `stop` shuts the server down."""
+    """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in; with `oauth`, only
+    tokens the authorization server vouches for. `started(port)` is called once listening (port 0
+    picks a free one); setting `stop` shuts the server down."""
     import uvicorn
 
-    app: Any = server.streamable_http_app(host=host)
+    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
+    options: dict[str, Any] = {}
+    if oauth is not None:
+        resource = oauth.resource or f"http://{host}:{sock.getsockname()[1]}/mcp"
+        options = _oauth_app_options(oauth, resource)
+    app: Any = server.streamable_http_app(host=host, **options)
     if users:
         app = _require_token(app, users)
-    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     if started is not None:
         started(sock.getsockname()[1])
