@@ -1,9 +1,12 @@
 """Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`.
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
-the FastMCP server does the same with FastMCP's `ctx.elicit`.
+the FastMCP server does the same with FastMCP's `ctx.elicit`. `python peers.py proxy FILE [http]`
+is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
+today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
 
+import os
 import sys
 
 from pydantic import BaseModel, Field
@@ -50,6 +53,10 @@ def sdk_server() -> None:
             await ctx.session.send_elicit_complete("upstream-1", related_request_id=ctx.request_id)
         return f"signin {answer.action}"
 
+    @server.tool(description="This server process's id (shows whether a front keeps the process).")
+    async def process_id() -> str:
+        return str(os.getpid())
+
     pages_done: set[str] = set()
     sessions: list[object] = []
 
@@ -92,5 +99,23 @@ def fastmcp_server() -> None:
     server.run("stdio", show_banner=False)
 
 
+def fastmcp_proxy() -> None:
+    import json
+    import socket
+    from pathlib import Path
+
+    import uvicorn
+    from fastmcp.server import create_proxy
+
+    proxy = create_proxy(json.loads(Path(sys.argv[2]).read_text()), name="fastmcp-proxy")
+    if sys.argv[3:] != ["http"]:
+        proxy.run("stdio", show_banner=False)
+        return
+    sock = socket.create_server(("127.0.0.1", 0))  # listening already: the URL is good at once
+    print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(proxy.http_app(path="/mcp"), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 if __name__ == "__main__":
-    {"sdk": sdk_server, "fastmcp": fastmcp_server}[sys.argv[1]]()
+    {"sdk": sdk_server, "fastmcp": fastmcp_server, "proxy": fastmcp_proxy}[sys.argv[1]]()
