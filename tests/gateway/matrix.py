@@ -23,8 +23,7 @@ import anyio
 import pytest
 
 from tests.gateway.support import PEERS
-from tests.peers.support import WAIT_BOUND_SECONDS
-from tests.peers.test_ts_client import TsClient
+from tests.peers.support import WAIT_BOUND_SECONDS, TsClient
 
 ROOT = Path(__file__).resolve().parents[2]
 TS_MODULES = ROOT / ".cache" / "ts-sdk" / "node_modules"

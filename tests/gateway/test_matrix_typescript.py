@@ -10,7 +10,6 @@ share tool names, so theirs are `ts__book`, `tsweb__book`, ...).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +24,8 @@ from mcp_elicit.client import ElicitClient
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.gateway.matrix import (
     NEEDS_TS,
-    TS_ENV,
     gateway,
-    listening,
     ts_client,
-    ts_server_http,
-    write_matrix,
 )
 from tests.gateway.support import Answers, http_client
 from tests.peers.support import WAIT_BOUND_SECONDS, open_page
@@ -51,18 +46,6 @@ FORMS = [
     ("ts__book", {}, [{"guests": 3}], "Booked for 3."),
     ("tsweb__book", {}, [{"guests": 4}], "Booked for 4."),
 ]
-
-
-@pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with listening(ts_server_http(), TS_ENV) as ts_web:
-        yield write_matrix(tmp_path_factory.mktemp("matrix") / "servers.json", ts_web.url)
-
-
-@pytest.fixture(scope="module")
-def gateway_url(config: Path) -> Iterator[str]:
-    with listening(gateway(config, "--listen", "127.0.0.1:0")) as running:
-        yield running.url
 
 
 def front(transport: str, config: Path, gateway_url: str) -> list[str] | str:
@@ -96,7 +79,8 @@ async def test_the_typescript_client_gets_pages_under_our_ids_with_their_complet
     """URL requests from the raw-SDK, TypeScript and reference servers, and the reference server's
     -32042 (pushed as a page: the gateway retries upstream itself). The person opens the
     reference server's loopback pages; the example.com ones complete upstream on accept."""
-    tools = ["signin", "ts__ts_signin", "connect_service", "service_status"]
+    # service_status first: once connect_service connected the API, it needs no page.
+    tools = ["signin", "ts__ts_signin", "service_status", "connect_service"]
     results: list[dict[str, Any]] = []
     async with ts_client(front(transport, config, gateway_url), [{"tool": x} for x in tools]) as run:
         before: list[dict[str, Any]] = []
@@ -112,9 +96,11 @@ async def test_the_typescript_client_gets_pages_under_our_ids_with_their_complet
     assert texts(results) == [
         "signin accept",
         "ts signin accept",
-        "Connected to Example API.",
         "Example API: connected, 3 projects.",
+        "Connected to Example API.",
     ]
+    pages = [[e["params"]["mode"] for e in r["before"] if e["event"] == "elicit"] for r in results]
+    assert pages == [["url"]] * len(tools)
     for result in results[:2]:  # the upstream's completion arrives under the id we gave
         [page] = [e["params"] for e in result["before"] if e["event"] == "elicit"]
         completes = [e["elicitationId"] for e in result["before"] if e["event"] == "complete"]
@@ -216,3 +202,21 @@ async def test_a_stdio_gateway_relays_the_typescript_servers_form_to_the_sdk_cli
         result = await c.call_tool("ts__book", {})
     assert text_of(result) == "Booked for 2."
     assert answers.messages == ["How many guests?"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_a_page_the_person_finishes_before_their_client_answers_still_lets_the_call_finish(
+    gateway_url: str, era: str
+) -> None:
+    """mcpdo's order: the person finishes the page, then says `--done`. The upstream's completion
+    reaches the gateway before the client's accept, and the -32042 retry must still go out."""
+    async with http_client(gateway_url, None, "legacy") as other:
+
+        async def finish_then_accept(ctx: Any, params: Any) -> t.ElicitResult:
+            assert text_of(await other.call_tool("ts__ts_finish_page", {})) == "ts finished"
+            return t.ElicitResult(action="accept")
+
+        async with http_client(gateway_url, None, era, finish_then_accept) as c:
+            with anyio.fail_after(WAIT_BOUND_SECONDS):
+                result = await c.call_tool("ts__ts_need_page", {})
+    assert text_of(result) == "ts page done"
