@@ -1,4 +1,5 @@
-"""Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`.
+"""Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`
+(`python peers.py sdk http` serves the raw-SDK one over streamable HTTP and prints its URL).
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
 the FastMCP server does the same with FastMCP's `ctx.elicit`. `python peers.py proxy FILE [http]`
@@ -83,7 +84,21 @@ def sdk_server() -> None:
             await session.send_elicit_complete("page-1")  # type: ignore[attr-defined]
         return "finished"
 
-    server.run("stdio")
+    if sys.argv[2:] == ["http"]:
+        serve_http(server.streamable_http_app())
+    else:
+        server.run("stdio")
+
+
+def serve_http(app: object) -> None:
+    """Streamable HTTP on a free loopback port, printing its URL once the socket listens."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.create_server(("127.0.0.1", 0))  # listening already: the URL is good at once
+    print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])  # type: ignore[arg-type]
 
 
 def fastmcp_server() -> None:
@@ -101,20 +116,15 @@ def fastmcp_server() -> None:
 
 def fastmcp_proxy() -> None:
     import json
-    import socket
     from pathlib import Path
 
-    import uvicorn
     from fastmcp.server import create_proxy
 
     proxy = create_proxy(json.loads(Path(sys.argv[2]).read_text()), name="fastmcp-proxy")
-    if sys.argv[3:] != ["http"]:
+    if sys.argv[3:] == ["http"]:
+        serve_http(proxy.http_app(path="/mcp"))
+    else:
         proxy.run("stdio", show_banner=False)
-        return
-    sock = socket.create_server(("127.0.0.1", 0))  # listening already: the URL is good at once
-    print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    config = uvicorn.Config(proxy.http_app(path="/mcp"), log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -84,8 +84,9 @@ async def http_gateway(config_text: str, **kw: Any) -> AsyncIterator[tuple[Gatew
             stop.set()
 
 
-def http_client(url: str, token: str | None, mode: str, callback: Any = None) -> Client:
+def http_client(url: str, token: str | None, mode: str, callback: Any = None, **more: Any) -> Client:
+    """The SDK's `Client` over streamable HTTP; `more` goes to it as is (e.g. `message_handler`)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
     kw = {"elicitation_callback": callback} if callback is not None else {}
-    return Client(transport, mode=mode, **kw)
+    return Client(transport, mode=mode, **kw, **more)
