@@ -28,6 +28,9 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp_elicit.client import ElicitClient
+from mcp_elicit.client.url import UrlMode
+from mcp_elicit.ui.scripted import ScriptedUI
 from tests.gateway.matrix import (
     GUARDRAILS,
     NEEDS_TS,
@@ -226,6 +229,56 @@ async def test_fastmcps_own_client_with_its_defaults_is_asked_only_through_the_g
     else:  # its default mode settles on 2026-07-28 with the proxy, which then mirrors that era
         assert asked == []
         assert result.is_error is True
+
+
+@pytest.mark.parametrize("front", FRONTS)
+async def test_our_client_with_url_mode_opens_the_page_only_through_the_gateway(
+    front: str, fronts: dict[str, str]
+) -> None:
+    opened: list[str] = []
+
+    async def opener(url: str) -> None:
+        opened.append(url)
+
+    page, any_form = {"match": {"mode": "url"}, "action": "accept"}, {"action": "accept"}
+    ui = ScriptedUI([{"action": "accept", "content": {"name": "cy"}}, page, any_form])
+    async with ElicitClient(fronts[front], ui=ui, url_mode=UrlMode(opener=opener)) as c:
+        greet = await c.call_tool(named(front, "sdk", "greet"), {})
+        signin = await c.call_tool(named(front, "sdk", "signin"), {})
+        outcomes = [(o.mode, o.fields) for o in c.outcomes]
+    assert (text_of(greet), text_of(signin)) == ("hello cy", "signin accept")
+    if front == "gateway":
+        assert outcomes == [("form", ("name",)), ("url", ())]
+        assert opened == ["https://example.com/login"]
+    else:  # the page came as a form with no fields: nothing to open, the person never saw the URL
+        assert outcomes == [("form", ("name",)), ("form", ())]
+        assert opened == []
+
+
+async def test_mcpdo_through_fastmcps_proxy_gets_an_empty_form_for_a_page_and_on_2026_no_question(
+    tmp_path: Path, fronts: dict[str, str]
+) -> None:
+    """mcpdo through our gateway: tests/gateway/test_matrix_mcpdo.py (pages and forms, both eras)."""
+    from tests.e2e.test_url_mode_inspector import MCPDO, Mcpdo
+
+    if not MCPDO.exists():
+        pytest.skip("needs mcpdo: see tests/e2e/test_url_mode_inspector.py")
+    mcpdo = Mcpdo(tmp_path / "home")
+    await mcpdo.start()
+    try:
+        name = (await mcpdo("connect", fronts["proxy"]))["name"]  # mcpdo's default era: 2025-11-25
+        pending = (await mcpdo("--connection", name, "tools/call", "sdk_signin"))["elicitationPending"]
+        signin = await mcpdo("--connection", name, "elicitation/respond", pending["elicitationId"], "{}")
+        await mcpdo.stop()
+        name = (await mcpdo("connect", "--era", "modern", fronts["proxy"]))["name"]
+        code, out, _ = await mcpdo._run("--format", "json", "--connection", name, "tools/call", "sdk_greet")
+    finally:
+        await mcpdo.stop()
+    assert (pending["mode"], pending["requestedSchema"]["properties"]) == ("form", {})
+    assert "url" not in pending
+    assert text_of_ts({"result": signin}) == "signin accept"
+    assert code != 0  # mcpdo exits non-zero on a tool error
+    assert json.loads(out)["isError"] is True
 
 
 async def test_fastmcps_proxy_starts_a_stdio_server_anew_for_each_call_where_the_gateway_keeps_one(
