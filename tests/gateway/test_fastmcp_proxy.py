@@ -281,6 +281,22 @@ async def test_mcpdo_through_fastmcps_proxy_gets_an_empty_form_for_a_page_and_on
     assert json.loads(out)["isError"] is True
 
 
+async def test_fastmcps_proxy_over_a_file_with_one_stdio_server_cannot_ask_even_a_2025_client(
+    tmp_path: Path,
+) -> None:
+    """With one stdio server FastMCP keeps one connected backend client (its log warns of "context
+    mixing"): that session was not opened in the client's era, so the pushed question fails."""
+    config = tmp_path / "one.json"
+    config.write_text(json.dumps({"mcpServers": {"sdk": matrix_servers()["sdk"]}}))
+    seen = Seen({"name": "ann"})
+    with listening([*PROXY, str(config), "http"]) as proxy:
+        async with client(proxy.url, "legacy", seen) as c:
+            greet = await c.call_tool("greet", {})  # one server: no prefix
+    assert seen.asked == []
+    assert greet.is_error is True
+    assert "elicitation/create" in text_of(greet)
+
+
 async def test_fastmcps_proxy_starts_a_stdio_server_anew_for_each_call_where_the_gateway_keeps_one(
     tmp_path: Path,
 ) -> None:
@@ -288,15 +304,14 @@ async def test_fastmcps_proxy_starts_a_stdio_server_anew_for_each_call_where_the
     the session; FastMCP's proxy starts new ones for every call, so whatever a server keeps in
     memory between calls (a page finished for a -32042) is gone by the next call."""
     config = tmp_path / "servers.json"
-    servers = matrix_servers()
-    # Two servers (one alone is kept connected by the proxy); the TypeScript one starts fastest.
-    config.write_text(json.dumps({"mcpServers": {k: servers[k] for k in ("sdk", "ts")}}))
+    ts = matrix_servers()["ts"]  # two TypeScript servers: they start fastest, and one alone is kept
+    config.write_text(json.dumps({"mcpServers": {"ts": ts, "ts2": ts}}))
     config.with_suffix(".toml").write_text(GUARDRAILS)
     pids: dict[str, list[str]] = {}
     for front, argv in (("gateway", gateway(config)), ("proxy", [*PROXY, str(config)])):
         params = StdioServerParameters(command=argv[0], args=argv[1:])
         async with Client(params, mode="legacy") as c:
-            tool = named(front, "sdk", "process_id")
+            tool = "ts_ts_process_id" if front == "proxy" else "ts__ts_process_id"
             pids[front] = [text_of(await c.call_tool(tool, {})) for _ in range(2)]
     assert pids["gateway"][0] == pids["gateway"][1]
     assert pids["proxy"][0] != pids["proxy"][1]

@@ -2,7 +2,8 @@
 // written: its tool `book` pushes elicitation/create (server.elicitInput) and answers
 // "Booked for N." or "No booking (ACTION).". For the gateway matrix: `ts_signin` sends a URL
 // request and, once accepted, its completion; `ts_need_page` answers -32042 until `ts_finish_page`
-// (what the page's own server would do) marks the page done and sends its completion. Over stdio by default; `http` serves streamable HTTP
+// (what the page's own server would do) marks the page done and sends its completion;
+// `ts_process_id` says which process answered. Over stdio by default; `http` serves streamable HTTP
 // on 127.0.0.1 (a free port) and prints "listening URL" on stdout.
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
@@ -49,6 +50,9 @@ function build() {
       { mode: "url", message: "Authorize the TS service", url: "https://example.com/ts-authorize", elicitationId },
     ]);
   });
+  server.registerTool("ts_process_id", { description: "This server process's id." }, async () => ({
+    content: [{ type: "text", text: String(process.pid) }],
+  }));
   server.registerTool("ts_finish_page", { description: "Finishes the page ts_need_page waits for." }, async () => {
     pages.done = true;
     await pages.notify?.();
