@@ -108,6 +108,23 @@ async def test_a_form_reaches_a_2025_client_through_both_fronts(front: str, fron
 
 
 @pytest.mark.parametrize("front", FRONTS)
+async def test_an_answer_with_a_field_the_form_lacks_is_said_by_the_gateway_and_passed_on_by_the_proxy(
+    front: str, fronts: dict[str, str]
+) -> None:
+    async def extra(ctx: Any, params: Any) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"name": "ann", "admin": True})
+
+    async with http_client(fronts[front], None, "legacy", extra) as c:
+        greet = await c.call_tool(named(front, "sdk", "greet"), {})
+    if front == "gateway":  # checked, refused, and said: the upstream hears cancel
+        assert greet.is_error is True
+        assert "did not fit the form (admin)" in greet.content[0].text  # type: ignore[union-attr]
+        assert greet.content[-1].text == "cancel"  # type: ignore[union-attr]
+    else:  # passed on unchecked (this upstream's pydantic model happens to drop the extra field)
+        assert text_of(greet) == "hello ann"
+
+
+@pytest.mark.parametrize("front", FRONTS)
 async def test_a_url_request_reaches_the_client_as_a_url_only_through_the_gateway(
     front: str, fronts: dict[str, str]
 ) -> None:
