@@ -97,12 +97,18 @@ def client(url: str, era: str, seen: Seen) -> Client:
     return http_client(url, None, era, seen, message_handler=seen.on_message)
 
 
-@pytest.mark.parametrize("front", FRONTS)
-async def test_a_form_reaches_a_2025_client_through_both_fronts(front: str, fronts: dict[str, str]) -> None:
+async def greet_and_book(front: str, url: str, era: str) -> tuple[Seen, Any, Any]:
+    """The raw-SDK server's form, then the TypeScript server's, on one connection."""
     seen = Seen({"name": "ann", "guests": 3})
-    async with client(fronts[front], "legacy", seen) as c:
+    async with client(url, era, seen) as c:
         greet = await c.call_tool(named(front, "sdk", "greet"), {})
         book = await c.call_tool(named(front, "ts", "book"), {})
+    return seen, greet, book
+
+
+@pytest.mark.parametrize("front", FRONTS)
+async def test_a_form_reaches_a_2025_client_through_both_fronts(front: str, fronts: dict[str, str]) -> None:
+    seen, greet, book = await greet_and_book(front, fronts[front], "legacy")
     assert (text_of(greet), text_of(book)) == ("hello ann", "Booked for 3.")
     assert [a["mode"] for a in seen.asked] == ["form", "form"]
 
@@ -178,10 +184,7 @@ async def test_minus_32042_becomes_a_page_and_the_result_only_through_the_gatewa
 
 @pytest.mark.parametrize("front", FRONTS)
 async def test_a_2026_client_is_asked_only_through_the_gateway(front: str, fronts: dict[str, str]) -> None:
-    seen = Seen({"name": "ann", "guests": 3})
-    async with client(fronts[front], "2026-07-28", seen) as c:
-        greet = await c.call_tool(named(front, "sdk", "greet"), {})
-        book = await c.call_tool(named(front, "ts", "book"), {})
+    seen, greet, book = await greet_and_book(front, fronts[front], "2026-07-28")
     if front == "gateway":  # the era bridge: pushed upstream, rounds downstream
         assert (text_of(greet), text_of(book)) == ("hello ann", "Booked for 3.")
         return
@@ -280,17 +283,13 @@ async def test_mcpdo_through_fastmcps_proxy_gets_an_empty_form_for_a_page_and_on
 
     if not MCPDO.exists():
         pytest.skip("needs mcpdo: see tests/e2e/test_url_mode_inspector.py")
-    mcpdo = Mcpdo(tmp_path / "home")
-    await mcpdo.start()
-    try:
+    async with Mcpdo(tmp_path / "home") as mcpdo:
         name = (await mcpdo("connect", fronts["proxy"]))["name"]  # mcpdo's default era: 2025-11-25
         pending = (await mcpdo("--connection", name, "tools/call", "sdk_signin"))["elicitationPending"]
         signin = await mcpdo("--connection", name, "elicitation/respond", pending["elicitationId"], "{}")
         await mcpdo.stop()
         name = (await mcpdo("connect", "--era", "modern", fronts["proxy"]))["name"]
         code, out, _ = await mcpdo._run("--format", "json", "--connection", name, "tools/call", "sdk_greet")
-    finally:
-        await mcpdo.stop()
     assert (pending["mode"], pending["requestedSchema"]["properties"]) == ("form", {})
     assert "url" not in pending
     assert text_of_ts({"result": signin}) == "signin accept"

@@ -31,13 +31,9 @@ PAGE_CELLS = [("stdio", "2025-11-25"), ("http", "2026-07-28")]
 
 
 @pytest.fixture
-async def mcpdo(tmp_path: Path) -> AsyncIterator[Mcpdo]:
-    tool = Mcpdo(tmp_path / "home")
-    await tool.start()
-    try:
+async def inspector(tmp_path: Path) -> AsyncIterator[Mcpdo]:
+    async with Mcpdo(tmp_path / "home") as tool:  # a private daemon, HOME and catalog
         yield tool
-    finally:
-        await tool.stop()
 
 
 @asynccontextmanager
@@ -59,9 +55,9 @@ async def answer_form(on: Connection, pending: dict[str, Any], content: dict[str
 
 @pytest.mark.parametrize(("transport", "era"), FORM_CELLS)
 async def test_mcpdo_answers_forms_from_every_upstream_through_the_gateway(
-    mcpdo: Mcpdo, transport: str, era: str, config: Path, gateway_url: str
+    inspector: Mcpdo, transport: str, era: str, config: Path, gateway_url: str
 ) -> None:
-    async with through_gateway(mcpdo, transport, era, config, gateway_url) as on:
+    async with through_gateway(inspector, transport, era, config, gateway_url) as on:
         greet = await answer_form(on, await on.pending("tools/call", "greet"), {"name": "ann"})
         hello = await answer_form(on, await on.pending("tools/call", "hello"), {"name": "bo"})
         book = await answer_form(on, await on.pending("tools/call", "ts__book"), {"guests": 3})
@@ -80,12 +76,12 @@ async def test_mcpdo_answers_forms_from_every_upstream_through_the_gateway(
 
 @pytest.mark.parametrize(("transport", "era"), PAGE_CELLS)
 async def test_mcpdo_finishes_pages_and_a_minus_32042_through_the_gateway(
-    mcpdo: Mcpdo, transport: str, era: str, config: Path, gateway_url: str
+    inspector: Mcpdo, transport: str, era: str, config: Path, gateway_url: str
 ) -> None:
     """URL requests from the raw-SDK, TypeScript and reference servers (the last two complete
     upstream when the person saves the loopback page) and the reference server's -32042."""
     results = []
-    async with through_gateway(mcpdo, transport, era, config, gateway_url) as on:
+    async with through_gateway(inspector, transport, era, config, gateway_url) as on:
         # service_status first: once connect_service connected the API, it needs no page.
         for tool in ("signin", "ts__ts_signin", "service_status", "connect_service"):
             pending = await on.pending("tools/call", tool)
