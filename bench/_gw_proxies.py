@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -105,13 +105,18 @@ def main() -> None:
     anyio.run(serve)
 
 
-async def _serve_http_async(app: Any) -> None:
+async def _serve_http_async(app: Any, on_port: Callable[[int], None] | None = None) -> None:
+    """Serve `app` on 127.0.0.1 (a free port), telling the port to `on_port` or as "PORT n" on stdout."""
     import uvicorn
 
     class Server_(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
-            print(f"PORT {self.servers[0].sockets[0].getsockname()[1]}", flush=True)
+            port = self.servers[0].sockets[0].getsockname()[1]
+            if on_port is not None:
+                on_port(port)
+            else:
+                print(f"PORT {port}", flush=True)
 
     await Server_(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")).serve()
 

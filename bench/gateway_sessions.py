@@ -1,0 +1,237 @@
+"""Many concurrent downstream sessions through one gateway, each with one question pending: memory, time, none lost.
+
+One upstream process (a raw-SDK server over streamable HTTP: `ask_token(token)` asks a form whose
+message names the token and returns "<argument>:<answer>"), one gateway process (`Gateway` over
+streamable HTTP on 127.0.0.1 with a `users` map: `--users` users, `--sessions` / `--users`
+sessions each), and `--workers` client processes of SDK `Client`s over streamable HTTP, each
+session with its own bearer token's user and its own random token. Phases:
+1. every session connects and lists tools (gateway RSS: idle, then with the sessions open);
+2. every session calls `ask_token` at once; each question is held by the client until all
+   `--sessions` are pending (gateway RSS with them all pending);
+3. all answer at once; the time until every result is back. A result counts as right only if the
+   question named the session's token and the result is "<token>:<token>": a lost question or
+   result, or one routed to another session, shows as missing or wrong.
+Guardrails on (schema gate, secret guard, URL checks, policy; rate limits at their defaults, which
+a session asking once stays under; no audit sink: the per-record cost is in bench/gateway.py).
+MAX_PENDING_PER_USER (8) is kept, so users x 8 >= sessions; MAX_POOLS is raised to `--users`.
+
+Run: .venv/bin/python bench/gateway_sessions.py [--sessions 1000] [--users 125] [--workers 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+PHASE_SECONDS = 600.0  # every phase is bounded; a stuck run ends with what it reached
+OPEN_AT_ONCE = 16  # sessions a worker connects at the same time
+MAX_SESSIONS = 2000
+
+
+class Token(BaseModel):
+    token: str
+
+
+def upstream_main(port_q: Any) -> None:
+    from _gw_proxies import _serve_http_async
+
+    server: MCPServer[Any] = MCPServer("sessions-upstream", log_level="WARNING")
+
+    @server.tool()
+    async def ask_token(ctx: Context, token: str) -> str:
+        answer = await ctx.elicit(f"Token for {token}?", Token)
+        return f"{token}:{answer.data.token}" if answer.action == "accept" and answer.data else answer.action
+
+    anyio.run(_serve_http_async, server.streamable_http_app(), port_q.put)
+
+
+def gateway_main(upstream_url: str, users: dict[str, str], max_pools: int, port_q: Any) -> None:
+    import logging
+
+    from mcp_elicit.gateway import Gateway, parse_config
+
+    logging.basicConfig(level=logging.WARNING)
+    config = parse_config(json.dumps({"mcpServers": {"up": {"url": upstream_url}}, "users": users}))
+
+    async def serve() -> None:
+        async with Gateway(config, max_pools=max_pools) as gw:
+            await gw.serve_http("127.0.0.1", 0, started=port_q.put)
+
+    anyio.run(serve)
+
+
+def worker_main(url: str, tokens: list[str], total: int, pending: Any, go: Any, out: Any) -> None:
+    """One client process: its sessions (bearer token per session), each asking once."""
+    import httpx2
+    import mcp_types as t
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def run() -> None:
+        results: dict[str, str] = {}
+        wrong_question = 0
+        all_pending = anyio.Event()
+
+        async def one(bearer: str, token: str, opened: Any, limiter: anyio.CapacityLimiter) -> None:
+            nonlocal wrong_question
+
+            async def answer(ctx: Any, params: Any) -> t.ElicitResult:
+                nonlocal wrong_question
+                if token not in params.message:
+                    wrong_question += 1
+                with pending.get_lock():
+                    pending.value += 1
+                await all_pending.wait()
+                return t.ElicitResult(action="accept", content={"token": token})
+
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=PHASE_SECONDS)
+            async with limiter:
+                client = Client(
+                    streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=answer
+                )
+                await client.__aenter__()
+                await client.list_tools()
+            opened.append(client)
+            await started.wait()
+            result = await client.call_tool("ask_token", {"token": token})
+            results[token] = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+
+        started = anyio.Event()
+        opened: list[Any] = []
+        limiter = anyio.CapacityLimiter(OPEN_AT_ONCE)
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for bearer, token in tokens:
+                tg.start_soon(one, bearer, token, opened, limiter)
+            with anyio.fail_after(PHASE_SECONDS):
+                while len(opened) < len(tokens):
+                    await anyio.sleep(0.05)
+            out.put(("opened", time.perf_counter() - t0))
+            await anyio.to_thread.run_sync(go["call"].wait)
+            started.set()
+            await anyio.to_thread.run_sync(go["answer"].wait)
+            t1 = time.perf_counter()
+            all_pending.set()
+            with anyio.fail_after(PHASE_SECONDS):
+                while len(results) < len(tokens):
+                    await anyio.sleep(0.01)
+            elapsed = time.perf_counter() - t1
+        right = sum(1 for tok, text in results.items() if text == f"{tok}:{tok}")
+        out.put(("done", elapsed, right, len(results), wrong_question))
+        for client in opened:
+            await client.__aexit__(None, None, None)
+
+    try:
+        anyio.run(run)
+    except Exception as exc:  # reported, so the coordinator says how far it got
+        out.put(("failed", f"{type(exc).__name__}: {exc}"[:300]))
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def wait_for(q: Any, what: str, n: int, seconds: float) -> list[Any]:
+    got: list[Any] = []
+    deadline = time.monotonic() + seconds
+    while len(got) < n:
+        item = q.get(timeout=max(0.1, deadline - time.monotonic()))
+        if item[0] == "failed":
+            raise RuntimeError(f"a client worker failed: {item[1]}")
+        if item[0] != what:
+            raise RuntimeError(f"expected {what}, got {item}")
+        got.append(item)
+    return got
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--users", type=int, default=125)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+    sessions = min(args.sessions, MAX_SESSIONS)
+    users_n = max(1, min(args.users, sessions))
+    ctx = mp.get_context("spawn")
+    print(f"gateway sessions: {sessions} sessions of {users_n} users, {args.workers} client processes")
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+
+    port_q = ctx.Queue()
+    upstream = ctx.Process(target=upstream_main, args=(port_q,), daemon=True)
+    upstream.start()
+    upstream_url = f"http://127.0.0.1:{port_q.get(timeout=60)}/mcp"
+    bearers = {secrets.token_urlsafe(24): f"user{i}" for i in range(users_n)}
+    gw = ctx.Process(target=gateway_main, args=(upstream_url, bearers, users_n, port_q), daemon=True)
+    gw.start()
+    url = f"http://127.0.0.1:{port_q.get(timeout=60)}/mcp"
+    time.sleep(1.0)  # let the gateway settle before its idle RSS is read
+    rss_idle = rss_mb(gw.pid)  # type: ignore[arg-type]
+
+    keys = list(bearers)
+    plan = [(keys[i % users_n], secrets.token_hex(8)) for i in range(sessions)]
+    pending = ctx.Value("i", 0)
+    go = {"call": ctx.Event(), "answer": ctx.Event()}
+    out = ctx.Queue()
+    workers = [
+        ctx.Process(target=worker_main, args=(url, plan[w :: args.workers], sessions, pending, go, out))
+        for w in range(args.workers)
+    ]
+    for w in workers:
+        w.start()
+    try:
+        opened = wait_for(out, "opened", len(workers), PHASE_SECONDS)
+        rss_open = rss_mb(gw.pid)  # type: ignore[arg-type]
+        print(f"  all {sessions} sessions open in {max(o[1] for o in opened):.1f} s")
+        go["call"].set()
+        t0 = time.monotonic()
+        while pending.value < sessions and time.monotonic() - t0 < PHASE_SECONDS:
+            time.sleep(0.05)
+        reached = pending.value
+        rss_pending = rss_mb(gw.pid)  # type: ignore[arg-type]
+        print(f"  {reached} questions pending at the clients {time.monotonic() - t0:.1f} s after the calls")
+        go["answer"].set()
+        done = wait_for(out, "done", len(workers), PHASE_SECONDS)
+    finally:
+        go["call"].set()
+        go["answer"].set()
+        for w in workers:
+            w.join(timeout=30)
+        for p in (gw, upstream):
+            p.terminate()
+            p.join(timeout=10)
+    elapsed = max(d[1] for d in done)
+    right = sum(d[2] for d in done)
+    answered = sum(d[3] for d in done)
+    wrong_q = sum(d[4] for d in done)
+    print(f"  gateway RSS: idle {rss_idle:.1f} MB, sessions open {rss_open:.1f} MB, all pending {rss_pending:.1f} MB")
+    print(
+        f"  per session: {(rss_open - rss_idle) * 1024 / sessions:.0f} KB open (its user's upstream connection "
+        f"shared by {sessions // users_n}), {(rss_pending - rss_open) * 1024 / sessions:.0f} KB more with its "
+        f"question pending; {(rss_pending - rss_idle) * 1024 / sessions:.0f} KB in all"
+    )
+    print(f"  all answered: {answered} results back {elapsed:.2f} s after the answers were sent")
+    print(
+        f"  right: {right}/{sessions}; lost: {sessions - answered}; wrong or misrouted results: "
+        f"{answered - right}; questions naming another session's token: {wrong_q}"
+    )
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+
+
+if __name__ == "__main__":
+    main()
