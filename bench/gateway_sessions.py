@@ -11,9 +11,10 @@ session with its own bearer token's user and its own random token. Phases:
 3. all answer at once; the time until every result is back. A result counts as right only if the
    question named the session's token and the result is "<token>:<token>": a lost question or
    result, or one routed to another session, shows as missing or wrong.
-Guardrails on (schema gate, secret guard, URL checks, policy; rate limits at their defaults, which
-a session asking once stays under; no audit sink: the per-record cost is in bench/gateway.py).
-MAX_PENDING_PER_USER (8) is kept, so users x 8 >= sessions; MAX_POOLS is raised to `--users`.
+Guardrails on (schema gate, secret guard, URL checks, policy, rate limits with the burst raised
+from 5 to 8 questions in 10 s so each of a user's 8 sessions may ask at once; no audit sink: the
+per-record cost is in bench/gateway.py). MAX_PENDING_PER_USER (8) is kept, so users x 8 >=
+sessions; MAX_POOLS is raised to `--users` (`Gateway(max_pools=...)`).
 
 Run: .venv/bin/python bench/gateway_sessions.py [--sessions 1000] [--users 125] [--workers 4]
 """
@@ -36,7 +37,7 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PHASE_SECONDS = 600.0  # every phase is bounded; a stuck run ends with what it reached
+PHASE_SECONDS = float(os.environ.get("GW_SESSIONS_PHASE_SECONDS", "600"))  # every phase is bounded; a stuck run ends with what it reached
 OPEN_AT_ONCE = 16  # sessions a worker connects at the same time
 MAX_SESSIONS = 2000
 
@@ -61,13 +62,20 @@ def upstream_main(port_q: Any) -> None:
 def gateway_main(upstream_url: str, users: dict[str, str], max_pools: int, port_q: Any) -> None:
     import logging
 
+    from mcp_elicit.core.policy import RATE_BURST, RATE_SUSTAINED, Policy, RateLimit
     from mcp_elicit.gateway import Gateway, parse_config
+    from mcp_elicit.gateway.relay import MAX_PENDING_PER_USER
 
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=os.environ.get("GW_SESSIONS_LOG", "WARNING"))
     config = parse_config(json.dumps({"mcpServers": {"up": {"url": upstream_url}}, "users": users}))
 
+    # RATE_BURST (5 in 10 s per user and server) would refuse a user's 6th to 8th session asking
+    # at the same moment: the burst raised to MAX_PENDING_PER_USER, the sustained window kept.
+    burst = RateLimit(MAX_PENDING_PER_USER, RATE_BURST[1])
+    policy = Policy(form="allow", url="allow", rate_limits=(burst, RateLimit(*RATE_SUSTAINED)))
+
     async def serve() -> None:
-        async with Gateway(config, max_pools=max_pools) as gw:
+        async with Gateway(config, policy=policy, max_pools=max_pools) as gw:
             await gw.serve_http("127.0.0.1", 0, started=port_q.put)
 
     anyio.run(serve)
@@ -98,18 +106,22 @@ def worker_main(url: str, tokens: list[str], total: int, pending: Any, go: Any, 
                 return t.ElicitResult(action="accept", content={"token": token})
 
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=PHASE_SECONDS)
+            transport = streamable_http_client(url, http_client=http)
             async with limiter:
-                client = Client(
-                    streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=answer
-                )
-                await client.__aenter__()
+                client = Client(transport, mode="legacy", elicitation_callback=answer)
+                await client.__aenter__()  # left in this task below (the SDK's scopes need it)
+            try:
                 await client.list_tools()
-            opened.append(client)
-            await started.wait()
-            result = await client.call_tool("ask_token", {"token": token})
-            results[token] = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+                opened.append(client)
+                await started.wait()
+                result = await client.call_tool("ask_token", {"token": token})
+                results[token] = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+                await closing.wait()
+            finally:
+                await client.__aexit__(None, None, None)
 
         started = anyio.Event()
+        closing = anyio.Event()
         opened: list[Any] = []
         limiter = anyio.CapacityLimiter(OPEN_AT_ONCE)
         t0 = time.perf_counter()
@@ -129,10 +141,10 @@ def worker_main(url: str, tokens: list[str], total: int, pending: Any, go: Any, 
                 while len(results) < len(tokens):
                     await anyio.sleep(0.01)
             elapsed = time.perf_counter() - t1
-        right = sum(1 for tok, text in results.items() if text == f"{tok}:{tok}")
-        out.put(("done", elapsed, right, len(results), wrong_question))
-        for client in opened:
-            await client.__aexit__(None, None, None)
+            right = sum(1 for tok, text in results.items() if text == f"{tok}:{tok}")
+            sample = next((text for tok, text in results.items() if text != f"{tok}:{tok}"), "")
+            out.put(("done", elapsed, right, len(results), wrong_question, sample[:200]))
+            closing.set()
 
     try:
         anyio.run(run)
@@ -219,6 +231,7 @@ def main() -> None:
     right = sum(d[2] for d in done)
     answered = sum(d[3] for d in done)
     wrong_q = sum(d[4] for d in done)
+    sample = next((d[5] for d in done if d[5]), "")
     print(f"  gateway RSS: idle {rss_idle:.1f} MB, sessions open {rss_open:.1f} MB, all pending {rss_pending:.1f} MB")
     print(
         f"  per session: {(rss_open - rss_idle) * 1024 / sessions:.0f} KB open (its user's upstream connection "
@@ -230,6 +243,8 @@ def main() -> None:
         f"  right: {right}/{sessions}; lost: {sessions - answered}; wrong or misrouted results: "
         f"{answered - right}; questions naming another session's token: {wrong_q}"
     )
+    if sample:
+        print(f"  a result that was not right: {sample!r}")
     print(f"uptime: {os.popen('uptime').read().strip()}")
 
 
