@@ -73,7 +73,9 @@ def fastmcp_proxy(upstream: str) -> Any:
         kind = upstream.removeprefix("stdio:")
         from fastmcp.client.transports import StdioTransport
 
-        return create_proxy(StdioTransport(sys.executable, [str(SERVERS), kind, "stdio"]), name="fastmcp-proxy")
+        return create_proxy(
+            StdioTransport(sys.executable, [str(SERVERS), kind, "stdio"]), name="fastmcp-proxy"
+        )
     return create_proxy(upstream, name="fastmcp-proxy")
 
 

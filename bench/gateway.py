@@ -13,8 +13,9 @@ Transports: "memory" (the relay in this process on the SDK's in-memory transport
 over stdio, direct = stdio), "stdio" (every relay a subprocess spawning the upstream), "http"
 (every relay a process on 127.0.0.1, one upstream HTTP process shared by all).
 
-Per round every variant makes `--calls` calls of `ask_one` and as many of `noop` (alternating
-order); "call" is the ms of a call with one question, "elicitation" that minus the `noop` call.
+Per round every variant makes `--calls` calls of `ask_one` and as many of `noop`, the variants
+taking turns call by call; "call" is the ms of a call with one question, "elicitation" that minus
+the `noop` call.
 Ratios are paired within a round, median (min-max) over the rounds. Wall time.
 
 Run: .venv/bin/python bench/gateway.py [--calls N] [--rounds R] [--transports memory stdio http]
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -42,8 +42,7 @@ from mcp.client.stdio import StdioServerParameters
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _gw_proxies import SERVERS, floor_proxy
 from _rt_servers import ANSWER
-from _stats import conditions, fmt_ratio, ratios
-
+from _stats import conditions, fmt_ratio, ratios, uptime
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.core.policy import Policy, RateLimit
 from mcp_elicit.gateway import Gateway, parse_config
@@ -55,7 +54,6 @@ STARTUP_BOUND_SECONDS = 60.0
 # windows with counts it stays under, so the rate check still runs on every question.
 RATE_LIMITS = (RateLimit(10_000, 10.0), RateLimit(10_000, 300.0))
 RATE_LIMITS_TOML = "[{limit = 10000, window = 10}, {limit = 10000, window = 300}]"
-FASTMCP_STDIO_CALLS = 5  # FastMCP's proxy starts the upstream process anew for every call there
 Op = Callable[[], Awaitable[Any]]
 
 
@@ -88,7 +86,8 @@ def gateway_files(tmp: Path, upstream: dict[str, Any], audit_db: Path) -> tuple[
     config = tmp / f"gw-{len(list(tmp.iterdir()))}.json"
     config.write_text(json.dumps({"mcpServers": {"sdk": upstream}}))
     toml = tmp / "elicit.toml"  # the gateway's defaults but the rate limits' counts; SQLite records
-    toml.write_text(f"[default]\nform = \"allow\"\nurl = \"allow\"\nrate_limits = {RATE_LIMITS_TOML}\n[audit]\nsink = \"sqlite\"\npath = \"{audit_db}\"\n")
+    policy = f'[default]\nform = "allow"\nurl = "allow"\nrate_limits = {RATE_LIMITS_TOML}\n'
+    toml.write_text(f'{policy}[audit]\nsink = "sqlite"\npath = "{audit_db}"\n')
     return config, toml
 
 
@@ -120,7 +119,9 @@ async def build(stack: AsyncExitStack, transport: str, tmp: Path) -> dict[str, C
         gateway = [py, "-m", "mcp_elicit", "gateway", "--config", str(config), "--elicit-config", str(toml)]
         return {
             "direct": await connect(stack, StdioServerParameters(**upstream_stdio())),
-            "floor": await connect(stack, StdioServerParameters(command=py, args=[PROXIES, "floor", "stdio", "stdio:sdk"])),
+            "floor": await connect(
+                stack, StdioServerParameters(command=py, args=[PROXIES, "floor", "stdio", "stdio:sdk"])
+            ),
             "gateway": await connect(stack, StdioServerParameters(command=py, args=gateway[1:])),
             "fastmcp proxy": await connect(
                 stack, StdioServerParameters(command=py, args=[PROXIES, "fastmcp", "stdio", "stdio:sdk"])
@@ -142,21 +143,16 @@ async def build(stack: AsyncExitStack, transport: str, tmp: Path) -> dict[str, C
     }
 
 
-async def timed(client: Client, tool: str, calls: int) -> float:
+async def timed(client: Client, tool: str) -> float:
     start = time.perf_counter()
-    for _ in range(calls):
-        result = await client.call_tool(tool, {})
-        assert not result.is_error, result
-    return (time.perf_counter() - start) / calls * 1000
-
-
-def calls_for(transport: str, name: str, calls: int) -> int:
-    return min(calls, FASTMCP_STDIO_CALLS) if (transport, name) == ("stdio", "fastmcp proxy") else calls
+    result = await client.call_tool(tool, {})
+    elapsed = (time.perf_counter() - start) * 1000
+    assert not result.is_error, result
+    return elapsed
 
 
 async def run(args: argparse.Namespace) -> None:
     print(f"gateway benchmark: {args.calls} calls x {args.rounds} rounds, wall ms; {conditions()}")
-    print(f"uptime: {os.popen('uptime').read().strip()}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         async with AsyncExitStack() as stack:
@@ -174,23 +170,28 @@ async def run(args: argparse.Namespace) -> None:
             ask: dict[str, dict[str, list[float]]] = {tr: {n: [] for n in v} for tr, v in clients.items()}
             noop: dict[str, dict[str, list[float]]] = {tr: {n: [] for n in v} for tr, v in clients.items()}
             for r in range(args.rounds):
+                # Variants take turns call by call (order flipped every call), so a burst of load
+                # on the machine falls on all of them alike; a round's figure is its mean.
                 for tr, variants in clients.items():
-                    names = list(variants) if r % 2 == 0 else list(reversed(variants))
-                    for name in names:
-                        n = calls_for(tr, name, args.calls)
-                        ask[tr][name].append(await timed(variants[name], "ask_one", n))
-                        noop[tr][name].append(await timed(variants[name], "noop", n))
+                    sums = {n: [0.0, 0.0] for n in variants}
+                    for i in range(args.calls):
+                        for name in list(variants) if (i + r) % 2 == 0 else list(reversed(variants)):
+                            sums[name][0] += await timed(variants[name], "ask_one")
+                            sums[name][1] += await timed(variants[name], "noop")
+                    for name, (a, b) in sums.items():
+                        ask[tr][name].append(a / args.calls)
+                        noop[tr][name].append(b / args.calls)
                 print(f"  round {r + 1}/{args.rounds} done", file=sys.stderr)
     for tr in clients:
         report(tr, ask[tr], noop[tr])
-    print(f"uptime: {os.popen('uptime').read().strip()}")
 
 
 def report(transport: str, ask: dict[str, list[float]], noop: dict[str, list[float]]) -> None:
     elicit = {n: [a - b for a, b in zip(ask[n], noop[n], strict=True)] for n in ask}
     print(f"\n{transport}: ms per call with one question | per elicitation (that minus a no-question call)")
     for name in ask:
-        line = f"  {name:28s} call {statistics.median(ask[name]):6.2f}  elicitation {statistics.median(elicit[name]):6.2f}"
+        call, one = statistics.median(ask[name]), statistics.median(elicit[name])
+        line = f"  {name:28s} call {call:6.2f}  elicitation {one:6.2f}"
         if name != "direct":
             line += f"   ratio call {fmt_ratio(ratios(ask[name], ask['direct']))}"
             line += f"  elicitation {fmt_ratio(ratios(elicit[name], elicit['direct']))}"
@@ -210,7 +211,9 @@ def main() -> None:
     parser.add_argument("--transports", nargs="+", default=["memory", "stdio", "http"])
     args = parser.parse_args()
     args.calls, args.rounds = min(args.calls, 2000), min(args.rounds, 20)
+    print(f"uptime before: {uptime()}")
     anyio.run(run, args)
+    print(f"uptime after: {uptime()}")
 
 
 if __name__ == "__main__":

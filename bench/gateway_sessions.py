@@ -1,4 +1,4 @@
-"""Many concurrent downstream sessions through one gateway, each with one question pending: memory, time, none lost.
+"""Many concurrent sessions through one gateway, each with one question pending: memory, time, none lost.
 
 One upstream process (a raw-SDK server over streamable HTTP: `ask_token(token)` asks a form whose
 message names the token and returns "<argument>:<answer>"), one gateway process (`Gateway` over
@@ -36,8 +36,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stats import uptime
 
-PHASE_SECONDS = float(os.environ.get("GW_SESSIONS_PHASE_SECONDS", "600"))  # every phase is bounded; a stuck run ends with what it reached
+PHASE_SECONDS = float(
+    os.environ.get("GW_SESSIONS_PHASE_SECONDS", "600")
+)  # every phase is bounded; a stuck run ends with what it reached
 OPEN_AT_ONCE = 16  # sessions a worker connects at the same time
 MAX_SESSIONS = 2000
 
@@ -113,15 +116,20 @@ def worker_main(url: str, tokens: list[str], total: int, pending: Any, go: Any, 
             try:
                 await client.list_tools()
                 opened.append(client)
+                if len(opened) == len(tokens):
+                    all_open.set()
                 await started.wait()
                 result = await client.call_tool("ask_token", {"token": token})
                 results[token] = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+                if len(results) == len(tokens):
+                    all_back.set()
                 await closing.wait()
             finally:
                 await client.__aexit__(None, None, None)
 
         started = anyio.Event()
         closing = anyio.Event()
+        all_open, all_back = anyio.Event(), anyio.Event()
         opened: list[Any] = []
         limiter = anyio.CapacityLimiter(OPEN_AT_ONCE)
         t0 = time.perf_counter()
@@ -129,8 +137,7 @@ def worker_main(url: str, tokens: list[str], total: int, pending: Any, go: Any, 
             for bearer, token in tokens:
                 tg.start_soon(one, bearer, token, opened, limiter)
             with anyio.fail_after(PHASE_SECONDS):
-                while len(opened) < len(tokens):
-                    await anyio.sleep(0.05)
+                await all_open.wait()
             out.put(("opened", time.perf_counter() - t0))
             await anyio.to_thread.run_sync(go["call"].wait)
             started.set()
@@ -138,8 +145,7 @@ def worker_main(url: str, tokens: list[str], total: int, pending: Any, go: Any, 
             t1 = time.perf_counter()
             all_pending.set()
             with anyio.fail_after(PHASE_SECONDS):
-                while len(results) < len(tokens):
-                    await anyio.sleep(0.01)
+                await all_back.wait()
             elapsed = time.perf_counter() - t1
             right = sum(1 for tok, text in results.items() if text == f"{tok}:{tok}")
             sample = next((text for tok, text in results.items() if text != f"{tok}:{tok}"), "")
@@ -182,7 +188,7 @@ def main() -> None:
     users_n = max(1, min(args.users, sessions))
     ctx = mp.get_context("spawn")
     print(f"gateway sessions: {sessions} sessions of {users_n} users, {args.workers} client processes")
-    print(f"uptime: {os.popen('uptime').read().strip()}")
+    print(f"uptime: {uptime()}")
 
     port_q = ctx.Queue()
     upstream = ctx.Process(target=upstream_main, args=(port_q,), daemon=True)
@@ -232,11 +238,18 @@ def main() -> None:
     answered = sum(d[3] for d in done)
     wrong_q = sum(d[4] for d in done)
     sample = next((d[5] for d in done if d[5]), "")
-    print(f"  gateway RSS: idle {rss_idle:.1f} MB, sessions open {rss_open:.1f} MB, all pending {rss_pending:.1f} MB")
+    kb = {
+        k: v * 1024 / sessions
+        for k, v in (("open", rss_open - rss_idle), ("pending", rss_pending - rss_open))
+    }
     print(
-        f"  per session: {(rss_open - rss_idle) * 1024 / sessions:.0f} KB open (its user's upstream connection "
-        f"shared by {sessions // users_n}), {(rss_pending - rss_open) * 1024 / sessions:.0f} KB more with its "
-        f"question pending; {(rss_pending - rss_idle) * 1024 / sessions:.0f} KB in all"
+        f"  gateway RSS: idle {rss_idle:.1f} MB, sessions open {rss_open:.1f} MB, "
+        f"all pending {rss_pending:.1f} MB"
+    )
+    print(
+        f"  per session: {kb['open']:.0f} KB open (with 1/{sessions // users_n} of its user's upstream "
+        f"connection), {kb['pending']:.0f} KB more with its question pending; "
+        f"{sum(kb.values()):.0f} KB in all"
     )
     print(f"  all answered: {answered} results back {elapsed:.2f} s after the answers were sent")
     print(
@@ -245,7 +258,7 @@ def main() -> None:
     )
     if sample:
         print(f"  a result that was not right: {sample!r}")
-    print(f"uptime: {os.popen('uptime').read().strip()}")
+    print(f"uptime: {uptime()}")
 
 
 if __name__ == "__main__":
