@@ -165,6 +165,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) `pid` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_for(q: Any, what: str, n: int, seconds: float) -> list[Any]:
     got: list[Any] = []
     deadline = time.monotonic() + seconds
@@ -183,11 +189,13 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--users", type=int, default=125)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--direct", action="store_true", help="the clients talk to the upstream itself")
     args = parser.parse_args()
     sessions = min(args.sessions, MAX_SESSIONS)
     users_n = max(1, min(args.users, sessions))
     ctx = mp.get_context("spawn")
-    print(f"gateway sessions: {sessions} sessions of {users_n} users, {args.workers} client processes")
+    where = "straight to the upstream (no gateway)" if args.direct else "through one gateway"
+    print(f"sessions {where}: {sessions} of {users_n} users, {args.workers} client processes")
     print(f"uptime: {uptime()}")
 
     port_q = ctx.Queue()
@@ -196,10 +204,15 @@ def main() -> None:
     upstream_url = f"http://127.0.0.1:{port_q.get(timeout=60)}/mcp"
     bearers = {secrets.token_urlsafe(24): f"user{i}" for i in range(users_n)}
     gw = ctx.Process(target=gateway_main, args=(upstream_url, bearers, users_n, port_q), daemon=True)
-    gw.start()
-    url = f"http://127.0.0.1:{port_q.get(timeout=60)}/mcp"
-    time.sleep(1.0)  # let the gateway settle before its idle RSS is read
-    rss_idle = rss_mb(gw.pid)  # type: ignore[arg-type]
+    if args.direct:  # the same sessions straight to the upstream: the SDK server's own figures
+        url, measured = upstream_url, upstream
+    else:
+        gw.start()
+        url, measured = f"http://127.0.0.1:{port_q.get(timeout=60)}/mcp", gw
+    time.sleep(1.0)  # let the measured process settle before its idle RSS is read
+    pid: int = measured.pid  # type: ignore[assignment]
+    rss_idle = rss_mb(pid)
+    cpu = {"start": cpu_s(pid)}
 
     keys = list(bearers)
     plan = [(keys[i % users_n], secrets.token_hex(8)) for i in range(sessions)]
@@ -214,23 +227,26 @@ def main() -> None:
         w.start()
     try:
         opened = wait_for(out, "opened", len(workers), PHASE_SECONDS)
-        rss_open = rss_mb(gw.pid)  # type: ignore[arg-type]
+        rss_open = rss_mb(pid)
+        cpu["open"] = cpu_s(pid)
         print(f"  all {sessions} sessions open in {max(o[1] for o in opened):.1f} s")
         go["call"].set()
         t0 = time.monotonic()
         while pending.value < sessions and time.monotonic() - t0 < PHASE_SECONDS:
             time.sleep(0.05)
         reached = pending.value
-        rss_pending = rss_mb(gw.pid)  # type: ignore[arg-type]
+        rss_pending = rss_mb(pid)
+        cpu["pending"] = cpu_s(pid)
         print(f"  {reached} questions pending at the clients {time.monotonic() - t0:.1f} s after the calls")
         go["answer"].set()
         done = wait_for(out, "done", len(workers), PHASE_SECONDS)
+        cpu["done"] = cpu_s(pid)
     finally:
         go["call"].set()
         go["answer"].set()
         for w in workers:
             w.join(timeout=30)
-        for p in (gw, upstream):
+        for p in (gw, upstream) if not args.direct else (upstream,):
             p.terminate()
             p.join(timeout=10)
     elapsed = max(d[1] for d in done)
@@ -242,13 +258,18 @@ def main() -> None:
         k: v * 1024 / sessions
         for k, v in (("open", rss_open - rss_idle), ("pending", rss_pending - rss_open))
     }
+    who = "upstream (direct)" if args.direct else "gateway"
     print(
-        f"  gateway RSS: idle {rss_idle:.1f} MB, sessions open {rss_open:.1f} MB, "
+        f"  {who} CPU: {cpu['open'] - cpu['start']:.1f} s opening, "
+        f"{cpu['pending'] - cpu['open']:.1f} s asking, {cpu['done'] - cpu['pending']:.1f} s answering"
+    )
+    print(
+        f"  {who} RSS: idle {rss_idle:.1f} MB, sessions open {rss_open:.1f} MB, "
         f"all pending {rss_pending:.1f} MB"
     )
     print(
-        f"  per session: {kb['open']:.0f} KB open (with 1/{sessions // users_n} of its user's upstream "
-        f"connection), {kb['pending']:.0f} KB more with its question pending; "
+        f"  per session: {kb['open']:.0f} KB open{'' if args.direct else ' (with its share of a pool)'}, "
+        f"{kb['pending']:.0f} KB more with its question pending; "
         f"{sum(kb.values()):.0f} KB in all"
     )
     print(f"  all answered: {answered} results back {elapsed:.2f} s after the answers were sent")
