@@ -34,7 +34,7 @@ from mcp_elicit.client.ui_protocol import (
     WaitChoice,
 )
 from mcp_elicit.core.actions import ACTIONS
-from mcp_elicit.core.form_model import Form
+from mcp_elicit.core.forms import Form
 from mcp_elicit.core.revisions import LATEST, wire_revision
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
