@@ -47,7 +47,7 @@ BROWSER_ENV: Final = "MCP_ELICIT_BROWSER"
 UrlOpener = Callable[[str], Awaitable[None]]
 """Opens one checked URL out of band; raises when it cannot (the question then ends as cancel)."""
 
-NO_BROWSER_REASON: Final = f"no browser can be opened here (no {BROWSER_ENV}, no desktop opener)"
+NO_BROWSER_REASON: Final = f"no browser can be opened here: no {BROWSER_ENV}, no desktop session"
 
 
 class ShowLink:
