@@ -80,7 +80,6 @@ async def test_oauth_and_a_bearer_token_exclude_each_other(tmp_path: Path) -> No
     assert done.exit_code == 2
 
 
-
 async def test_the_summary_names_a_server_without_a_version_in_one_clean_line(tmp_path: Path) -> None:
     async with authorization_setup(Provider()) as url:
         done = await call(tmp_path, url, summary=True)
