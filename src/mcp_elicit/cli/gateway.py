@@ -12,6 +12,17 @@ import click
 
 from mcp_elicit.errors import ConfigError
 
+# HTTP client libraries log every request at INFO: one line per relayed message would bury the
+# gateway's own lines (upstreams failing, notices) on stderr.
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
+
+
+def log_to_stderr() -> None:
+    """The gateway's own INFO lines on stderr, the HTTP clients' only from WARNING up."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
 
 def _listen(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
@@ -42,7 +53,7 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
     from mcp_elicit.config import load_config, open_audit_sink
     from mcp_elicit.gateway import Gateway, parse_config
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    log_to_stderr()
     try:
         config = parse_config(Path(config_path).read_text(encoding="utf-8"))
         settings = load_config(elicit_config) if elicit_config is not None else None
