@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,7 +46,8 @@ def write_config(path: Path, users: dict[str, str] | None = None, **kw: Any) -> 
 
 def stdio_gateway(config: Path) -> StdioServerParameters:
     args = ["-m", "mcp_elicit", "gateway", "--config", str(config)]
-    return StdioServerParameters(command=sys.executable, args=args)
+    # The whole environment, not the SDK's default subset: the test's own XDG trail (tests/conftest.py).
+    return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
 
 class Answers:

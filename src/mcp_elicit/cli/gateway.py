@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import click
 
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import AuditWriteError, ConfigError
 
 # HTTP client libraries log every request at INFO: one line per relayed message would bury the
 # gateway's own lines (upstreams failing, notices) on stderr.
@@ -46,7 +46,7 @@ def _listen(value: str) -> tuple[str, int]:
     "--elicit-config",
     default=None,
     type=click.Path(dir_okay=False, exists=True),
-    help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, no trail.",
+    help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, the default trail.",
 )
 def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
     """Relay upstream servers' tools; every question through the guardrails to the caller."""
@@ -57,12 +57,14 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
     try:
         config = parse_config(Path(config_path).read_text(encoding="utf-8"))
         settings = load_config(elicit_config) if elicit_config is not None else None
-    except ConfigError as exc:
+        # Every relayed question leaves a consent record, as with `call` and `connect`: without
+        # --elicit-config on the default trail. A policy only comes from a file named here: the
+        # person answering the relayed form is already asked, so no "ask first" step by default.
+        trail = settings.audit if settings is not None else load_config().audit
+        audit = open_audit_sink(trail) if trail.level != "none" else None
+    except (ConfigError, AuditWriteError) as exc:
         raise click.ClickException(str(exc)) from None
     where = _listen(listen) if listen is not None else None
-    audit = (
-        open_audit_sink(settings.audit) if settings is not None and settings.audit.level != "none" else None
-    )
 
     def started(port: int) -> None:
         click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
