@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,30 @@ def _listen(value: str) -> tuple[str, int]:
     if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
         raise click.BadParameter("give 127.0.0.1:PORT (the gateway listens on loopback only)")
     return host.strip("[]"), int(port)
+
+
+def _replica_settings(env: Mapping[str, str]) -> tuple[str, str, list[bytes]] | None:
+    """(Redis URL, key prefix, shared state keys) when replicas share state; the same settings
+    as the reference server's."""
+    from mcp_elicit.reference import REDIS_PREFIX_ENV, REDIS_URL_ENV, STATE_KEYS_ENV, reference_state_keys
+
+    if not env.get(REDIS_URL_ENV):
+        return None
+    keys = reference_state_keys(env)
+    if keys is None:
+        raise ConfigError(STATE_KEYS_ENV, "replicas on Redis need shared keys (or MCP_ELICIT_HANDOFF_SECRET)")
+    return env[REDIS_URL_ENV], env.get(REDIS_PREFIX_ENV, "mcp-elicit:"), keys
+
+
+def _shared_state(url: str, prefix: str, keys: list[bytes]) -> Any:
+    from mcp_elicit.extras import missing
+    from mcp_elicit.gateway.shared_state import SharedState
+
+    try:
+        import redis.asyncio
+    except ModuleNotFoundError as exc:  # the `redis` extra
+        raise missing("redis", exc) from exc
+    return SharedState(redis.asyncio.from_url(url), keys, prefix=prefix)
 
 
 @click.command("gateway")
@@ -38,7 +64,10 @@ def _listen(value: str) -> tuple[str, int]:
     help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, no trail.",
 )
 def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
-    """Relay upstream servers' tools; every question through the guardrails to the caller."""
+    """Relay upstream servers' tools; every question through the guardrails to the caller.
+
+    Replicas behind one address: set MCP_ELICIT_REDIS_URL (and MCP_ELICIT_REDIS_PREFIX) and the same
+    MCP_ELICIT_STATE_KEYS or MCP_ELICIT_HANDOFF_SECRET on every replica (docs/gateway.md)."""
     from mcp_elicit.config import load_config, open_audit_sink
     from mcp_elicit.gateway import Gateway, parse_config
 
@@ -46,6 +75,7 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
     try:
         config = parse_config(Path(config_path).read_text(encoding="utf-8"))
         settings = load_config(elicit_config) if elicit_config is not None else None
+        replicas = _replica_settings(os.environ)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     where = _listen(listen) if listen is not None else None
@@ -58,7 +88,8 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
 
     async def serve(browser: Any = None) -> None:
         policy = settings.policy if settings is not None else None
-        async with Gateway(config, policy=policy, audit=audit, browser=browser) as gw:
+        shared = _shared_state(*replicas) if replicas is not None else None
+        async with Gateway(config, policy=policy, audit=audit, browser=browser, shared=shared) as gw:
             if where is None:
                 await gw.serve_stdio()
             else:

@@ -30,6 +30,7 @@ from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
 from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import DownstreamCall
+from mcp_elicit.gateway.shared_state import SharedState, StateRecord
 
 __all__ = ["LOCAL_USER", "MAX_POOLS", "Gateway"]
 
@@ -38,6 +39,18 @@ logger = logging.getLogger("mcp_elicit.gateway")
 LOCAL_USER: Final = "local"
 # Users with open upstream connections at once (each holds one connection per upstream).
 MAX_POOLS: Final = 64
+# How long a starting gateway waits for its Redis subscription (replicas) before it gives up.
+REPLICA_START_TIMEOUT_SECONDS: Final = 30.0
+
+
+NO_OPEN_QUESTION: Final = "This answer belongs to no open question (used, expired or not yours)."
+
+
+def _answer_of(raw: Any) -> UIResult:
+    """A retry's answer to our one question ("q"), as the relay's UI result."""
+    action = raw.get("action") if isinstance(raw, dict) else None
+    content = raw.get("content") if isinstance(raw, dict) else None
+    return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
 
 
 class Gateway:
@@ -49,6 +62,7 @@ class Gateway:
         audit: AuditSink | None = None,
         browser: UserInterface | None = None,
         name: str = "mcp-elicit-gateway",
+        shared: SharedState | None = None,
     ) -> None:
         self.config = config
         # Guardrails on by default: rate limits and the decline embargo, no extra "ask first" step.
@@ -57,12 +71,18 @@ class Gateway:
         self.browser = browser
         self.pools: dict[str, Pool] = {}
         self.holds = Holds()
+        self.shared = shared  # replicas: rounds and sealing keys shared through Redis
         self._tg: TaskGroup | None = None
-        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self)
+        keys = shared.state_keys if shared is not None else None
+        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self, state_keys=keys)
 
     async def __aenter__(self) -> Gateway:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
+        if self.shared is not None:
+            self._tg.start_soon(self.shared.run, self._answer_forwarded)
+            with anyio.fail_after(REPLICA_START_TIMEOUT_SECONDS):
+                await self.shared.listening.wait()
         return self
 
     async def __aexit__(
@@ -132,6 +152,7 @@ class Gateway:
         if hold is None or self._tg is None:
             return sdk.error_result(f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
         call.hold = hold
+        hold.server, hold.tool = call.server, call.tool
 
         async def run() -> None:
             try:
@@ -143,28 +164,67 @@ class Gateway:
         self._tg.start_soon(run)
         return await self._next_round(hold)
 
-    async def _next_round(self, hold: Hold) -> Any:
+    async def _advance(self, hold: Hold) -> tuple[str, Any, str | None]:
+        """What the held call does next: ("question", wire request, fresh state), ("done", result,
+        None) or ("timeout", None, None)."""
         with anyio.move_on_after(HOLD_WAIT_SECONDS):
             kind, value = await hold.events.receive()
             if kind == "done":
-                return value
+                return "done", value, None
             state = self.holds.park(hold)
+            if self.shared is not None:
+                record = StateRecord(hold.user, self.shared.replica, hold.server, hold.tool, hold.upstream_id)
+                await self.shared.record(state, record)
+            return "question", value, state
+        return "timeout", None, None
+
+    async def _next_round(self, hold: Hold) -> Any:
+        kind, value, state = await self._advance(hold)
+        if kind == "done":
+            return value
+        if kind == "question" and state is not None:
             return sdk.input_required("q", value, state)
         return sdk.error_result("The upstream server did not answer in time.")
 
     async def _answer_round(self, user: str, state: str, responses: dict[str, Any]) -> Any:
+        if self.shared is not None:  # single use and the user checked across replicas first
+            record = await self.shared.claim(state, user)
+            if record is None:
+                return sdk.error_result(NO_OPEN_QUESTION)
+            if record.home != self.shared.replica:
+                return await self._answer_elsewhere(record, state, responses.get("q"))
         hold = self.holds.take(state, user)
         if hold is None:
-            return sdk.error_result("This answer belongs to no open question (used, expired or not yours).")
-        answer = responses.get("q")
-        action = answer.get("action") if isinstance(answer, dict) else None
-        content = answer.get("content") if isinstance(answer, dict) else None
-        await hold.answers_in.send(
-            UIResult(
-                action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
-            )
-        )
+            return sdk.error_result(NO_OPEN_QUESTION)
+        await hold.answers_in.send(_answer_of(responses.get("q")))
         return await self._next_round(hold)
+
+    async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any) -> Any:
+        """A retry for a call held by another replica: forwarded there; its reply answered here."""
+        assert self.shared is not None
+        reply = await self.shared.forward(record, state, answer)
+        kind = reply.get("kind") if reply is not None else "stopped"
+        if reply is not None and kind == "done":
+            return sdk.result_from_json(reply.get("value"))
+        if reply is not None and kind == "question" and isinstance(reply.get("state"), str):
+            return sdk.input_required("q", reply.get("value") or {}, reply["state"])
+        logger.info("a retry for a call held by replica %s ended: %s", record.home, kind)
+        if kind == "timeout":
+            return sdk.error_result("The upstream server did not answer in time.")
+        return sdk.error_result(
+            "The gateway replica that held this call has stopped or let it go; call the tool again."
+        )
+
+    async def _answer_forwarded(self, state: str, user: str, answer: Any) -> dict[str, Any]:
+        """On the home replica: another replica claimed `state` for `user` and forwards the answer."""
+        hold = self.holds.take(state, user)
+        if hold is None:
+            return {"kind": "gone"}
+        await hold.answers_in.send(_answer_of(answer))
+        kind, value, fresh = await self._advance(hold)
+        if kind == "done":
+            value = sdk.result_json(value)
+        return {"kind": kind, "value": value, "state": fresh}
 
     # -- prompts and resources: forwarded on the push path (no held rounds for them yet) ----------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -33,6 +33,8 @@ __all__ = [
     "input_required",
     "not_found",
     "protocol_version",
+    "result_from_json",
+    "result_json",
     "serve_http",
     "serve_stdio",
     "tool_named",
@@ -44,10 +46,16 @@ _INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
 
 
 def build_server(
-    name: str, version: str, list_tools: ListTools, call_tool: CallTool, more: Any = None
+    name: str,
+    version: str,
+    list_tools: ListTools,
+    call_tool: CallTool,
+    more: Any = None,
+    state_keys: Sequence[bytes] | None = None,
 ) -> Server[Any]:
     """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources` and
-    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too."""
+    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too. `state_keys`
+    seal `requestState` with keys every replica shares (else a key of this process only)."""
 
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
@@ -82,7 +90,8 @@ def build_server(
         )
     server: Server[Any] = Server(name, version=version, **handlers)
     # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
-    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    security = RequestStateSecurity(keys=list(state_keys)) if state_keys else RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
 
 
@@ -102,6 +111,15 @@ def input_required(key: str, request: dict[str, Any], state: str) -> t.InputRequ
     return t.InputRequiredResult(
         input_requests={key: _INPUT_REQUEST.validate_python(request)}, request_state=state
     )
+
+
+def result_json(result: Any) -> Any:
+    """A tool result as JSON (a replica hands it to the one the client reached)."""
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def result_from_json(value: Any) -> t.CallToolResult:
+    return t.CallToolResult.model_validate(value)
 
 
 def tool_named(tool: Any, name: str) -> Any:
