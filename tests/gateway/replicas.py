@@ -26,11 +26,14 @@ class GatewayProcess:
     lines: list[str] = field(default_factory=list)
     url: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
+    said: threading.Condition = field(default_factory=threading.Condition)
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
-            self.lines.append(line.rstrip("\n"))
+            with self.said:
+                self.lines.append(line.rstrip("\n"))
+                self.said.notify_all()
             found = _URL.search(line)
             if found and not self.url:
                 self.url = found.group(1)
@@ -44,6 +47,16 @@ class GatewayProcess:
 
     def log(self) -> str:
         return "\n".join(self.lines)
+
+    async def wait_for_line(self, text: str) -> list[str]:
+        """The log lines containing `text`, once there is one (bounded)."""
+
+        def wait() -> list[str]:
+            with self.said:
+                self.said.wait_for(lambda: any(text in line for line in self.lines), STARTUP_BOUND_SECONDS)
+                return [line for line in self.lines if text in line]
+
+        return await anyio.to_thread.run_sync(wait)
 
 
 @contextmanager

@@ -13,6 +13,7 @@ connections (a `Pool`), opened on their first request and held until the gateway
 from __future__ import annotations
 
 import logging
+from functools import partial
 from types import TracebackType
 from typing import Any, Final
 
@@ -28,7 +29,7 @@ from mcp_elicit.errors import OutOfOrder
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
-from mcp_elicit.gateway.pool import Pool
+from mcp_elicit.gateway.pool import Pool, status_reason
 from mcp_elicit.gateway.relay import DownstreamCall
 from mcp_elicit.gateway.shared_state import SharedState, StateRecord
 
@@ -130,7 +131,8 @@ class Gateway:
         pool = await self.pool_for(user)
         found = pool.offered().get(name)
         if found is None or found[0] not in pool.clients:
-            return sdk.error_result(f"Unknown tool {name!r} (or its server is unavailable).")
+            text = f"Unknown tool {name!r} (or its server is unavailable). {pool.unavailable()}"
+            return sdk.error_result(text.strip())
         call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
         if is_modern(sdk.protocol_version(ctx)):
             return await self._start_held(pool, call, arguments)
@@ -138,8 +140,25 @@ class Gateway:
 
     async def _forward(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
         client = pool.clients[call.server]
-        with pool.books[call.server].track(call):
-            result = await client.call_tool(call.tool, arguments)
+        # Progress goes to the downstream request that is open; a held call's rounds are separate
+        # requests that end with their question, so a 2026-07-28 client gets none from it.
+        progress = partial(sdk.report_progress, call.ctx) if call.hold is None else None
+        refused = pool.refused.get(call.server, [])
+        before = len(refused)
+        try:
+            with pool.books[call.server].track(call):
+                result = await client.call_tool(call.tool, arguments, progress=progress)
+        except anyio.get_cancelled_exc_class():
+            # the downstream cancelled (or left): the SDK sends notifications/cancelled upstream
+            logger.info("call %s on %s for %s cancelled", call.tool, call.server, call.user)
+            raise
+        except Exception:
+            if len(refused) == before:
+                raise
+            # an HTTP upstream refused this call (its key was changed, say): name it to the client
+            logger.info("upstream %s refused a call: HTTP %s", call.server, refused[-1])
+            why = status_reason(refused[-1])
+            return sdk.error_result(f"The upstream server '{call.server}' refused the call: {why}.")
         if call.refusals:  # never a silent drop: say what could not be asked
             text = "The gateway could not relay a question: " + "; ".join(call.refusals)
             return sdk.error_result(text, result)

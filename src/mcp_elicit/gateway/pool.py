@@ -27,7 +27,7 @@ from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
-__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
+__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool", "failure_reason", "status_reason"]
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
@@ -55,7 +55,7 @@ class Pool:
         self.policy_state = PolicyState() if policy is not None else None
         self.audit = audit
         self.browser = browser
-        self._target = target or _target
+        self._target = target or (lambda upstream: _target(upstream, self.refused[upstream.name]))
         self.clients: dict[str, ElicitClient] = {}
         self.pending = Pending()  # one budget of open questions for the user, across upstreams
         self.books: dict[str, CallBook] = {u.name: CallBook(self.pending) for u in config.upstreams}
@@ -63,6 +63,7 @@ class Pool:
         self.prompts: dict[str, list[Any]] = {}
         self.resources: dict[str, list[Any]] = {}
         self.failed: dict[str, str] = {}
+        self.refused: dict[str, list[int]] = {u.name: [] for u in config.upstreams}  # HTTP error statuses
         self.settled = anyio.Event()
         self._stop = anyio.Event()
 
@@ -110,8 +111,9 @@ class Pool:
                 self._settle()
                 await self._stop.wait()
         except Exception as exc:  # one upstream down never takes the others with it
-            logger.warning("upstream %s is unavailable: %s: %s", upstream.name, type(exc).__name__, exc)
-            self.failed[upstream.name] = type(exc).__name__
+            why = failure_reason(exc, self.refused[upstream.name])
+            logger.warning("upstream %s is unavailable: %s", upstream.name, why)
+            self.failed[upstream.name] = why
         finally:
             self.clients.pop(upstream.name, None)
             for listing in (self.tools, self.prompts, self.resources):
@@ -124,12 +126,49 @@ class Pool:
         names = offered_names({s: list(tools) for s, tools in by_name.items()})
         return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
 
+    def unavailable(self) -> str:
+        """The upstreams that failed and why, for an error the downstream reads ("" when none)."""
+        if not self.failed:
+            return ""
+        failed = "; ".join(f"'{server}' ({why})" for server, why in sorted(self.failed.items()))
+        return f"Unavailable upstream servers: {failed}"
+
     def resource_server(self, uri: str) -> str | None:
         """The server offering `uri` (the first in key order when several do)."""
         for server in sorted(self.resources):
             if any(str(r.uri) == uri for r in self.resources[server]):
                 return server
         return None
+
+
+def failure_reason(exc: BaseException, statuses: list[int] | None = None) -> str:
+    """Why an upstream failed, in words a person can act on: the HTTP status it answered with
+    (401/403: the `headers` in the config), else the innermost error's type."""
+    if statuses:
+        return status_reason(statuses[-1])
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    innermost = exc
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        innermost = current
+        status = getattr(getattr(current, "response", None), "status_code", None)
+        if isinstance(status, int):
+            return status_reason(status)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return type(innermost).__name__
+
+
+def status_reason(status: int) -> str:
+    """An upstream's HTTP error status in words a person can act on."""
+    if status in (401, 403):
+        return f"HTTP {status}: it refused the gateway's credentials (check its headers in the config)"
+    return f"HTTP {status}"
 
 
 async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
@@ -141,10 +180,10 @@ async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
         return []
 
 
-def _target(upstream: Upstream) -> Any:
+def _target(upstream: Upstream, refused: list[int] | None = None) -> Any:
     if upstream.url is not None:
         if upstream.headers:
-            return sdk.http_upstream(upstream.url, upstream.headers)
+            return sdk.http_upstream(upstream.url, upstream.headers, refused)
         return ServerSpec(url=upstream.url)
     return StdioServerParameters(
         command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None

@@ -33,6 +33,7 @@ __all__ = [
     "input_required",
     "not_found",
     "protocol_version",
+    "report_progress",
     "result_from_json",
     "result_json",
     "serve_http",
@@ -113,6 +114,14 @@ def input_required(key: str, request: dict[str, Any], state: str) -> t.InputRequ
     )
 
 
+async def report_progress(ctx: Any, progress: float, total: float | None, message: str | None) -> None:
+    """An upstream's progress, sent on the downstream request `ctx` under the downstream's own
+    progressToken (nothing when the downstream asked for no progress)."""
+    session = getattr(ctx, "session", None)
+    if session is not None:
+        await session.report_progress(progress, total, message)
+
+
 def result_json(result: Any) -> Any:
     """A tool result as JSON (a replica hands it to the one the client reached)."""
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -141,10 +150,21 @@ def error_result(text: str, result: Any = None) -> t.CallToolResult:
 
 
 @asynccontextmanager
-async def http_upstream(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
-    """The client kit's guarded HTTP transport to an upstream, sending the configured headers."""
+async def http_upstream(
+    url: str, headers: Mapping[str, str], refused: list[int] | None = None
+) -> AsyncIterator[Any]:
+    """The client kit's guarded HTTP transport to an upstream, sending the configured headers.
+    Each HTTP error status is appended to `refused` (the SDK turns it into a bare JSON-RPC error,
+    and "HTTP 401" is what the person needs to hear)."""
     async with guarded_http_client() as http:
         http.headers.update(headers)
+        if refused is not None:
+
+            async def note(response: Any) -> None:
+                if response.is_error:
+                    refused.append(response.status_code)
+
+            http.event_hooks["response"].append(note)
         async with streamable_http_client(url, http_client=http) as streams:
             yield streams
 
