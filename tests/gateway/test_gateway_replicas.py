@@ -40,16 +40,21 @@ def config(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def two_replicas(tmp_path: Path) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess]]:
+async def two_replicas(tmp_path: Path) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess, Any]]:
+    """Replicas A and B on one Redis key prefix; also yields a reader of that prefix's records."""
     url = redis_url()  # skips with a reason when no Redis answers
-    async with redis_client() as (_, prefix):
+    async with redis_client() as (redis, prefix):
         # A rotation ring shared by both replicas: the first key seals, both unseal.
         keys = f"{secrets.token_hex(32)},{secrets.token_hex(32)}"
         env = {"MCP_ELICIT_REDIS_URL": url, "MCP_ELICIT_REDIS_PREFIX": prefix, "MCP_ELICIT_STATE_KEYS": keys}
         with gateway_process(config(tmp_path), env) as a, gateway_process(config(tmp_path), env) as b:
             await started(a)
             await started(b)
-            yield a, b
+            yield a, b, lambda pattern: _records(redis, prefix + pattern)
+
+
+async def _records(redis: Any, pattern: str) -> list[dict[str, Any]]:
+    return [json.loads(await redis.get(key)) async for key in redis.scan_iter(match=pattern)]
 
 
 async def first_round(url: str, token: str, tool: str) -> t.InputRequiredResult:
@@ -71,7 +76,7 @@ async def retry(url: str, token: str, tool: str, state: str | None, responses: d
 async def test_a_round_started_through_one_replica_is_answered_through_the_other_once_and_only_by_its_user(
     tmp_path: Path,
 ) -> None:
-    async with two_replicas(tmp_path) as (a, b):
+    async with two_replicas(tmp_path) as (a, b, _):
         first = await first_round(a.url, "token-a", "greet")
         state = first.request_state
 
@@ -90,10 +95,16 @@ async def test_a_round_started_through_one_replica_is_answered_through_the_other
 
 
 async def test_a_url_hand_off_started_through_one_replica_completes_through_the_other(tmp_path: Path) -> None:
-    async with two_replicas(tmp_path) as (a, b):
+    async with two_replicas(tmp_path) as (a, b, records):
         first = await first_round(a.url, "token-a", "connect_service")
         page = first.input_requests["q"].params
         assert isinstance(page, t.ElicitRequestURLParams)
+        # The route is in Redis: the user, the replica holding the call, the upstream and its id.
+        [route] = await records("gw:state:*")
+        assert route["user"] == "alice"
+        assert route["server"] == "ref"
+        assert route["tool"] == "connect_service"
+        assert route["upstream_id"]
         results: list[Any] = []
 
         async def accept_at_b() -> None:
@@ -112,7 +123,7 @@ async def test_a_url_hand_off_started_through_one_replica_completes_through_the_
 async def test_a_retry_for_a_call_held_by_a_replica_that_stopped_is_told_to_call_again(
     tmp_path: Path,
 ) -> None:
-    async with two_replicas(tmp_path) as (a, b):
+    async with two_replicas(tmp_path) as (a, b, _):
         first = await first_round(a.url, "token-a", "greet")
         a.stop()
         late = await retry(b.url, "token-a", "greet", first.request_state, answer(content={"name": "alice"}))
