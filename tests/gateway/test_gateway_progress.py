@@ -28,21 +28,25 @@ def sdk_only(tmp_path: Path) -> Path:
     return path
 
 
-async def test_an_upstreams_progress_reaches_the_downstream_callback_in_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_an_upstreams_progress_reaches_the_downstream_callback_in_order_in_both_eras(
+    tmp_path: Path, era: str
+) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         seen.append((value, total, message))
 
-    async with Client(stdio_gateway(sdk_only(tmp_path)), mode="legacy") as client:
+    async with Client(stdio_gateway(sdk_only(tmp_path)), mode=era) as client:
         with anyio.fail_after(CALL_BOUND_SECONDS):
             result = await client.call_tool("work", {}, progress_callback=progress)
     assert result.content[0].text == "worked"  # type: ignore[union-attr]
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 async def test_a_downstream_cancel_reaches_the_upstream_tool_and_the_gateway_logs_one_line(
-    tmp_path: Path,
+    tmp_path: Path, era: str
 ) -> None:
     running = anyio.Event()
 
@@ -52,7 +56,7 @@ async def test_a_downstream_cancel_reaches_the_upstream_tool_and_the_gateway_log
 
     with gateway_process(sdk_only(tmp_path)) as gateway:
         url = await started(gateway)
-        async with http_client(url, None, "legacy", Answers()) as client:
+        async with http_client(url, None, era, Answers()) as client:
 
             async def call_slow() -> Any:
                 return await client.call_tool("slow", {}, progress_callback=progress)

@@ -54,6 +54,13 @@ def _answer_of(raw: Any) -> UIResult:
     return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
 
 
+async def _to_round(hold: Hold, progress: float, total: float | None, message: str | None) -> None:
+    """A held call's progress, to the round waiting on it (between rounds nobody waits: dropped;
+    a round forwarded from another replica gets none)."""
+    if hold.live is not None:
+        await sdk.report_progress(hold.live, progress, total, message)
+
+
 class Gateway:
     def __init__(
         self,
@@ -127,7 +134,7 @@ class Gateway:
     ) -> Any:
         user = self.user_of(ctx)
         if state is not None:  # a 2026-07-28 retry: it answers a held call's question
-            return await self._answer_round(user, state, responses)
+            return await self._answer_round(ctx, user, state, responses)
         pool = await self.pool_for(user)
         found = pool.offered().get(name)
         if found is None or found[0] not in pool.clients:
@@ -140,9 +147,10 @@ class Gateway:
 
     async def _forward(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
         client = pool.clients[call.server]
-        # Progress goes to the downstream request that is open; a held call's rounds are separate
-        # requests that end with their question, so a 2026-07-28 client gets none from it.
-        progress = partial(sdk.report_progress, call.ctx) if call.hold is None else None
+        # Progress goes to the downstream request that waits on the call now: a held call's rounds
+        # are requests of their own, each ending with its question.
+        progress = partial(_to_round, call.hold) if call.hold is not None else None
+        progress = progress or partial(sdk.report_progress, call.ctx)
         refused = pool.refused.get(call.server, [])
         before = len(refused)
         try:
@@ -174,14 +182,15 @@ class Gateway:
         hold.server, hold.tool = call.server, call.tool
 
         async def run() -> None:
-            try:
-                hold.finish(await self._forward(pool, call, arguments))
-            except Exception as exc:
-                logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
-                hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
+            with hold.scope:  # cancelled when the round waiting on it is (the client cancelled)
+                try:
+                    hold.finish(await self._forward(pool, call, arguments))
+                except Exception as exc:
+                    logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
+                    hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
 
         self._tg.start_soon(run)
-        return await self._next_round(hold)
+        return await self._next_round(call.ctx, hold)
 
     async def _advance(self, hold: Hold) -> tuple[str, Any, str | None]:
         """What the held call does next: ("question", wire request, fresh state), ("done", result,
@@ -197,15 +206,22 @@ class Gateway:
             return "question", value, state
         return "timeout", None, None
 
-    async def _next_round(self, hold: Hold) -> Any:
-        kind, value, state = await self._advance(hold)
+    async def _next_round(self, ctx: Any, hold: Hold) -> Any:
+        hold.live = ctx
+        try:
+            kind, value, state = await self._advance(hold)
+        except anyio.get_cancelled_exc_class():
+            hold.scope.cancel()  # the client cancelled the round: the upstream call ends too
+            raise
+        finally:
+            hold.live = None
         if kind == "done":
             return value
         if kind == "question" and state is not None:
             return sdk.input_required("q", value, state)
         return sdk.error_result("The upstream server did not answer in time.")
 
-    async def _answer_round(self, user: str, state: str, responses: dict[str, Any]) -> Any:
+    async def _answer_round(self, ctx: Any, user: str, state: str, responses: dict[str, Any]) -> Any:
         if self.shared is not None:  # single use and the user checked across replicas first
             record = await self.shared.claim(state, user)
             if record is None:
@@ -216,7 +232,7 @@ class Gateway:
         if hold is None:
             return sdk.error_result(NO_OPEN_QUESTION)
         await hold.answers_in.send(_answer_of(responses.get("q")))
-        return await self._next_round(hold)
+        return await self._next_round(ctx, hold)
 
     async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any) -> Any:
         """A retry for a call held by another replica: forwarded there; its reply answered here."""

@@ -44,6 +44,8 @@ class Hold:
     server: str = ""
     tool: str = ""
     upstream_id: str | None = None  # a URL round: the upstream's elicitationId
+    live: Any = None  # the downstream request waiting on this call now (its progress goes there)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # the held upstream call's
 
     async def ask(self, request: dict[str, Any]) -> UIResult:
         """Called by the relay with the wire request (a form or a URL): hand it to the downstream
