@@ -111,3 +111,14 @@ def test_a_gateway_given_redis_without_good_shared_keys_refuses_to_start_naming_
     result = CliRunner().invoke(main, ["gateway", "--config", str(config)], env=env)
     assert result.exit_code != 0
     assert "MCP_ELICIT_STATE_KEYS" in result.output
+
+
+async def test_a_gateway_with_shared_state_stops_when_its_block_ends() -> None:
+    from mcp_elicit.gateway import Gateway, parse_config
+
+    config = parse_config(json.dumps({"mcpServers": {"x": {"command": "/nonexistent/mcp-server"}}}))
+    async with redis_client() as (redis, prefix):
+        shared = SharedState(redis, KEYS, prefix=prefix)
+        with anyio.fail_after(BOUND_SECONDS):
+            async with Gateway(config, shared=shared):
+                assert shared.listening.is_set()

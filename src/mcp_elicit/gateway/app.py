@@ -81,6 +81,7 @@ class Gateway:
         self.holds = Holds()
         self.shared = shared  # replicas: rounds and sealing keys shared through Redis
         self._tg: TaskGroup | None = None
+        self._listener = anyio.CancelScope()  # the replica's Redis subscription, ended on exit
         keys = shared.state_keys if shared is not None else None
         self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self, state_keys=keys)
 
@@ -88,16 +89,21 @@ class Gateway:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         if self.shared is not None:
-            self._tg.start_soon(self.shared.run, self._answer_forwarded)
+            self._tg.start_soon(self._listen, self.shared)
             with anyio.fail_after(REPLICA_START_TIMEOUT_SECONDS):
                 await self.shared.listening.wait()
         return self
+
+    async def _listen(self, shared: SharedState) -> None:
+        with self._listener:
+            await shared.run(self._answer_forwarded)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         for pool in self.pools.values():
             pool.stop()
+        self._listener.cancel()
         tg, self._tg = self._tg, None
         if tg is not None:
             await tg.__aexit__(exc_type, exc, tb)
