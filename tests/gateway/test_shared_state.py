@@ -122,3 +122,17 @@ async def test_a_gateway_with_shared_state_stops_when_its_block_ends() -> None:
         with anyio.fail_after(BOUND_SECONDS):
             async with Gateway(config, shared=shared):
                 assert shared.listening.is_set()
+
+
+def test_a_gateway_whose_redis_cannot_be_reached_says_so_at_start(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from mcp_elicit.cli import main
+
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"x": {"command": "/nonexistent/mcp-server"}}}))
+    env = {"MCP_ELICIT_REDIS_URL": "redis://127.0.0.1:1/0", "MCP_ELICIT_STATE_KEYS": KEYS[0].hex()}
+    argv = ["gateway", "--config", str(config), "--listen", "127.0.0.1:0"]
+    result = CliRunner().invoke(main, argv, env=env)
+    assert result.exit_code != 0
+    assert "cannot reach Redis" in result.output

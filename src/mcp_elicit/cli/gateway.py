@@ -46,6 +46,15 @@ def _shared_state(url: str, prefix: str, keys: list[bytes]) -> Any:
     return SharedState(redis.asyncio.from_url(url), keys, prefix=prefix)
 
 
+def _unreachable(replicas: object) -> tuple[type[Exception], ...]:
+    """What an unreachable Redis raises at start (nothing to catch without replicas)."""
+    if replicas is None:
+        return ()
+    from redis.exceptions import RedisError
+
+    return (RedisError, TimeoutError)
+
+
 @click.command("gateway")
 @click.option(
     "--config",
@@ -111,6 +120,8 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
         anyio.run(run)
     except KeyboardInterrupt:
         pass
+    except _unreachable(replicas) as exc:  # Redis (replicas) unreachable at start
+        raise click.ClickException(f"cannot reach Redis for the replicas' shared state: {exc}") from None
     finally:
         if audit is not None:
             audit.close()

@@ -86,12 +86,13 @@ class Gateway:
         self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self, state_keys=keys)
 
     async def __aenter__(self) -> Gateway:
+        if self.shared is not None:  # Redis unreachable: fail here, before anything is served
+            with anyio.fail_after(REPLICA_START_TIMEOUT_SECONDS):
+                await self.shared.subscribe()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         if self.shared is not None:
             self._tg.start_soon(self._listen, self.shared)
-            with anyio.fail_after(REPLICA_START_TIMEOUT_SECONDS):
-                await self.shared.listening.wait()
         return self
 
     async def _listen(self, shared: SharedState) -> None:
@@ -155,8 +156,10 @@ class Gateway:
         client = pool.clients[call.server]
         # Progress goes to the downstream request that waits on the call now: a held call's rounds
         # are requests of their own, each ending with its question.
-        progress = partial(_to_round, call.hold) if call.hold is not None else None
-        progress = progress or partial(sdk.report_progress, call.ctx)
+        if call.hold is not None:
+            progress = partial(_to_round, call.hold)
+        else:
+            progress = partial(sdk.report_progress, call.ctx)
         refused = pool.refused.get(call.server, [])
         before = len(refused)
         try:

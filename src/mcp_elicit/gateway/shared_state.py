@@ -82,6 +82,7 @@ class SharedState:
         self.listening = anyio.Event()
         self._clock = clock
         self._replies: dict[str, MemoryObjectSendStream[Reply]] = {}
+        self._pubsub: Any = None
 
     def _key(self, state: str) -> str:
         return f"{self.prefix}state:{state}"
@@ -135,13 +136,20 @@ class SharedState:
             send.close()
             receive.close()
 
+    async def subscribe(self) -> None:
+        """Subscribe to this replica's channel (an unreachable Redis fails here, before serving)."""
+        if self._pubsub is None:
+            pubsub = self.redis.pubsub()
+            await pubsub.subscribe(self._channel(self.replica))
+            self._pubsub = pubsub
+            self.listening.set()
+
     async def run(self, on_answer: OnAnswer) -> None:
         """Listen on this replica's channel until cancelled: forwarded retries for the calls held
         here (each answered by `on_answer(state, user, answer)` in a task of its own) and the
         replies to this replica's own forwards."""
-        pubsub = self.redis.pubsub()
-        await pubsub.subscribe(self._channel(self.replica))
-        self.listening.set()
+        await self.subscribe()
+        pubsub = self._pubsub
         try:
             async with anyio.create_task_group() as tg:
                 async for message in pubsub.listen():
@@ -154,6 +162,7 @@ class SharedState:
                     elif data.get("op") == "answer":
                         tg.start_soon(self._answer, on_answer, data)
         finally:
+            self._pubsub = None
             with anyio.CancelScope(shield=True):
                 await pubsub.aclose()
 
