@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from typing import Any
 
 from mcp_elicit.audit.base import Filters, SinkBase, chain_records
@@ -53,16 +52,8 @@ class MemoryAuditSink(SinkBase):
             self.records.extend(new)
         return new
 
-    def iter_records(
-        self,
-        *,
-        server: str | None = None,
-        action: str | None = None,
-        since: float | datetime | str | None = None,
-        until: float | datetime | str | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        f = Filters.of(server, action, since, until)
-        return iter([r for r in list(self.records) if f.matches(r)])
+    def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
+        return iter([r for r in list(self.records) if filters.matches(r)])
 
     def get(self, record_id: str) -> dict[str, Any] | None:
         return next((r for r in self.records if r.get("id") == record_id), None)

@@ -9,7 +9,7 @@ import pytest
 
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.core.consent import GENESIS_HASH, record_hash
-from mcp_elicit.errors import AuditWriteError
+from mcp_elicit.errors import AuditWriteError, InvalidArgument
 
 from .conftest import make_event
 
@@ -83,6 +83,14 @@ def test_filters_select_by_server_action_and_time(sink_factory: Any) -> None:
     assert [
         r["seq"] for r in sink.iter_records(server="deployer", since=1_800_000_005.0, until=1_800_000_030.0)
     ] == [2]
+
+
+def test_an_unknown_filter_is_refused_rather_than_ignored(sink_factory: Any) -> None:
+    sink = sink_factory()
+    sink.append(make_event(0))
+    with pytest.raises(InvalidArgument) as caught:
+        list(sink.iter_records(servr="deployer"))  # type: ignore[call-arg]
+    assert caught.value.name == "servr"
 
 
 def test_concurrent_writers_in_one_process_never_fork_the_chain(sink_factory: Any) -> None:

@@ -178,9 +178,7 @@ def test_reading_an_empty_database_yields_nothing(tmp_path: Path) -> None:
 
 
 def test_listing_pages_through_more_than_one_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcp_elicit.audit.sqlite as module
-
-    monkeypatch.setattr(module, "PAGE_SIZE", 7)
+    monkeypatch.setattr(SqliteAuditSink, "page_size", 7)
     with SqliteAuditSink(tmp_path / "p.sqlite3") as sink:
         sink.append_many([make_event(i) for i in range(30)])
         assert [r["seq"] for r in sink.iter_records()] == list(range(1, 31))

@@ -17,7 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_elicit.core import sensitive
-from mcp_elicit.core.sensitive import BENIGN_PHRASES, META_WORDS, RULES, FieldVerdict, classify_field
+from mcp_elicit.core.sensitive import (
+    BENIGN_PHRASES,
+    META_WORDS,
+    RULES,
+    FieldVerdict,
+    FormVerdict,
+    classify_field,
+    classify_schema,
+)
 
 from .test_sensitive import BENIGN_FIELDS, HELD_OUT_BENIGN, HELD_OUT_SECRET, SECRET_FIELDS, WARN_FIELDS
 
@@ -130,3 +138,29 @@ _schemas = st.fixed_dictionaries(
 @given(_text, _schemas)
 def test_generated_fields_get_the_reference_verdict(name: str, schema: dict[str, Any]) -> None:
     _agree(name, schema)
+
+
+def _agree_form(form: dict[str, Any], message: str | None) -> None:
+    """The whole form, message rules and `secret_in_message` included, fast and cached as full."""
+    sensitive._match_text_cached.cache_clear()
+    with _no_shortcuts():
+        expected: FormVerdict = classify_schema(form, message)
+    sensitive._match_text_cached.cache_clear()
+    assert classify_schema(form, message) == expected, (form, message)
+    assert classify_schema(form, message) == expected, (form, message)  # now from the cache
+
+
+def test_every_message_rule_in_every_naming_style_gets_the_reference_form_verdict() -> None:
+    generic = {"type": "object", "properties": {"value": {"type": "string", "title": "Value"}}}
+    for phrase in [r.phrase for r in RULES if "message" in r.where] + list(BENIGN_PHRASES):
+        for text in _styles(phrase):
+            for message in (f"Please paste {text} here.", f"We never ask for {text}.", text):
+                _agree_form(generic, message)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_text, _schemas, max_size=4), st.one_of(st.none(), _text))
+def test_generated_forms_with_messages_get_the_reference_verdict(
+    properties: dict[str, Any], message: str | None
+) -> None:
+    _agree_form({"type": "object", "properties": properties}, message)

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, Final, Protocol, Self, TypedDict, Unpack, cast, runtime_checkable
 
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import ChainVerifier, VerifyReport
@@ -34,14 +34,17 @@ from mcp_elicit.core.consent import (
     make_sealed_record,
     time_bound,
 )
+from mcp_elicit.errors import InvalidArgument
 
 __all__ = [
     "COLUMNS",
     "PAGE_SIZE",
     "AuditSink",
     "Filters",
+    "RecordFilters",
     "Row",
     "SinkBase",
+    "SqlSinkBase",
     "chain_records",
     "chain_sealed",
     "new_record_id",
@@ -55,6 +58,16 @@ __all__ = [
 PAGE_SIZE: Final = 1_000
 
 TimeBound = float | datetime | str
+
+
+class RecordFilters(TypedDict, total=False):
+    """What `iter_records` filters on: the server's name, the action, and a time range (``since``
+    inclusive, ``until`` exclusive; a datetime, epoch seconds or an ISO 8601 string)."""
+
+    server: str | None
+    action: str | None
+    since: TimeBound | None
+    until: TimeBound | None
 
 
 @runtime_checkable
@@ -71,15 +84,8 @@ class AuditSink(Protocol):
         """Record several events in one transaction: all or none."""
         ...
 
-    def iter_records(
-        self,
-        *,
-        server: str | None = None,
-        action: str | None = None,
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Stored records in append order, filtered (``since`` inclusive, ``until`` exclusive)."""
+    def iter_records(self, **filters: Unpack[RecordFilters]) -> Iterator[dict[str, Any]]:
+        """Stored records in append order, filtered (`RecordFilters`)."""
         ...
 
     def get(self, record_id: str) -> dict[str, Any] | None: ...
@@ -109,8 +115,15 @@ class SinkBase:
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
+        """The stored records that match `filters`, in append order."""
+        raise NotImplementedError
+
     def close(self) -> None:
         raise NotImplementedError
+
+    def iter_records(self, **filters: Unpack[RecordFilters]) -> Iterator[dict[str, Any]]:
+        return self._records(Filters.of(**filters))
 
     def append(self, event: ConsentEvent) -> dict[str, Any] | None:
         records = self.append_many((event,))
@@ -166,19 +179,32 @@ class Filters:
     until: str | None = None
 
     @classmethod
-    def of(
-        cls,
-        server: str | None = None,
-        action: str | None = None,
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-    ) -> Filters:
+    def of(cls, **filters: Unpack[RecordFilters]) -> Filters:
+        unknown = sorted(set(filters) - set(RecordFilters.__annotations__))
+        if unknown:  # a misspelt filter must not widen a listing silently
+            raise InvalidArgument(", ".join(unknown), "not a record filter (server, action, since, until)")
+        since, until = filters.get("since"), filters.get("until")
         return cls(
-            server=server,
-            action=action,
+            server=filters.get("server"),
+            action=filters.get("action"),
             since=None if since is None else time_bound(since),
             until=None if until is None else time_bound(until),
         )
+
+    def sql(self, placeholder: str) -> tuple[str, list[str]]:
+        """These filters as conditions on the SQL sinks' indexed columns (" AND server = ?" ...),
+        with their parameters; `placeholder` is the driver's parameter mark."""
+        where, params = "", []
+        for column, op, value in (
+            ("server", "=", self.server),
+            ("action", "=", self.action),
+            ("time", ">=", self.since),
+            ("time", "<", self.until),
+        ):
+            if value is not None:
+                where += f" AND {column} {op} {placeholder}"
+                params.append(value)
+        return where, params
 
     def matches(self, record: Mapping[str, Any]) -> bool:
         server = record.get("server")
@@ -196,6 +222,46 @@ class Filters:
 Row = tuple[int, str, str, str, str, str, str, str]  # seq, id, time, server, action, prev_hash, hash, body
 
 COLUMNS: Final = ("seq", "id", "time", "server", "action", "prev_hash", "hash", "body")
+
+
+class SqlSinkBase(SinkBase):
+    """The read side both SQL sinks share: rows in seq order, `page_size` at a time so writers are
+    never blocked for long, filtered in SQL on the indexed columns. A sink supplies `_page`."""
+
+    placeholder: ClassVar[str] = "?"
+    page_size: ClassVar[int] = PAGE_SIZE
+
+    def _page(
+        self, after: int, where: str, params: list[Any], columns: str, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """Up to `limit` rows (seq, then `columns`) past seq `after` that meet `where` (SQL
+        conditions, each starting with " AND "), in seq order; raises AuditReadError."""
+        raise NotImplementedError
+
+    def _pages(self, where: str, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
+        after = 0
+        while True:
+            rows = self._page(after, where, params, columns, self.page_size)
+            yield from rows
+            if len(rows) < self.page_size:
+                return
+            after = rows[-1][0]
+
+    def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
+        where, params = filters.sql(self.placeholder)
+        for _, body in self._pages(where, params, "body"):
+            record = parse_body(body)
+            if isinstance(record, dict):
+                yield record
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        rows = self._page(0, f" AND id = {self.placeholder}", [record_id], "body", 1)
+        record = parse_body(rows[0][1]) if rows else None
+        return record if isinstance(record, dict) else None
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        rows = (cast(Row, row) for row in self._pages("", [], ", ".join(COLUMNS[1:])))
+        return verify_rows(rows, expected_head, self._anchor())
 
 
 def row_of(record: Mapping[str, Any], body: str | None = None) -> Row:

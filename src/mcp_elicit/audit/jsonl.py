@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from mcp_elicit.audit.base import Filters, SinkBase, TimeBound, chain_sealed, parse_body
+from mcp_elicit.audit.base import Filters, SinkBase, chain_sealed, parse_body
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import ChainVerifier, VerifyReport
 from mcp_elicit.core.consent import (
@@ -128,18 +128,10 @@ class JsonlAuditSink(SinkBase):
             for line in reader:
                 yield line.rstrip("\n")
 
-    def iter_records(
-        self,
-        *,
-        server: str | None = None,
-        action: str | None = None,
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        f = Filters.of(server, action, since, until)
+    def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
         for line in self._lines():
             record = parse_body(line)
-            if isinstance(record, dict) and f.matches(record):
+            if isinstance(record, dict) and filters.matches(record):
                 yield record
 
     def get(self, record_id: str) -> dict[str, Any] | None:

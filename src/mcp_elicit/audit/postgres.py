@@ -34,19 +34,8 @@ except ModuleNotFoundError as exc:  # the `postgres` extra
     raise missing("postgres", exc) from exc
 from psycopg import sql
 
-from mcp_elicit.audit.base import (
-    PAGE_SIZE,
-    Filters,
-    Row,
-    SinkBase,
-    TimeBound,
-    chain_sealed,
-    parse_body,
-    row_of,
-    verify_rows,
-)
+from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
-from mcp_elicit.core.chain import VerifyReport
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
 from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
@@ -100,8 +89,10 @@ class PostgresTimeouts:
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
-class PostgresAuditSink(SinkBase):
+class PostgresAuditSink(SqlSinkBase):
     """Consent records in table `table` (created when missing) of the database `conninfo` names."""
+
+    placeholder = "%s"
 
     def __init__(
         self,
@@ -232,72 +223,23 @@ class PostgresAuditSink(SinkBase):
         self._checkpointed(sealed)
         return [r for r, _ in sealed]
 
-    def _pages(self, where: sql.Composable, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
-        after = 0
-        while True:
-            with self._lock:
-                conn = self._connect()
-                try:
-                    with self._deadline(conn), conn.transaction():
-                        rows = conn.execute(
-                            sql.SQL(
-                                "SELECT seq, {c} FROM {t} WHERE seq > %s{w} ORDER BY seq LIMIT %s"
-                            ).format(c=sql.SQL(columns), t=self._ident, w=where),
-                            [after, *params, PAGE_SIZE],
-                        ).fetchall()
-                except psycopg.Error as exc:
-                    if conn.broken or conn.closed:
-                        self._drop()
-                    raise AuditReadError("postgres", self.table, str(exc)) from exc
-            yield from rows
-            if len(rows) < PAGE_SIZE:
-                return
-            after = rows[-1][0]
-
-    def iter_records(
-        self,
-        *,
-        server: str | None = None,
-        action: str | None = None,
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        f = Filters.of(server, action, since, until)
-        parts: list[sql.Composable] = []
-        params: list[Any] = []
-        for column, op, value in (
-            ("server", "=", f.server),
-            ("action", "=", f.action),
-            ("time", ">=", f.since),
-            ("time", "<", f.until),
-        ):
-            if value is not None:
-                parts.append(sql.SQL(f" AND {column} {op} %s"))
-                params.append(value)
-        for _, body in self._pages(sql.Composed(parts), params, "body"):
-            record = parse_body(body)
-            if isinstance(record, dict):
-                yield record
-
-    def get(self, record_id: str) -> dict[str, Any] | None:
+    def _page(
+        self, after: int, where: str, params: list[Any], columns: str, limit: int
+    ) -> list[tuple[Any, ...]]:
         with self._lock:
             conn = self._connect()
             try:
                 with self._deadline(conn), conn.transaction():
-                    row = conn.execute(
-                        sql.SQL("SELECT body FROM {t} WHERE id = %s").format(t=self._ident), (record_id,)
-                    ).fetchone()
+                    return conn.execute(
+                        sql.SQL("SELECT seq, {c} FROM {t} WHERE seq > %s{w} ORDER BY seq LIMIT %s").format(
+                            c=sql.SQL(columns), t=self._ident, w=sql.SQL(where)
+                        ),
+                        [after, *params, limit],
+                    ).fetchall()
             except psycopg.Error as exc:
+                if conn.broken or conn.closed:
+                    self._drop()
                 raise AuditReadError("postgres", self.table, str(exc)) from exc
-        record = parse_body(row[0]) if row else None
-        return record if isinstance(record, dict) else None
-
-    def verify(self, expected_head: str | None = None) -> VerifyReport:
-        rows: Iterator[Row] = (
-            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
-            for r in self._pages(sql.SQL(""), [], "id, time, server, action, prev_hash, hash, body")
-        )
-        return verify_rows(rows, expected_head, self._anchor())
 
     def drop(self) -> None:
         """Drop the table (tests and benchmarks clean up with it)."""

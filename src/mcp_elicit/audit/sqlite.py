@@ -13,24 +13,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
-from mcp_elicit.audit.base import (
-    PAGE_SIZE,
-    Filters,
-    Row,
-    SinkBase,
-    TimeBound,
-    chain_sealed,
-    parse_body,
-    row_of,
-    verify_rows,
-)
+from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
-from mcp_elicit.core.chain import VerifyReport
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
 from mcp_elicit.errors import AuditReadError, AuditWriteError
 
@@ -58,7 +47,7 @@ CREATE INDEX IF NOT EXISTS {TABLE}_server_time ON {TABLE} (server, time);
 """
 
 
-class SqliteAuditSink(SinkBase):
+class SqliteAuditSink(SqlSinkBase):
     """Consent records in a SQLite file (created with its folder when missing, unless read-only)."""
 
     def __init__(
@@ -131,66 +120,19 @@ class SqliteAuditSink(SinkBase):
         self._checkpointed(sealed)
         return [r for r, _ in sealed]
 
-    def _pages(self, where: str, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
-        """Rows in seq order, fetched PAGE_SIZE at a time so writers are never blocked for long."""
+    def _page(
+        self, after: int, where: str, params: list[Any], columns: str, limit: int
+    ) -> list[tuple[Any, ...]]:
         if not self._has_table:
-            return
-        after = 0
-        while True:
-            with self._lock:
-                try:
-                    rows = self._conn.execute(
-                        f"SELECT seq, {columns} FROM {TABLE} WHERE seq > ?{where} ORDER BY seq LIMIT ?",  # noqa: S608
-                        [after, *params, PAGE_SIZE],
-                    ).fetchall()
-                except sqlite3.Error as exc:
-                    raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
-            yield from rows
-            if len(rows) < PAGE_SIZE:
-                return
-            after = rows[-1][0]
-
-    def iter_records(
-        self,
-        *,
-        server: str | None = None,
-        action: str | None = None,
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        f = Filters.of(server, action, since, until)
-        where, params = "", []
-        for column, op, value in (
-            ("server", "=", f.server),
-            ("action", "=", f.action),
-            ("time", ">=", f.since),
-            ("time", "<", f.until),
-        ):
-            if value is not None:
-                where += f" AND {column} {op} ?"
-                params.append(value)
-        for _, body in self._pages(where, params, "body"):
-            record = parse_body(body)
-            if isinstance(record, dict):
-                yield record
-
-    def get(self, record_id: str) -> dict[str, Any] | None:
-        if not self._has_table:
-            return None
+            return []
         with self._lock:
             try:
-                row = self._conn.execute(f"SELECT body FROM {TABLE} WHERE id = ?", (record_id,)).fetchone()  # noqa: S608
+                return self._conn.execute(
+                    f"SELECT seq, {columns} FROM {TABLE} WHERE seq > ?{where} ORDER BY seq LIMIT ?",  # noqa: S608
+                    [after, *params, limit],
+                ).fetchall()
             except sqlite3.Error as exc:
                 raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
-        record = parse_body(row[0]) if row else None
-        return record if isinstance(record, dict) else None
-
-    def verify(self, expected_head: str | None = None) -> VerifyReport:
-        rows: Iterator[Row] = (
-            (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
-            for r in self._pages("", [], "id, time, server, action, prev_hash, hash, body")
-        )
-        return verify_rows(rows, expected_head, self._anchor())
 
     def close(self) -> None:
         with self._lock:

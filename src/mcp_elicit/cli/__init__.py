@@ -24,14 +24,37 @@ def main() -> None:
     """Human input for the Model Context Protocol: forms, URL hand-offs, guardrails, audit."""
 
 
+_F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
+
+
+def _choice(
+    name: str, choices: list[str], default: str, help: str | None = None
+) -> typing.Callable[[_F], _F]:
+    """An option that takes one of `choices`, with its default shown in --help."""
+    return click.option(name, type=click.Choice(choices), default=default, show_default=True, help=help)
+
+
+def _listen_options(port: int) -> typing.Callable[[_F], _F]:
+    """--transport, --host and --port of a server command (`port`: its default)."""
+
+    def add(func: _F) -> _F:
+        func = click.option(
+            "--port", type=int, default=port, show_default=True, help="Port to listen on (http only)."
+        )(func)
+        func = click.option(
+            "--host", default="127.0.0.1", show_default=True, help="Address to listen on (http only)."
+        )(func)
+        return _choice("--transport", ["stdio", "http"], "stdio")(func)
+
+    return add
+
+
 # Subcommands are registered below, one block each, in the order of the README.
 
 
 # --- serve-reference -------------------------------------------------------------------------------------
 @main.command("serve-reference")
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http only).")
-@click.option("--port", type=int, default=8765, show_default=True, help="Port to listen on (http only).")
+@_listen_options(port=8765)
 def serve_reference(transport: str, host: str, port: int) -> None:
     """Run the reference server (both protocol eras at once)."""
     from mcp_elicit.reference import build_reference_server
@@ -46,9 +69,7 @@ def serve_reference(transport: str, host: str, port: int) -> None:
 
 # --- serve-data ------------------------------------------------------------------------------------------
 @main.command("serve-data")
-@click.option(
-    "--engine", type=click.Choice(["duckdb", "postgres", "trino"]), default="duckdb", show_default=True
-)
+@_choice("--engine", ["duckdb", "postgres", "trino"], "duckdb")
 @click.option(
     "--dsn",
     default=None,
@@ -61,21 +82,18 @@ def serve_reference(transport: str, host: str, port: int) -> None:
     default=None,
     help="TOML with column tags, thresholds and fail-closed settings (docs/data-platform.md).",
 )
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http only).")
-@click.option("--port", type=int, default=8766, show_default=True, help="Port to listen on (http only).")
+@_listen_options(port=8766)
 @click.option(
     "--audit-db",
     default=None,
     type=click.Path(dir_okay=False),
     help="SQLite consent trail (default: data-server-audit.sqlite3 beside the sample database).",
 )
-@click.option(
+@_choice(
     "--audit-level",
-    type=click.Choice(["metadata", "request", "request_response"]),
-    default="metadata",
-    show_default=True,
-    help="request and above also keep the SQL text.",
+    ["metadata", "request", "request_response"],
+    "metadata",
+    "request and above also keep the SQL text.",
 )
 @click.option("--no-audit", is_flag=True, help="Keep no consent trail.")
 def serve_data_command(
@@ -146,12 +164,11 @@ def check_url_command(
 @main.command("check-form")
 @click.argument("source", type=click.File("r", encoding="utf-8"))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a summary.")
-@click.option(
+@_choice(
     "--revision",
-    type=click.Choice(["2025-06-18", "2025-11-25", "2026-07-28"]),
-    default="2026-07-28",
-    show_default=True,
-    help="The protocol revision to check against.",
+    ["2025-06-18", "2025-11-25", "2026-07-28"],
+    "2026-07-28",
+    "The protocol revision to check against.",
 )
 def check_form_command(source: typing.TextIO, as_json: bool, revision: str) -> None:
     """Check a requestedSchema (or elicitation/create params) from FILE or - (stdin).

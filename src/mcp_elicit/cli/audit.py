@@ -5,43 +5,33 @@ A thin shell over the sinks in this package; `mcp_elicit.cli` registers the grou
 
 from __future__ import annotations
 
+import functools
 import typing as _typing
+from dataclasses import dataclass
 
 import click
 
+_T = _typing.TypeVar("_T")
 _AUDIT_SOURCE_HELP = "SQLite file (default: $MCP_ELICIT_AUDIT_DB or ~/.local/share/mcp-elicit/audit.sqlite3)."
 
 
-def _audit_source(func: _typing.Any) -> _typing.Any:
-    """Options naming the store to read: a SQLite file (default), a PostgreSQL table or a JSON Lines file."""
-    func = click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=_AUDIT_SOURCE_HELP)(
-        func
-    )
-    func = click.option("--postgres", "postgres", default=None, help="libpq URL of a PostgreSQL database.")(
-        func
-    )
-    func = click.option("--table", default="mcp_elicit_audit", show_default=True, help="PostgreSQL table.")(
-        func
-    )
-    func = click.option(
-        "--jsonl", "jsonl", type=click.Path(dir_okay=False), default=None, help="JSON Lines file."
-    )(func)
-    return func
+def _grouped(
+    name: str, make: _typing.Any, names: tuple[str, ...], *options: _typing.Any
+) -> _typing.Callable[[_typing.Any], _typing.Any]:
+    """A decorator adding `options` (whose values are `names`) to a command, which receives them
+    as one argument `name`: ``make(**values)``."""
 
+    def decorate(func: _typing.Any) -> _typing.Any:
+        @functools.wraps(func)
+        def command(**values: _typing.Any) -> _typing.Any:
+            group = make(**{n: values.pop(n) for n in names})
+            return func(**{name: group}, **values)
 
-def _audit_filters(func: _typing.Any) -> _typing.Any:
-    func = click.option("--server", default=None, help="Only records of this server name.")(func)
-    func = click.option(
-        "--action",
-        type=click.Choice(["accept", "decline", "cancel", "error"]),
-        default=None,
-        help="Only this action.",
-    )(func)
-    func = click.option(
-        "--since", default=None, help="ISO date/time (UTC if no zone) or an age: 30m, 12h, 7d."
-    )(func)
-    func = click.option("--until", default=None, help="Same forms as --since; exclusive.")(func)
-    return func
+        for option in options:
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def _audit_time(value: str | None, option: str) -> str | None:
@@ -59,30 +49,86 @@ class _AuditOpenError(click.ClickException):
     exit_code = 2
 
 
-def _open_audit_reader(db: str | None, postgres: str | None, table: str, jsonl: str | None) -> _typing.Any:
-    """Open the chosen store for reading; never creates a SQLite file."""
-    from mcp_elicit.audit.reading import open_reader
-    from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """The store to read, as the options name it: a SQLite file (default), a PostgreSQL table or a
+    JSON Lines file."""
 
-    try:
-        return open_reader(db, postgres, table, jsonl)
-    except ConfigError as exc:
-        raise click.UsageError(exc.problem) from exc
-    except (AuditReadError, AuditWriteError, ValueError) as exc:
-        raise _AuditOpenError(str(exc)) from exc
+    db: str | None
+    postgres: str | None
+    table: str
+    jsonl: str | None
+
+    def open(self) -> _typing.Any:
+        """Open the chosen store for reading; never creates a SQLite file."""
+        from mcp_elicit.audit.reading import open_reader
+        from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
+
+        try:
+            return open_reader(self.db, self.postgres, self.table, self.jsonl)
+        except ConfigError as exc:
+            raise click.UsageError(exc.problem) from exc
+        except (AuditReadError, AuditWriteError, ValueError) as exc:
+            raise _AuditOpenError(str(exc)) from exc
+
+    def read(self, how: _typing.Callable[[_typing.Any], _T]) -> _T:
+        """Open the store, read it with `how` and close it; a failed read exits 2 with its reason."""
+        from mcp_elicit.errors import AuditReadError
+
+        sink = self.open()
+        try:
+            return how(sink)
+        except AuditReadError as exc:
+            raise _AuditOpenError(str(exc)) from exc
+        finally:
+            sink.close()
+
+    @property
+    def label(self) -> str:
+        return (
+            (self.postgres and f"PostgreSQL table {self.table}")
+            or self.jsonl
+            or self.db
+            or "the default SQLite trail"
+        )
 
 
-def _audit_records(
-    sink: _typing.Any, server: str | None, action: str | None, since: str | None, until: str | None
-) -> _typing.Any:
+_audit_source = _grouped(
+    "source",
+    _Source,
+    ("db", "postgres", "table", "jsonl"),
+    click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=_AUDIT_SOURCE_HELP),
+    click.option("--postgres", "postgres", default=None, help="libpq URL of a PostgreSQL database."),
+    click.option("--table", default="mcp_elicit_audit", show_default=True, help="PostgreSQL table."),
+    click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False), default=None, help="JSON Lines file."),
+)
+
+# The record filters, read by `_audit_records` (times parsed there, as the records are read).
+_audit_filters = _grouped(
+    "filters",
+    dict,
+    ("server", "action", "since", "until"),
+    click.option("--server", default=None, help="Only records of this server name."),
+    click.option(
+        "--action",
+        type=click.Choice(["accept", "decline", "cancel", "error"]),
+        default=None,
+        help="Only this action.",
+    ),
+    click.option("--since", default=None, help="ISO date/time (UTC if no zone) or an age: 30m, 12h, 7d."),
+    click.option("--until", default=None, help="Same forms as --since; exclusive."),
+)
+
+
+def _audit_records(sink: _typing.Any, filters: dict[str, str | None]) -> _typing.Any:
     from mcp_elicit.errors import AuditReadError
 
     try:
         yield from sink.iter_records(
-            server=server,
-            action=action,
-            since=_audit_time(since, "--since"),
-            until=_audit_time(until, "--until"),
+            server=filters["server"],
+            action=filters["action"],
+            since=_audit_time(filters["since"], "--since"),
+            until=_audit_time(filters["until"], "--until"),
         )
     except AuditReadError as exc:
         raise _AuditOpenError(str(exc)) from exc
@@ -98,25 +144,14 @@ def audit_group() -> None:
 @_audit_filters
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show only the last N matches.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per line instead of a table.")
-def audit_list(
-    db: str | None,
-    postgres: str | None,
-    table: str,
-    jsonl: str | None,
-    server: str | None,
-    action: str | None,
-    since: str | None,
-    until: str | None,
-    limit: int | None,
-    as_json: bool,
-) -> None:
+def audit_list(source: _Source, filters: dict[str, str | None], limit: int | None, as_json: bool) -> None:
     """List consent records, oldest first."""
     import collections
     import json
 
-    sink = _open_audit_reader(db, postgres, table, jsonl)
+    sink = source.open()
     try:
-        records = _audit_records(sink, server, action, since, until)
+        records = _audit_records(sink, filters)
         shown = collections.deque(records, maxlen=limit) if limit else records
         for r in shown:
             if as_json:
@@ -135,19 +170,11 @@ def audit_list(
 @audit_group.command("show")
 @_audit_source
 @click.argument("record_id")
-def audit_show(db: str | None, postgres: str | None, table: str, jsonl: str | None, record_id: str) -> None:
+def audit_show(source: _Source, record_id: str) -> None:
     """Print one record as JSON; exit 1 when there is no such record."""
     import json
 
-    from mcp_elicit.errors import AuditReadError
-
-    sink = _open_audit_reader(db, postgres, table, jsonl)
-    try:
-        record = sink.get(record_id)
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-    finally:
-        sink.close()
+    record = source.read(lambda sink: sink.get(record_id))
     if record is None:
         click.echo(f"no record with id {record_id}", err=True)
         raise SystemExit(1)
@@ -165,30 +192,21 @@ def audit_show(db: str | None, postgres: str | None, table: str, jsonl: str | No
     help="The keyed checkpoint file the writer kept (key in $MCP_ELICIT_AUDIT_KEY); catches a cut "
     "or re-chained tail.",
 )
-def audit_verify(
-    db: str | None,
-    postgres: str | None,
-    table: str,
-    jsonl: str | None,
-    expect_head: str | None,
-    checkpoint: str | None,
-) -> None:
+def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
-    from mcp_elicit.errors import AuditReadError, ConfigError
+    from mcp_elicit.errors import ConfigError
 
     try:
         anchor = None if checkpoint is None else Checkpoint(checkpoint, checkpoint_key_from_env())
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
-    sink = _open_audit_reader(db, postgres, table, jsonl)
-    sink.checkpoint = anchor
-    try:
-        report = sink.verify(expect_head)
-    except AuditReadError as exc:
-        raise _AuditOpenError(str(exc)) from exc
-    finally:
-        sink.close()
+
+    def verify(sink: _typing.Any) -> _typing.Any:
+        sink.checkpoint = anchor
+        return sink.verify(expect_head)
+
+    report = source.read(verify)
     if report.ok:
         click.echo(f"ok: {report.count} records, chain intact, head {report.head_hash}")
         return
@@ -270,26 +288,15 @@ def _csv_row(r: dict[str, _typing.Any]) -> list[_typing.Any]:
 @click.option(
     "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (- = stdout)."
 )
-def audit_export(
-    db: str | None,
-    postgres: str | None,
-    table: str,
-    jsonl: str | None,
-    server: str | None,
-    action: str | None,
-    since: str | None,
-    until: str | None,
-    fmt: str,
-    output: _typing.Any,
-) -> None:
+def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, output: _typing.Any) -> None:
     """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
     import csv
 
     from mcp_elicit.core.consent import canonical_json
 
-    sink = _open_audit_reader(db, postgres, table, jsonl)
+    sink = source.open()
     try:
-        records = _audit_records(sink, server, action, since, until)
+        records = _audit_records(sink, filters)
         if fmt == "jsonl":
             for r in records:
                 output.write(canonical_json(r).decode("utf-8") + "\n")
@@ -305,20 +312,17 @@ def audit_export(
 @audit_group.command("serve")
 @_audit_source
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="0: any free port.")
-def audit_serve(db: str | None, postgres: str | None, table: str, jsonl: str | None, port: int) -> None:
+def audit_serve(source: _Source, port: int) -> None:
     """Show the trail in your browser: records with filters, the chain's status, a chart (read-only).
 
     Listens on 127.0.0.1 only and prints the page's link (with its session token) on stderr.
     """
     import contextlib
-    import functools
 
     import anyio
 
     from mcp_elicit.ui.browser.audit_view import serve_audit
 
-    _open_audit_reader(db, postgres, table, jsonl).close()  # a bad source fails here, not in the page
-    source = (postgres and f"PostgreSQL table {table}") or jsonl or db or "the default SQLite trail"
-    opener = functools.partial(_open_audit_reader, db, postgres, table, jsonl)
+    source.open().close()  # a bad source fails here, not in the page
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the page is closed
-        anyio.run(functools.partial(serve_audit, opener, source, port=port))
+        anyio.run(functools.partial(serve_audit, source.open, source.label, port=port))

@@ -47,8 +47,8 @@ from mcp_elicit.client.sdk import (
     Prompt,
     ReadResourceResult,
     Resource,
-    SdkError,
     Tool,
+    handshake_refusal,
 )
 from mcp_elicit.client.sdk_transport import (
     InProcessServer,
@@ -223,10 +223,11 @@ class ElicitClient:
             try:
                 self._sdk = await self._enter("legacy")
                 self.era_reason = AUTO_LEGACY_REASON
-            except SdkError as exc:
-                if not self._can_reconnect():
+            except Exception as exc:
+                refusal = handshake_refusal(exc)
+                if refusal is None or not self._can_reconnect():
                     raise
-                logger.info("the server refused the 2025-11-25 handshake (%s); trying 2026-07-28", exc)
+                logger.info("the server refused the 2025-11-25 handshake (%s); trying 2026-07-28", refusal)
                 self._sdk = await self._enter("auto")
                 self.era_reason = AUTO_MODERN_REASON
         self.handler.session = self._sdk.session

@@ -165,14 +165,19 @@ class Guardrails:
             self._remember(self._approved, key, None)
 
 
-class PolicyGate:
-    """May this server ask now? `core.policy.evaluate`; a refusal never reaches the person."""
-
-    name = "policy"
+class _GuardrailStage:
+    """A pipeline stage of the guardrails: it keeps its bookkeeping in `guardrails` and speaks
+    to the person through `ui`."""
 
     def __init__(self, guardrails: Guardrails, ui: UserInterface) -> None:
         self.guardrails = guardrails
         self.ui = ui
+
+
+class PolicyGate(_GuardrailStage):
+    """May this server ask now? `core.policy.evaluate`; a refusal never reaches the person."""
+
+    name = "policy"
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         if e.mode not in ("form", "url"):
@@ -203,14 +208,10 @@ def _refusal_notice(decision: Deny, mode: str) -> str:
     return f"This server is asking too often: its {what} are cancelled for {_duration(decision.retry_after)}."
 
 
-class AskFirst:
+class AskFirst(_GuardrailStage):
     """When the policy says ``ask``: let the person approve that this server asks now (C4)."""
 
     name = "approve"
-
-    def __init__(self, guardrails: Guardrails, ui: UserInterface) -> None:
-        self.guardrails = guardrails
-        self.ui = ui
 
     async def __call__(self, e: Elicitation) -> Decision | None:
         g = self.guardrails

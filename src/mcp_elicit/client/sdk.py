@@ -79,6 +79,7 @@ __all__ = [
     "discover_identity",
     "error_code",
     "error_data",
+    "handshake_refusal",
     "to_result",
 ]
 
@@ -125,6 +126,20 @@ def error_code(exc: BaseException) -> int | None:
 def error_data(exc: BaseException) -> object:
     """The `data` of an error reply from the server (untrusted JSON); None for any other exception."""
     return exc.error.data if isinstance(exc, MCPError) else None
+
+
+def handshake_refusal(exc: BaseException) -> MCPError | None:
+    """The server's error reply to the handshake inside `exc`, however deep the SDK's task groups
+    wrapped it (over stdio it arrives inside two); None for anything else, a closed connection
+    included (a server that died would only die again on a second connection)."""
+    if isinstance(exc, MCPError):
+        return exc if exc.error.code != t.CONNECTION_CLOSED else None
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = handshake_refusal(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def completed_elicitation_id(message: object) -> str | None:

@@ -76,10 +76,12 @@ class SecretGuard:
                 self._recent.put(key, verdict)
         e.form_verdict = verdict  # the audit record reuses it
         if verdict.verdict == "block":
+            by_message = any("secret_in_message" in f.reasons for f in verdict.fields)
+            what = "a secret (its message says so)" if by_message else titles(e, verdict.blocked)
             await tell(
                 self.ui,
                 e.requester,
-                f"This server asked for {titles(e, verdict.blocked)} in a form. Secrets such as "
+                f"This server asked for {what} in a form. Secrets such as "
                 "passwords, API keys, tokens and card numbers must never be typed into a form, so "
                 "it was not shown and the server was told no.",
             )

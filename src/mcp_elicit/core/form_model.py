@@ -37,6 +37,10 @@ class Option:
     title: str | None = None
 
 
+# How a select's options may be written: values, `(value, title)` pairs or `Option`s.
+OptionLike = str | Option | tuple[str, str]
+
+
 class _Common(TypedDict, total=False):
     """The keywords every field constructor takes."""
 
@@ -44,6 +48,22 @@ class _Common(TypedDict, total=False):
     title: str | None
     description: str | None
     default: Any
+
+
+class _Text(_Common, total=False):
+    format: StringFormat | None
+    min_length: int | None
+    max_length: int | None
+
+
+class _Range(_Common, total=False):
+    minimum: float | None
+    maximum: float | None
+
+
+class _Items(_Common, total=False):
+    min_items: int | None
+    max_items: int | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -78,79 +98,39 @@ class Field:
         _check_field(self)
 
     # -- convenience constructors ------------------------------------------------------------
-    # Each takes the field's own keywords plus the common ones (`_Common`: required, title,
-    # description, default).
+    # Each takes the keywords of its kind (`_Text`, `_Range`, `_Items`) plus the common ones
+    # (`_Common`: required, title, description, default).
 
     @classmethod
-    def string(
-        cls,
-        name: str,
-        *,
-        format: StringFormat | None = None,
-        min_length: int | None = None,
-        max_length: int | None = None,
-        **common: Unpack[_Common],
-    ) -> Field:
-        return cls(name, "string", format=format, min_length=min_length, max_length=max_length, **common)
+    def string(cls, name: str, **keywords: Unpack[_Text]) -> Field:
+        return cls(name, "string", **keywords)
 
     @classmethod
-    def number(
-        cls,
-        name: str,
-        *,
-        minimum: float | None = None,
-        maximum: float | None = None,
-        **common: Unpack[_Common],
-    ) -> Field:
-        return cls(name, "number", minimum=minimum, maximum=maximum, **common)
+    def number(cls, name: str, **keywords: Unpack[_Range]) -> Field:
+        return cls(name, "number", **keywords)
 
     @classmethod
-    def integer(
-        cls,
-        name: str,
-        *,
-        minimum: float | None = None,
-        maximum: float | None = None,
-        **common: Unpack[_Common],
-    ) -> Field:
-        return cls(name, "integer", minimum=minimum, maximum=maximum, **common)
+    def integer(cls, name: str, **keywords: Unpack[_Range]) -> Field:
+        return cls(name, "integer", **keywords)
 
     @classmethod
-    def boolean(cls, name: str, **common: Unpack[_Common]) -> Field:
-        return cls(name, "boolean", **common)
+    def boolean(cls, name: str, **keywords: Unpack[_Common]) -> Field:
+        return cls(name, "boolean", **keywords)
 
     @classmethod
-    def single_select(
-        cls, name: str, options: Iterable[str | Option | tuple[str, str]], **common: Unpack[_Common]
-    ) -> Field:
+    def single_select(cls, name: str, options: Iterable[OptionLike], **keywords: Unpack[_Common]) -> Field:
         """A choice of one; `options` are values, `(value, title)` pairs or `Option`s."""
-        opts = _options(options)
-        return cls(
-            name, "single_select", options=opts, titled=any(o.title is not None for o in opts), **common
-        )
+        return cls._select(name, "single_select", options, keywords)
 
     @classmethod
-    def multi_select(
-        cls,
-        name: str,
-        options: Iterable[str | Option | tuple[str, str]],
-        *,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        **common: Unpack[_Common],
-    ) -> Field:
+    def multi_select(cls, name: str, options: Iterable[OptionLike], **keywords: Unpack[_Items]) -> Field:
         """A choice of several; `options` as for `single_select`, `default` a list of values."""
+        return cls._select(name, "multi_select", options, keywords)
+
+    @classmethod
+    def _select(cls, name: str, kind: FieldKind, options: Iterable[OptionLike], keywords: _Common) -> Field:
         opts = _options(options)
-        titled = any(o.title is not None for o in opts)
-        return cls(
-            name,
-            "multi_select",
-            options=opts,
-            titled=titled,
-            min_items=min_items,
-            max_items=max_items,
-            **common,
-        )
+        return cls(name, kind, options=opts, titled=any(o.title is not None for o in opts), **keywords)
 
     @property
     def has_default(self) -> bool:
@@ -161,7 +141,7 @@ class Field:
         return tuple(o.value for o in self.options)
 
 
-def _options(options: Iterable[str | Option | tuple[str, str]]) -> tuple[Option, ...]:
+def _options(options: Iterable[OptionLike]) -> tuple[Option, ...]:
     out: list[Option] = []
     for o in options:
         if isinstance(o, Option):

@@ -19,8 +19,9 @@ Every class in the tree has an entry; a test checks that none is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, cast
 
 from mcp_elicit import errors as e
@@ -102,17 +103,6 @@ def _secret(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
-def _timeout(exc: BaseException, modern: bool) -> Refusal:
-    exc = cast(e.ElicitationTimeout, exc)
-    return Refusal(
-        INTERNAL_ERROR,
-        "timeout",
-        f"No answer came within {exc.seconds:g} s; nothing was done.",
-        {"seconds": exc.seconds},
-        ordinary=True,
-    )
-
-
 def _handoff(exc: BaseException, modern: bool) -> Refusal:
     exc = cast(e.HandoffNotCompleted, exc)
     did = "declined" if exc.action == "decline" else "cancelled"
@@ -125,21 +115,26 @@ def _handoff(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
-def _fixed(code: int, reason: str, text: str, *, ordinary: bool = False) -> Callable[..., Refusal]:
+def _refusal(
+    code: int,
+    reason: str,
+    text: str,
+    data: Mapping[str, str] = MappingProxyType({}),
+    *,
+    protocol: bool = False,
+    ordinary: bool = False,
+    reply: bool = True,
+) -> Callable[[BaseException, bool], Refusal]:
+    """The builder of a refusal whose `text` may show the error's attributes (``{exc.seconds:g}``)
+    and whose `data` maps each key to the attribute it carries."""
+
     def build(exc: BaseException, modern: bool) -> Refusal:
-        return Refusal(code, reason, text, ordinary=ordinary)
+        evidence = {key: getattr(exc, attribute) for key, attribute in data.items()}
+        return Refusal(
+            code, reason, text.format(exc=exc), evidence, protocol=protocol, ordinary=ordinary, reply=reply
+        )
 
     return build
-
-
-def _revision(exc: BaseException, modern: bool) -> Refusal:
-    exc = cast(e.UnsupportedInRevision, exc)
-    return Refusal(
-        INTERNAL_ERROR,
-        "unsupported_in_revision",
-        f"This question cannot be asked in protocol revision {exc.revision} ({exc.construct}).",
-        {"revision": exc.revision, "field": exc.field},
-    )
 
 
 def _config(exc: BaseException, modern: bool) -> Refusal:
@@ -157,21 +152,27 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.CapabilityRequired: _capability,
     e.AnswerError: _answers,
     e.SecretInForm: _secret,
-    e.ElicitationTimeout: _timeout,
+    e.ElicitationTimeout: _refusal(
+        INTERNAL_ERROR,
+        "timeout",
+        "No answer came within {exc.seconds:g} s; nothing was done.",
+        {"seconds": "seconds"},
+        ordinary=True,
+    ),
     e.HandoffNotCompleted: _handoff,
     e.ConfigError: _config,
-    e.ClientGone: lambda exc, modern: Refusal(
+    e.ClientGone: _refusal(
         INTERNAL_ERROR, "client_gone", "The client disconnected.", ordinary=True, reply=False
     ),
-    e.ServerOutputError: _fixed(INTERNAL_ERROR, "server_broke_protocol", "The server broke the protocol."),
-    e.WrongResponseType: lambda exc, modern: Refusal(
+    e.ServerOutputError: _refusal(INTERNAL_ERROR, "server_broke_protocol", "The server broke the protocol."),
+    e.WrongResponseType: _refusal(
         INVALID_PARAMS,
         "wrong_response_type",
         "An answer is not of the kind its request asked for.",
-        {"key": getattr(exc, "key", ""), "expected": getattr(exc, "expected", "")},
+        {"key": "key", "expected": "expected"},
         protocol=True,
     ),
-    e.InvalidRequestState: lambda exc, modern: Refusal(
+    e.InvalidRequestState: _refusal(
         INVALID_PARAMS, "invalid_request_state", "Invalid or expired requestState.", protocol=True
     ),
     e.SchemaError: lambda exc, modern: Refusal(
@@ -182,37 +183,43 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
         if isinstance(exc, e.SchemaError)
         else {},
     ),
-    e.UnsupportedInRevision: _revision,
-    e.FormDefinitionError: _fixed(INTERNAL_ERROR, "form_definition", "The tool's form cannot be asked."),
-    e.InvalidArgument: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
-    e.UnknownRevision: _fixed(INTERNAL_ERROR, "unknown_revision", "The protocol revision is not supported."),
-    e.UnknownField: _fixed(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
-    e.OutOfOrder: _fixed(INTERNAL_ERROR, "out_of_order", "The client kit was used out of order."),
-    e.NotInstalled: _fixed(INTERNAL_ERROR, "not_installed", "The server is not set up to ask questions."),
-    e.AuditWriteError: _fixed(
+    e.UnsupportedInRevision: _refusal(
+        INTERNAL_ERROR,
+        "unsupported_in_revision",
+        "This question cannot be asked in protocol revision {exc.revision} ({exc.construct}).",
+        {"revision": "revision", "field": "field"},
+    ),
+    e.FormDefinitionError: _refusal(INTERNAL_ERROR, "form_definition", "The tool's form cannot be asked."),
+    e.InvalidArgument: _refusal(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.UnknownRevision: _refusal(
+        INTERNAL_ERROR, "unknown_revision", "The protocol revision is not supported."
+    ),
+    e.UnknownField: _refusal(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.OutOfOrder: _refusal(INTERNAL_ERROR, "out_of_order", "The client kit was used out of order."),
+    e.NotInstalled: _refusal(INTERNAL_ERROR, "not_installed", "The server is not set up to ask questions."),
+    e.AuditWriteError: _refusal(
         INTERNAL_ERROR, "audit_write_failed", "The consent record could not be written; nothing was done."
     ),
-    e.AuditReadError: _fixed(INTERNAL_ERROR, "audit_read_failed", "The consent trail could not be read."),
-    e.OutcomeNotRecorded: _fixed(
+    e.AuditReadError: _refusal(INTERNAL_ERROR, "audit_read_failed", "The consent trail could not be read."),
+    e.OutcomeNotRecorded: _refusal(
         INTERNAL_ERROR, "outcome_not_recorded", "The answer could not be recorded, so it was not sent."
     ),
-    e.IdentityRequired: _fixed(
+    e.IdentityRequired: _refusal(
         INTERNAL_ERROR, "identity_required", "This step needs a signed-in user, and the request names none."
     ),
-    e.TooManyHandoffs: _fixed(
+    e.TooManyHandoffs: _refusal(
         INTERNAL_ERROR, "too_many_handoffs", "Too many sign-in steps are open; finish or close one first."
     ),
-    e.UrlHandoffStopped: _fixed(INTERNAL_ERROR, "url_step_stopped", "The browser step did not complete."),
-    e.VaultError: _fixed(INTERNAL_ERROR, "vault_unreadable", "A stored credential could not be read."),
+    e.UrlHandoffStopped: _refusal(INTERNAL_ERROR, "url_step_stopped", "The browser step did not complete."),
+    e.VaultError: _refusal(INTERNAL_ERROR, "vault_unreadable", "A stored credential could not be read."),
 }
-_MAP[e.QueryRefused] = lambda exc, modern: Refusal(
-    INVALID_PARAMS,
-    "query_refused",
-    f"The query was not run ({getattr(exc, 'reason', '')}).",
-    {"category": str(getattr(exc, "reason", ""))},
+_MAP[e.QueryRefused] = _refusal(
+    INVALID_PARAMS, "query_refused", "The query was not run ({exc.reason}).", {"category": "reason"}
 )
-_MAP[e.DataEngineError] = _fixed(INTERNAL_ERROR, "engine_failed", "The data engine could not run the query.")
-_FAMILY_FALLBACK = _fixed(INTERNAL_ERROR, "error", "The request could not be completed.")
+_MAP[e.DataEngineError] = _refusal(
+    INTERNAL_ERROR, "engine_failed", "The data engine could not run the query."
+)
+_FAMILY_FALLBACK = _refusal(INTERNAL_ERROR, "error", "The request could not be completed.")
 
 
 def refusal_of(exc: BaseException, *, modern: bool) -> Refusal:

@@ -29,8 +29,24 @@ How it decides, in order (every step is data in the tables below, not scattered 
    capped at ``ok`` and selects (``enum``, ``oneOf``, arrays) at ``warn``; the reason
    ``fixed_choices`` records that the cap applied, next to the codes that matched.
 
-The form's ``message`` is scanned with the prose rules but can only add ``warn``: a message talks
-about the request ("to reset your password, confirm your email"), the fields are what get sent.
+The form's ``message`` is scanned with the prose rules (and a few of its own: "your token", "your
+PAT") and on its own can only add ``warn``: a message talks about the request ("to reset your
+password, confirm your email"), the fields are what get sent. Except when the fields say nothing
+themselves (reason ``secret_in_message``): when the message names a secret (a reason in
+``SECRET_MESSAGE_REASONS``: "Paste your GitHub token", "Enter your password", "your API key",
+"the secret", "credentials", an OTP), then
+
+- a free-text field whose own signal is weak (``CONFIRMABLE_REASONS``: a field named ``token``,
+  ``key``, ``auth``, ``credentials``) is blocked: it is that secret;
+- when every free-text field (a string without choices or a format) is generic (name, title and
+  description only of ``GENERIC_FIELD_WORDS``: ``value``, ``input``, ``text``, ``answer``, …) or
+  already flagged, the generic ones are blocked: FastMCP's ``ctx.elicit("Paste your GitHub token",
+  str)`` sends exactly one field ``value`` titled "Value", and what it wants is in the message.
+
+Numbers, booleans, selects and formatted strings are never blocked by a message ("How many tokens
+may the summary use?" with an integer, "Pick a password policy" with a select); nor is a form with
+a free-text field that names what it holds (``email`` under "Enter your email and password": the
+message may be talking about the whole flow, and ``warn`` says so).
 
 What this does NOT do: it is a guard against honest-but-careless servers and a second opinion for
 reviewers, not a defence against a hostile server, which can always name a field ``x`` and ask
@@ -52,6 +68,7 @@ from typing import Any, Final, Literal
 
 from mcp_elicit.core.sensitive_rules import (
     _COMPOUNDS,
+    _FIELD_TEXT,
     _FLAG,
     _GLUED_HEADS,
     _HINT,
@@ -59,18 +76,24 @@ from mcp_elicit.core.sensitive_rules import (
     _TAIL_NOISE,
     _TEXT,
     BENIGN_PHRASES,
+    CONFIRMABLE_REASONS,
     DELIVERY_WORDS,
+    GENERIC_FIELD_WORDS,
     META_WORDS,
     NEGATIONS,
     RULES,
+    SECRET_MESSAGE_REASONS,
     Rule,
     Where,
 )
 
 __all__ = [
     "BENIGN_PHRASES",
+    "CONFIRMABLE_REASONS",
+    "GENERIC_FIELD_WORDS",
     "META_WORDS",
     "RULES",
+    "SECRET_MESSAGE_REASONS",
     "FieldVerdict",
     "FormVerdict",
     "Rule",
@@ -212,7 +235,10 @@ def _trie_pattern(words: list[str]) -> str:
     return "|".join(branches)
 
 
-_TEXT_TRIGGER: Final = _trigger(r for r in RULES if r.where & _TEXT)
+# Field texts and the message have their own trigger words: the message-only rules ("your pat")
+# must not send every field text containing "path" down the full matcher.
+_FIELD_TRIGGER: Final = _trigger(r for r in RULES if r.where & _FIELD_TEXT)
+_MESSAGE_TRIGGER: Final = _trigger(r for r in RULES if "message" in r.where)
 _HINT_TRIGGER: Final = _trigger(r for r in RULES if r.where & _HINT)
 
 
@@ -253,9 +279,9 @@ def _may_fire(text: str, trigger: re.Pattern[str]) -> bool:
 
 
 def _match_text_uncached(text: str, where: Where) -> tuple[Rule, ...]:
-    if not _may_fire(text, _TEXT_TRIGGER):
+    if not _may_fire(text, _MESSAGE_TRIGGER if where == "message" else _FIELD_TRIGGER):
         return ()
-    prose = where == "description"
+    prose = where in ("description", "message")
     clauses = _CLAUSE.split(text[:MAX_SCAN_CHARS]) if prose else [text]
     fired: list[Rule] = []
     for clause in clauses:
@@ -330,26 +356,83 @@ def classify_field(name: str, schema: Any) -> FieldVerdict:
 
 
 def classify_schema(requested_schema: Any, message: str | None = None) -> FormVerdict:
-    """Classify every field of a wire `requestedSchema`; the message may add ``warn``, never ``block``.
+    """Classify every field of a wire `requestedSchema`; the message adds ``warn``, and blocks only
+    free-text fields that say nothing themselves (``secret_in_message``, see the module docstring).
 
     Reason codes of the message are prefixed ``message:`` (for example ``message:password``).
     """
     fields: list[FieldVerdict] = []
+    schemas: list[Any] = []
     properties = requested_schema.get("properties") if isinstance(requested_schema, Mapping) else None
     if isinstance(properties, Mapping):
         for key, schema in properties.items():
             fields.append(classify_field(key if isinstance(key, str) else str(key), schema))
+            schemas.append(schema)
     message_reasons: list[str] = []
+    names_secret = False
     if isinstance(message, str):
-        for rule in _match_text(message, "description"):
+        for rule in _match_text(message, "message"):
+            names_secret = names_secret or rule.reason in SECRET_MESSAGE_REASONS
             code = f"message:{rule.reason}"
             if code not in message_reasons:
                 message_reasons.append(code)
+    if names_secret:
+        fields = _secret_in_message(fields, schemas)
     verdict: Verdict = "warn" if message_reasons else "ok"
     for field in fields:
         if _RANK[field.verdict] > _RANK[verdict]:
             verdict = field.verdict
     return FormVerdict(verdict=verdict, fields=tuple(fields), message_reasons=tuple(message_reasons))
+
+
+_NOT_FREE: Final = frozenset({"enum", "oneOf", "const", "format"})
+
+# ASCII text made only of generic words, digits, separators and "'s": what every ASCII text that
+# tokenize() turns into generic words and digits is made of (so a miss here settles it at once).
+_MAYBE_GENERIC: Final = re.compile(
+    r"(?:[\W_\d]|'s|" + "|".join(sorted(GENERIC_FIELD_WORDS, key=len, reverse=True)) + ")*", re.IGNORECASE
+)
+
+
+def _free_text(schema: Any) -> bool:
+    """A string typed freely: no choices (enum, oneOf, const) and no format (email, date, …)."""
+    return (
+        (type(schema) is dict or isinstance(schema, Mapping))
+        and schema.get("type") == "string"
+        and _NOT_FREE.isdisjoint(schema)
+    )
+
+
+def _generic(name: str, schema: Mapping[str, Any]) -> bool:
+    """The field's name, title and description use only GENERIC_FIELD_WORDS (and digits)."""
+    for text in (name, schema.get("title"), schema.get("description")):
+        if text is None:
+            continue
+        if not isinstance(text, str) or (text.isascii() and _MAYBE_GENERIC.fullmatch(text) is None):
+            return False
+        if not all(w in GENERIC_FIELD_WORDS or w.isdigit() for w in tokenize(text)):
+            return False
+    return True
+
+
+def _secret_in_message(fields: list[FieldVerdict], schemas: list[Any]) -> list[FieldVerdict]:
+    """The message names a secret: block the free-text fields that can only be it."""
+    texts = [i for i, schema in enumerate(schemas) if _free_text(schema)]
+    generic: set[int] = set()
+    for i in texts:  # stops at the first free-text field that names what it holds
+        if fields[i].verdict == "ok":
+            if not _generic(fields[i].name, schemas[i]):
+                generic.clear()
+                break
+            generic.add(i)
+    all_generic = bool(generic)
+    out = list(fields)
+    for i in texts:
+        field = fields[i]
+        weak = field.verdict == "warn" and not CONFIRMABLE_REASONS.isdisjoint(field.reasons)
+        if weak or (all_generic and i in generic):
+            out[i] = FieldVerdict(field.name, "block", (*field.reasons, "secret_in_message"))
+    return out
 
 
 _match_text_cached = functools.lru_cache(maxsize=MATCH_CACHE_SIZE)(_match_text_uncached)

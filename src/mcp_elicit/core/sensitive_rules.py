@@ -8,9 +8,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
-__all__ = ["BENIGN_PHRASES", "DELIVERY_WORDS", "META_WORDS", "NEGATIONS", "RULES", "Rule", "Where"]
+__all__ = [
+    "BENIGN_PHRASES",
+    "CONFIRMABLE_REASONS",
+    "DELIVERY_WORDS",
+    "GENERIC_FIELD_WORDS",
+    "META_WORDS",
+    "NEGATIONS",
+    "RULES",
+    "SECRET_MESSAGE_REASONS",
+    "Rule",
+    "Where",
+]
 
-Where = Literal["name", "title", "description", "format", "flag"]
+Where = Literal["name", "title", "description", "message", "format", "flag"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +37,11 @@ class Rule:
 
 
 _LABEL: Final[frozenset[Where]] = frozenset({"name", "title"})
-_TEXT: Final[frozenset[Where]] = frozenset({"name", "title", "description"})
-_PROSE: Final[frozenset[Where]] = frozenset({"description"})
+# Prose is a field's description and the form's message: every prose rule reads both.
+_TEXT: Final[frozenset[Where]] = frozenset({"name", "title", "description", "message"})
+_PROSE: Final[frozenset[Where]] = frozenset({"description", "message"})
+_MESSAGE: Final[frozenset[Where]] = frozenset({"message"})
+_FIELD_TEXT: Final[frozenset[Where]] = frozenset({"name", "title", "description"})
 _HINT: Final[frozenset[Where]] = frozenset({"format"})
 _FLAG: Final[frozenset[Where]] = frozenset({"flag"})
 
@@ -119,6 +133,27 @@ RULES: Final[tuple[Rule, ...]] = (
         "an access token is a credential (F5 names it)",
     ),
     _head("jwt", "block", "access_token", "a JSON Web Token is a bearer credential"),
+    *_rules(
+        ("your pat", "git hub pat", "git lab pat", "pat token"),
+        _MESSAGE,
+        "warn",
+        "access_token",
+        "a message asking for a personal access token ('PAT' alone is also a name: Pat)",
+    ),
+    *_rules(
+        ("git hub token", "git lab token", "hugging face token"),
+        _MESSAGE,
+        "warn",
+        "access_token",
+        "'GitHub' reads as 'git hub' (camelCase); the field rule 'github token' serves names",
+    ),
+    *_rules(
+        ("your token", "the token", "a token", "this token"),
+        _MESSAGE,
+        "warn",
+        "token",
+        "a message asking for 'your token' (not 'tokens': 'How many tokens may the summary use?')",
+    ),
     _head("token", "warn", "token", "a field named just 'token' likely wants a credential"),
     _head("cookie", "warn", "token", "a cookie often carries a session"),
     # -- one-time and recovery codes -------------------------------------------------------------
@@ -248,6 +283,39 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("x-secret", _FLAG, "block", "declared_sensitive", "the server declares the field secret"),
     Rule("writeOnly", _FLAG, "warn", "write_only", "JSON Schema writeOnly: pydantic SecretStr emits it"),
 )
+
+# The message names a secret (the form's only free-text fields are generic, or weak signals such
+# as a field named 'token'; see core.sensitive): these reasons of the message's matches count. Every
+# reason a block rule gives in prose, plus the prose words that alone are too vague for a field's
+# description but not next to a field called "value": secret, credential, your token.
+SECRET_MESSAGE_REASONS: Final[frozenset[str]] = frozenset(
+    {r.reason for r in RULES if r.level == "block" and r.where & _PROSE} | {"secret", "credential", "token"}
+)
+
+# A free-text field whose name and title use only these words (and digits) says nothing about
+# what it holds: the message says it. FastMCP's `ctx.elicit(message, str)` and a one-field model
+# `value: str` both send {"value": {"type": "string", "title": "Value"}}. Kept short on purpose: a
+# word here is one a server uses for "whatever the message asked", not for a kind of data.
+GENERIC_FIELD_WORDS: Final[frozenset[str]] = frozenset(
+    {
+        "value",
+        "input",
+        "text",
+        "answer",
+        "response",
+        "reply",
+        "data",
+        "string",
+        "str",
+        "entry",
+        "field",
+        "result",
+    }
+)
+
+# A field's weak signals that a message naming a secret confirms: a field named 'token', 'key',
+# 'auth' or 'credentials' under "Paste your GitHub token" is that token.
+CONFIRMABLE_REASONS: Final[frozenset[str]] = frozenset({"token", "key", "auth", "credential"})
 
 # Phrases that neutralise any match they overlap: talk about a secret, not a request for one.
 BENIGN_PHRASES: Final[tuple[str, ...]] = (

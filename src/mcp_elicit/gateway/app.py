@@ -29,7 +29,7 @@ from mcp_elicit.errors import OutOfOrder
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
-from mcp_elicit.gateway.pool import Pool, status_reason
+from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import DownstreamCall
 from mcp_elicit.gateway.shared_state import SharedState, StateRecord
 
@@ -160,8 +160,6 @@ class Gateway:
             progress = partial(_to_round, call.hold)
         else:
             progress = partial(sdk.report_progress, call.ctx)
-        refused = pool.refused.get(call.server, [])
-        before = len(refused)
         try:
             with pool.books[call.server].track(call):
                 result = await client.call_tool(call.tool, arguments, progress=progress)
@@ -170,11 +168,11 @@ class Gateway:
             logger.info("call %s on %s for %s cancelled", call.tool, call.server, call.user)
             raise
         except Exception:
-            if len(refused) == before:
+            why = await pool.refusal(call.server)
+            if why is None:
                 raise
-            # an HTTP upstream refused this call (its key was changed, say): name it to the client
-            logger.info("upstream %s refused a call: HTTP %s", call.server, refused[-1])
-            why = status_reason(refused[-1])
+            # an HTTP upstream refuses the gateway's headers now (its key was changed, say)
+            logger.info("upstream %s refused a call: %s", call.server, why)
             return sdk.error_result(f"The upstream server '{call.server}' refused the call: {why}.")
         if call.refusals:  # never a silent drop: say what could not be asked
             text = "The gateway could not relay a question: " + "; ".join(call.refusals)

@@ -27,7 +27,7 @@ from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
-__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool", "failure_reason", "status_reason"]
+__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool", "credentials_refused", "failure_reason", "status_reason"]
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
@@ -55,7 +55,7 @@ class Pool:
         self.policy_state = PolicyState() if policy is not None else None
         self.audit = audit
         self.browser = browser
-        self._target = target or (lambda upstream: _target(upstream, self.refused[upstream.name]))
+        self._target = target or _target
         self.clients: dict[str, ElicitClient] = {}
         self.pending = Pending()  # one budget of open questions for the user, across upstreams
         self.books: dict[str, CallBook] = {u.name: CallBook(self.pending) for u in config.upstreams}
@@ -63,7 +63,6 @@ class Pool:
         self.prompts: dict[str, list[Any]] = {}
         self.resources: dict[str, list[Any]] = {}
         self.failed: dict[str, str] = {}
-        self.refused: dict[str, list[int]] = {u.name: [] for u in config.upstreams}  # HTTP error statuses
         self.settled = anyio.Event()
         self._stop = anyio.Event()
 
@@ -91,10 +90,13 @@ class Pool:
         if self.audit is not None:  # one record per elicitation, naming the downstream user
             client = ClientIdentity(name=GATEWAY_CLIENT, version="")
             pipeline.observers.append(AuditTrail(self.audit, client=client, person=self.user))
+        # "auto": the 2025-11-25 handshake, where an upstream that pushes can ask; an upstream that
+        # refuses it is reached again on a fresh connection in 2026-07-28 (its questions then come
+        # as rounds, which the client kit answers through this same pipeline).
         return ElicitClient(
             self._target(upstream),
             pipeline=pipeline,
-            protocol="legacy",
+            protocol="auto",
             client_name=GATEWAY_CLIENT,
             policy=self.policy,
             policy_state=self.policy_state,
@@ -108,10 +110,13 @@ class Pool:
                 self.prompts[upstream.name] = await _optional(client.list_prompts)
                 self.resources[upstream.name] = await _optional(client.list_resources)
                 self.clients[upstream.name] = client
+                logger.info(
+                    "upstream %s speaks %s (%s)", upstream.name, client.protocol_version, client.era_reason
+                )
                 self._settle()
                 await self._stop.wait()
         except Exception as exc:  # one upstream down never takes the others with it
-            why = failure_reason(exc, self.refused[upstream.name])
+            why = await credentials_refused(upstream) or failure_reason(exc)
             logger.warning("upstream %s is unavailable: %s", upstream.name, why)
             self.failed[upstream.name] = why
         finally:
@@ -125,6 +130,11 @@ class Pool:
         by_name = {s: {t.name: t for t in items} for s, items in (listings or self.tools).items()}
         names = offered_names({s: list(tools) for s, tools in by_name.items()})
         return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
+
+    async def refusal(self, server: str) -> str | None:
+        """Whether `server` now refuses the gateway's credentials (after a failed call)."""
+        upstream = next((u for u in self.config.upstreams if u.name == server), None)
+        return await credentials_refused(upstream) if upstream is not None else None
 
     def unavailable(self) -> str:
         """The upstreams that failed and why, for an error the downstream reads ("" when none)."""
@@ -141,11 +151,18 @@ class Pool:
         return None
 
 
-def failure_reason(exc: BaseException, statuses: list[int] | None = None) -> str:
+async def credentials_refused(upstream: Upstream) -> str | None:
+    """ "HTTP 401: …" when an HTTP upstream refuses the gateway's configured headers, else None (asked
+    only after a failure: the SDK reports an HTTP error as a bare JSON-RPC error)."""
+    if upstream.url is None:
+        return None
+    status = await sdk.http_status(upstream.url, upstream.headers)
+    return status_reason(status) if status in (401, 403) else None
+
+
+def failure_reason(exc: BaseException) -> str:
     """Why an upstream failed, in words a person can act on: the HTTP status it answered with
     (401/403: the `headers` in the config), else the innermost error's type."""
-    if statuses:
-        return status_reason(statuses[-1])
     seen: set[int] = set()
     todo: list[BaseException] = [exc]
     innermost = exc
@@ -180,11 +197,9 @@ async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
         return []
 
 
-def _target(upstream: Upstream, refused: list[int] | None = None) -> Any:
-    if upstream.url is not None:
-        if upstream.headers:
-            return sdk.http_upstream(upstream.url, upstream.headers, refused)
-        return ServerSpec(url=upstream.url)
+def _target(upstream: Upstream) -> Any:
+    if upstream.url is not None:  # a spec, not a transport: "auto" may need a second connection
+        return ServerSpec(url=upstream.url, headers=tuple(upstream.headers.items()))
     return StdioServerParameters(
         command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None
     )

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import hmac
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 import mcp_types as t
-from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
@@ -29,7 +27,7 @@ __all__ = [
     "bearer_of",
     "build_server",
     "error_result",
-    "http_upstream",
+    "http_status",
     "input_required",
     "not_found",
     "protocol_version",
@@ -149,24 +147,17 @@ def error_result(text: str, result: Any = None) -> t.CallToolResult:
     return t.CallToolResult(content=content, is_error=True)
 
 
-@asynccontextmanager
-async def http_upstream(
-    url: str, headers: Mapping[str, str], refused: list[int] | None = None
-) -> AsyncIterator[Any]:
-    """The client kit's guarded HTTP transport to an upstream, sending the configured headers.
-    Each HTTP error status is appended to `refused` (the SDK turns it into a bare JSON-RPC error,
-    and "HTTP 401" is what the person needs to hear)."""
-    async with guarded_http_client() as http:
-        http.headers.update(headers)
-        if refused is not None:
-
-            async def note(response: Any) -> None:
-                if response.is_error:
-                    refused.append(response.status_code)
-
-            http.event_hooks["response"].append(note)
-        async with streamable_http_client(url, http_client=http) as streams:
-            yield streams
+async def http_status(url: str, headers: Mapping[str, str]) -> int | None:
+    """The HTTP status an upstream answers a ping with, sending the configured headers (None when
+    it cannot be reached). The SDK turns an HTTP error into a bare JSON-RPC error; this is how the
+    gateway learns that an upstream refused its credentials, to say so."""
+    body = {"jsonrpc": "2.0", "id": "mcp-elicit-gateway-probe", "method": "ping"}
+    accept = {"accept": "application/json, text/event-stream"}
+    try:
+        async with guarded_http_client({**accept, **headers}) as http:
+            return (await http.post(url, json=body)).status_code
+    except Exception:  # unreachable: the caller says what failed instead
+        return None
 
 
 def bearer_of(ctx: Any) -> str | None:

@@ -59,17 +59,19 @@ def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | Non
 async def record(
     ctx: Any,
     settings: ElicitSettings,
-    *,
     action: str,
     decided_by: str,
     message: str,
-    requested_schema: Mapping[str, Any] | None,
+    *,
+    requested_schema: Mapping[str, Any] | None = None,
     content: Mapping[str, Any] | None = None,
     reason: str = "",
     latency_ms: float = 0.0,
     mode: str = "form",
     details: Mapping[str, Any] | None = None,
 ) -> None:
+    """Record what came of one question: its `action`, who decided it and the question's
+    `message`; `requested_schema` for a form (None for a hand-off or a refused query)."""
     sink = settings.audit
     if sink is None:
         return

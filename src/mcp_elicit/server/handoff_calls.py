@@ -46,16 +46,7 @@ async def _audit(
     ctx: Any, era: Era, message: str, action: str, reason: str = "", decided_by: str = "person"
 ) -> None:
     """One consent record per hand-off outcome (mode "url"; no URL, no content: nothing secret)."""
-    await audit.record(
-        ctx,
-        era.settings,
-        action=action,
-        decided_by=decided_by,
-        message=message,
-        requested_schema=None,
-        reason=reason,
-        mode="url",
-    )
+    await audit.record(ctx, era.settings, action, decided_by, message, reason=reason, mode="url")
 
 
 @sdk.carrying

@@ -208,10 +208,10 @@ async def gather(
             await audit.record(
                 ctx,
                 era.settings,
-                action="cancel",
-                decided_by="secret_guard",
+                "cancel",
+                "secret_guard",
+                step.message(key),
                 reason="secret_in_form",
-                message=step.message(key),
                 requested_schema=step.schema(key),
             )
         raise SecretInForm({f: r for fields in step.secret_refused.values() for f, r in fields.items()})
@@ -233,10 +233,10 @@ async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any,
     await audit.record(
         ctx,
         era.settings,
-        action=answer.action,
-        decided_by="person",
+        answer.action,
+        "person",
+        step.message(key),
         reason=reason,
-        message=step.message(key),
         requested_schema=step.schema(key),
         content=_plain(content),
         latency_ms=latency_ms,
@@ -306,10 +306,10 @@ async def _record_failure(ctx: Any, era: Era, step: _Step, key: str, reason: str
     await audit.record(
         ctx,
         settings,
-        action="cancel" if reason == "timeout" else "error",
-        decided_by="timeout" if reason == "timeout" else "error",
+        "cancel" if reason == "timeout" else "error",
+        "timeout" if reason == "timeout" else "error",
+        step.message(key),
         reason=reason,
-        message=step.message(key),
         requested_schema=step.schema(key),
         latency_ms=(settings.clock() - started) * 1000,
     )

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Final
 
 from mcp_elicit.core.forms import Field
 from mcp_elicit.ui.terminal_input import plain
-from mcp_elicit.ui.wording import bounds_hint, cut, number
+from mcp_elicit.ui.wording import answer_text, cut, field_hint, number, picked, read_number, span
 
 __all__ = ["cut", "hint", "number", "option", "parse", "shown"]
 
@@ -20,43 +19,23 @@ _HINTS: Final = {
 }
 _YES: Final = frozenset({"y", "yes", "true", "1"})
 _NO: Final = frozenset({"n", "no", "false", "0"})
-_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
 
 
 def hint(f: Field) -> str:
-    words = bounds_hint(f, _HINTS)
+    words = field_hint(f, _HINTS, "choose one by number")
     if words is not None:
         return words
-    if f.kind == "boolean":
-        return "yes or no"
-    if f.kind == "single_select":
-        return "choose one by number"
-    low, high = f.min_items, f.max_items
-    bounds = ""
-    if low is not None and high is not None:
-        bounds = f" ({low} to {high})"
-    elif low is not None:
-        bounds = f" (at least {low})"
-    elif high is not None:
-        bounds = f" (at most {high})"
-    none = "" if low else " (:none for none)"
-    return f"a number toggles it, a list such as 1,3 sets them{bounds}{none}"
+    bounds = span(f.min_items, f.max_items)
+    none = "" if f.min_items else " (:none for none)"
+    return f"a number toggles it, a list such as 1,3 sets them{f' ({bounds})' if bounds else ''}{none}"
 
 
 def shown(f: Field, value: Any, numbered: bool = False) -> str:
-    """A value as the person reads it: titles for options, yes/no for booleans."""
-    if f.kind == "boolean":
-        return "yes" if value else "no"
-    if f.kind in ("number", "integer") and isinstance(value, int | float):
-        return number(value)
-    if f.kind in ("single_select", "multi_select"):
-        picked = list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
-        if numbered:
-            index = {o.value: str(i) for i, o in enumerate(f.options, 1)}
-            return ",".join(index.get(v, plain(str(v))) for v in picked) or "none"
-        titles = {o.value: o.title or o.value for o in f.options}
-        return ", ".join(plain(titles.get(v, str(v))) for v in picked) or "none"
-    return plain(str(value))
+    """A value as the person reads it: titles (or, `numbered`, numbers) for options, yes/no for booleans."""
+    if numbered and f.kind in ("single_select", "multi_select"):
+        index = {o.value: str(i) for i, o in enumerate(f.options, 1)}
+        return ",".join(index.get(v, plain(str(v))) for v in picked(f, value)) or "none"
+    return answer_text(f, value, plain)
 
 
 def parse(f: Field, line: str, current: Any = None) -> tuple[Any, str | None]:
@@ -65,13 +44,7 @@ def parse(f: Field, line: str, current: Any = None) -> tuple[Any, str | None]:
     if f.kind == "string":
         return line, None
     if f.kind in ("number", "integer"):
-        if _INTEGER_RE.fullmatch(line):
-            return int(line), None
-        try:
-            number = float(line)
-        except ValueError:
-            return None, "not a number"
-        return (number, None) if math.isfinite(number) else (None, "not a finite number")
+        return read_number(line)
     if f.kind == "boolean":
         word = line.lower()
         if word in _YES:

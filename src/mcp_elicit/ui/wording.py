@@ -1,19 +1,32 @@
-"""Words every UI uses the same way: what a text or number field expects, what a question is for,
-and how a number is written. Raw text: each UI escapes or cleans it for its own medium."""
+"""Words every UI uses the same way: what a field expects, what a question is for, and how a
+number is written and read. Raw text: each UI escapes or cleans it for its own medium."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Final
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from mcp_elicit.client.ui_protocol import Purpose
 from mcp_elicit.core.forms import Field
 
-__all__ = ["MAX_ARGUMENTS_CHARS", "bounds_hint", "cut", "number", "purpose_text"]
+__all__ = [
+    "MAX_ARGUMENTS_CHARS",
+    "answer_text",
+    "cut",
+    "field_hint",
+    "number",
+    "picked",
+    "purpose_text",
+    "read_number",
+    "span",
+]
 
 # Characters of a call's arguments shown with its purpose ("For: tool deploy {...}").
 MAX_ARGUMENTS_CHARS: Final = 300
+_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
 _VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
 
 
@@ -26,28 +39,68 @@ def number(x: int | float) -> str:
     return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
 
 
-def bounds_hint(f: Field, format_hints: Mapping[str, str]) -> str | None:
-    """What a string or number field expects, with its bounds; None for other kinds (each UI words
-    choices its own way). `format_hints` words each string format for the UI's own input."""
+def span(low: object, high: object) -> str | None:
+    """A range in words: "2 to 5", "at least 2", "at most 5"; None when neither bound is set."""
+    if low is not None and high is not None:
+        return f"{low} to {high}"
+    if low is not None:
+        return f"at least {low}"
+    if high is not None:
+        return f"at most {high}"
+    return None
+
+
+def field_hint(f: Field, format_hints: Mapping[str, str], choose_one: str) -> str | None:
+    """What a field expects, with its bounds; None for a multi-select (each UI words how to pick
+    several its own way). `format_hints` words each string format for the UI's own input, and
+    `choose_one` how a single select is answered there."""
     if f.kind == "string":
-        parts = [format_hints[f.format] if f.format else "text"]
-        if f.min_length is not None and f.max_length is not None:
-            parts.append(f"{f.min_length} to {f.max_length} characters")
-        elif f.min_length is not None:
-            parts.append(f"at least {f.min_length} characters")
-        elif f.max_length is not None:
-            parts.append(f"at most {f.max_length} characters")
-        return ", ".join(parts)
+        chars = span(f.min_length, f.max_length)
+        what = format_hints[f.format] if f.format else "text"
+        return what if chars is None else f"{what}, {chars} characters"
     if f.kind in ("number", "integer"):
         what = "a whole number" if f.kind == "integer" else "a number"
-        if f.minimum is not None and f.maximum is not None:
-            return f"{what} from {number(f.minimum)} to {number(f.maximum)}"
-        if f.minimum is not None:
-            return f"{what}, at least {number(f.minimum)}"
-        if f.maximum is not None:
-            return f"{what}, at most {number(f.maximum)}"
-        return what
+        low = None if f.minimum is None else number(f.minimum)
+        high = None if f.maximum is None else number(f.maximum)
+        bounds = span(low, high)
+        if bounds is None:
+            return what
+        return f"{what} from {bounds}" if low is not None and high is not None else f"{what}, {bounds}"
+    if f.kind == "boolean":
+        return "yes or no"
+    if f.kind == "single_select":
+        return choose_one
     return None
+
+
+def picked(f: Field, value: Any) -> list[Any]:
+    """The values a select's answer picks (one for a single select)."""
+    return list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
+
+
+def answer_text(f: Field, value: Any, clean: Callable[[str], str]) -> str:
+    """An answer as the person reads it: yes/no, numbers as written, option titles ("none" for no
+    option); `clean` makes the server's text safe for the UI's medium."""
+    if f.kind == "boolean":
+        return "yes" if value else "no"
+    if f.kind in ("number", "integer") and isinstance(value, int | float):
+        return number(value)
+    if f.kind in ("single_select", "multi_select"):
+        titles = {o.value: o.title or o.value for o in f.options}
+        return ", ".join(clean(titles.get(v, str(v))) for v in picked(f, value)) or "none"
+    return clean(str(value))
+
+
+def read_number(text: str) -> tuple[int | float | None, str | None]:
+    """(the number typed, None), an int when it is written as one, or (None, why it is not a
+    finite number)."""
+    if _INTEGER_RE.fullmatch(text):
+        return int(text), None
+    try:
+        value = float(text)
+    except ValueError:
+        return None, "not a number"
+    return (value, None) if math.isfinite(value) else (None, "not a finite number")
 
 
 def purpose_text(purpose: Purpose) -> str:

@@ -81,7 +81,7 @@ class DuckDBEngine:
                 rows = cursor.fetchmany(max_rows + 1)
             except duckdb.Error as exc:
                 raise DataEngineError("duckdb", str(exc)) from None
-        return QueryResult(names, tuple(tuple(r) for r in rows[:max_rows]), len(rows) > max_rows)
+        return QueryResult.cut(names, rows, max_rows)
 
     def _fetch(self, sql: str) -> list[Any]:
         with self._lock:

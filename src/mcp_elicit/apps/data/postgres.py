@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import psycopg
 
-from mcp_elicit.apps.data.engine import QueryResult, TableInfo, tables_from_columns
+from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -39,9 +39,16 @@ def plan_estimate(plan: Any) -> Estimate:
     return Estimate.of(tables)
 
 
-class PostgresEngine:
+class PostgresEngine(CatalogEngine):
     name = "postgres"
     dialect = "postgres"
+    columns_sql = (
+        "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
+        "coalesce(col_description(format('%%I.%%I', c.table_schema, c.table_name)::regclass, "
+        "c.ordinal_position), '') FROM information_schema.columns c "
+        "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"
+    )
+    explain = "EXPLAIN (FORMAT JSON, VERBOSE)"
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
         guard = f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}"
@@ -57,21 +64,8 @@ class PostgresEngine:
         # The schema served: the one given, else the session's (search_path in the DSN, else public).
         self.default_schema = schema or str(self._fetch("SELECT current_schema()")[0][0])
 
-    def tables(self) -> tuple[TableInfo, ...]:
-        rows = self._fetch(
-            "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
-            "coalesce(col_description(format('%%I.%%I', c.table_schema, c.table_name)::regclass, "
-            "c.ordinal_position), '') FROM information_schema.columns c "
-            "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position",
-            (self.default_schema,),
-        )
-        return tables_from_columns(rows)
-
-    def estimate(self, sql: str) -> Estimate:
-        rows = self._fetch(f"EXPLAIN (FORMAT JSON, VERBOSE) {sql}")
-        if not rows:
-            raise DataEngineError("postgres", "EXPLAIN returned nothing")
-        return plan_estimate(rows[0][0])
+    def _read_plan(self, plan: Any) -> Estimate:
+        return plan_estimate(plan)
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:
@@ -82,7 +76,7 @@ class PostgresEngine:
                     rows = cur.fetchmany(max_rows + 1)
             except psycopg.Error as exc:
                 raise DataEngineError("postgres", str(exc).strip()) from None
-        return QueryResult(names, tuple(tuple(r) for r in rows[:max_rows]), len(rows) > max_rows)
+        return QueryResult.cut(names, rows, max_rows)
 
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:

@@ -157,14 +157,7 @@ class _Guarded:
             "masked": list(masked),
         }
         await audit_trail.record(
-            ctx,
-            self.settings,
-            action=action,
-            decided_by=decided_by,
-            message=sql,
-            requested_schema=None,
-            reason=category,
-            details=details,
+            ctx, self.settings, action, decided_by, sql, reason=category, details=details
         )
 
     async def refuse(

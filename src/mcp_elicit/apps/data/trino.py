@@ -16,7 +16,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_elicit.apps.data.engine import QueryResult, TableInfo, tables_from_columns
+from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -57,11 +57,16 @@ def io_estimate(plan: Any) -> Estimate:
     return Estimate.of(tables)
 
 
-class TrinoEngine:
+class TrinoEngine(CatalogEngine):
     """`dsn` is ``trino://user@host:port/catalog/schema`` (``https://`` style ports work too)."""
 
     name = "trino"
     dialect = "trino"
+    columns_sql = (
+        "SELECT table_schema, table_name, column_name, data_type, coalesce(comment, '') "
+        "FROM information_schema.columns WHERE table_schema = ? ORDER BY table_name, ordinal_position"
+    )
+    explain = "EXPLAIN (TYPE IO, FORMAT JSON)"
 
     def __init__(self, dsn: str) -> None:
         import trino.dbapi
@@ -81,19 +86,8 @@ class TrinoEngine:
         )
         self._lock = threading.Lock()
 
-    def tables(self) -> tuple[TableInfo, ...]:
-        rows = self._fetch(
-            "SELECT table_schema, table_name, column_name, data_type, coalesce(comment, '') "
-            "FROM information_schema.columns WHERE table_schema = ? ORDER BY table_name, ordinal_position",
-            (self.default_schema,),
-        )
-        return tables_from_columns(rows)
-
-    def estimate(self, sql: str) -> Estimate:
-        rows = self._fetch(f"EXPLAIN (TYPE IO, FORMAT JSON) {sql}")
-        if not rows:
-            raise DataEngineError("trino", "EXPLAIN returned nothing")
-        return io_estimate(rows[0][0])
+    def _read_plan(self, plan: Any) -> Estimate:
+        return io_estimate(plan)
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:
@@ -105,7 +99,7 @@ class TrinoEngine:
                 cur.cancel()
             except Exception as exc:  # the client raises its own and requests' errors
                 raise DataEngineError("trino", str(exc)) from None
-        return QueryResult(names, tuple(tuple(r) for r in rows[:max_rows]), len(rows) > max_rows)
+        return QueryResult.cut(names, rows, max_rows)
 
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib.resources import files
 from types import TracebackType
 from typing import Any, Final
@@ -230,16 +230,29 @@ class BrowserUI:
         if isinstance(q.prompt, UrlWaiting):
             return self._waiting_page(request, q, q.prompt)
         who = _who(q.prompt.requester, q.prompt.purpose)
-        if isinstance(q.prompt, UrlPrompt):
-            p = q.prompt
+
+        def question_page(
+            template: str, title: str, message: str, warnings: Iterable[str], **context: Any
+        ) -> Response:
+            """A page that shows the question: its message and the client's warnings about it."""
             return self._render(
                 request,
-                "url.html",
-                title="Open a web page?",
+                template,
+                title=title,
                 q=q,
                 who=who,
-                message=F.visible(p.message),
-                warnings=[F.visible(w) for w in p.warnings],
+                message=F.visible(message),
+                warnings=[F.visible(w) for w in warnings],
+                **context,
+            )
+
+        if isinstance(q.prompt, UrlPrompt):
+            p = q.prompt
+            return question_page(
+                "url.html",
+                "Open a web page?",
+                p.message,
+                p.warnings,
                 parts={k: F.visible(v) for k, v in p.display.items()},
                 url=F.visible(p.url),
                 blocked=p.verdict == "block",
@@ -250,16 +263,8 @@ class BrowserUI:
             policy = message.startswith(APPROVAL_PREFIX) and _APPROVAL_TAIL in message
             if policy:
                 message = message.split(_APPROVAL_TAIL, 1)[0]
-            return self._render(
-                request,
-                "approval.html",
-                title="Allow this server to ask?" if policy else "Go ahead?",
-                q=q,
-                who=who,
-                policy=policy,
-                message=F.visible(message),
-                warnings=[F.visible(w) for w in prompt.warnings],
-            )
+            title = "Allow this server to ask?" if policy else "Go ahead?"
+            return question_page("approval.html", title, message, prompt.warnings, policy=policy)
         views = F.field_views(prompt.form, q.values, q.errors)
         if q.stage == "review":
             rows = [
@@ -268,14 +273,11 @@ class BrowserUI:
             ]
             return self._render(request, "review.html", title="Review your answers", q=q, who=who, rows=rows)
         orphans = [F.visible(why) for name, why in q.errors.items() if name not in prompt.form.names]
-        return self._render(
-            request,
+        return question_page(
             "form.html",
-            title="A question for you",
-            q=q,
-            who=who,
-            message=F.visible(prompt.message),
-            warnings=[F.visible(w) for w in prompt.warnings],
+            "A question for you",
+            prompt.message,
+            prompt.warnings,
             fields=views,
             orphans=orphans,
             problems=sum(1 for v in views if v.error),

@@ -22,8 +22,6 @@ message the server chose; every check is here, against the same rules as the cli
 from __future__ import annotations
 
 import datetime as dt
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -33,7 +31,7 @@ from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.ui import wording
-from mcp_elicit.ui.wording import bounds_hint, number
+from mcp_elicit.ui.wording import field_hint, number, read_number, span
 
 __all__ = [
     "MAX_RADIO_OPTIONS",
@@ -65,7 +63,6 @@ _FORMAT_HINTS: Final = {
     "date": "a date",
     "date-time": "a date and time, in this computer's time zone",
 }
-_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+")
 NO_ANSWER: Final = "__no_answer__"  # value of the "no answer" choice of an optional radio group
 
 
@@ -77,21 +74,8 @@ def visible(text: object) -> str:
 
 def hint(f: Field) -> str:
     """What the field expects, in words (shown under the label, tied to the input)."""
-    words = bounds_hint(f, _FORMAT_HINTS)
-    if words is not None:
-        return words
-    if f.kind == "boolean":
-        return "yes or no"
-    if f.kind == "single_select":
-        return "choose one"
-    low, high = f.min_items, f.max_items
-    if low is not None and high is not None:
-        return f"choose {low} to {high}"
-    if low is not None:
-        return f"choose at least {low}"
-    if high is not None:
-        return f"choose at most {high}"
-    return "choose any"
+    words = field_hint(f, _FORMAT_HINTS, "choose one")
+    return words if words is not None else f"choose {span(f.min_items, f.max_items) or 'any'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,13 +199,7 @@ def _parse(f: Field, raw: list[str]) -> tuple[Any, str | None, bool]:
             return moment.isoformat(timespec="seconds"), None, True
         return text, None, True
     if f.kind in ("number", "integer"):
-        if _INTEGER_RE.fullmatch(text):
-            return int(text), None, True
-        try:
-            number = float(text)
-        except ValueError:
-            return None, "not a number", True
-        return (number, None, True) if math.isfinite(number) else (None, "not a finite number", True)
+        return (*read_number(text), True)
     if f.kind == "boolean":
         if text in ("yes", "no"):
             return text == "yes", None, True
@@ -259,15 +237,7 @@ def parse_submission(form: Form, submitted: Mapping[str, list[str]]) -> tuple[di
 
 def shown_value(f: Field, value: Any) -> str:
     """An answer as the person reads it on the review step: titles for options, yes/no."""
-    if f.kind == "boolean":
-        return "yes" if value else "no"
-    if f.kind in ("number", "integer") and isinstance(value, int | float):
-        return number(value)
-    if f.kind in ("single_select", "multi_select"):
-        picked = list(value) if f.kind == "multi_select" and isinstance(value, list | tuple) else [value]
-        titles = {o.value: o.title or o.value for o in f.options}
-        return ", ".join(visible(titles.get(v, str(v))) for v in picked) or "none"
-    return visible(value)
+    return wording.answer_text(f, value, visible)
 
 
 def requester_text(requester: Requester) -> str:
