@@ -61,6 +61,8 @@ PUBLIC = {
     "ask",
     # the error tree's families and new leaves (errors.py)
     "AuditError",
+    "AuthProblem",
+    "AuthorizationFailed",
     "CapabilityRequired",
     "HandoffError",
     "InvalidArgument",

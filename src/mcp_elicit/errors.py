@@ -31,7 +31,8 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── CapabilityRequired (RuntimeError)    the same on 2026-07-28: the request gets -32021
     │   ├── ElicitationTimeout (TimeoutError)    nobody answered within the per-call timeout
     │   ├── ClientGone (ConnectionError)         the client disconnected while a question was open
-    │   └── ServerOutputError (ConnectionError)  a server wrote bytes that are not the protocol (bad UTF-8)
+    │   ├── ServerOutputError (ConnectionError)  a server wrote bytes that are not the protocol (bad UTF-8)
+    │   └── AuthorizationFailed (PermissionError) signing in to an MCP server with OAuth did not complete
     ├── AuditError                               the consent trail
     │   ├── AuditWriteError (OSError)            a sink could not store a record (fail closed)
     │   ├── AuditReadError (OSError)             a store could not be opened or read
@@ -57,6 +58,8 @@ __all__ = [
     "AuditError",
     "AuditReadError",
     "AuditWriteError",
+    "AuthProblem",
+    "AuthorizationFailed",
     "CapabilityError",
     "CapabilityRequired",
     "ClientGone",
@@ -113,6 +116,16 @@ class VaultProblem(StrEnum):
     TAMPERED = "tampered"  # wrong user or provider, edited, or copied from another row
     MALFORMED = "malformed"
     TOO_LARGE = "too_large"  # a value over the vault's size limit (refused before storing)
+
+
+class AuthProblem(StrEnum):
+    """Why signing in to an MCP server with OAuth did not complete (AuthorizationFailed)."""
+
+    DENIED = "denied"  # the person or the authorization server refused (error=access_denied, ...)
+    TIMEOUT = "timeout"  # nobody came back to the loopback callback in time
+    BLOCKED_URL = "blocked_url"  # the authorization link failed the URL check: never opened
+    FAILED = "failed"  # discovery, registration or the token exchange failed
+    REFUSED = "refused"  # the server still refused the new token
 
 
 class ElicitError(Exception):
@@ -247,6 +260,20 @@ class ServerOutputError(PeerError, ConnectionError):
     def __init__(self, detail: str) -> None:
         self.detail = detail
         super().__init__(f"the server broke the protocol: {detail}")
+
+
+class AuthorizationFailed(PeerError, PermissionError):
+    """Signing in to the MCP server at `server` (its URL) with OAuth did not complete: `reason` is an
+    `AuthProblem`; `detail` is the authorization server's error code or what failed, in words
+    (never a token or a code)."""
+
+    def __init__(self, server: str, reason: str, detail: str = "") -> None:
+        self.server = server
+        self.reason = AuthProblem(reason)
+        self.detail = detail
+        super().__init__(
+            f"signing in to {server} did not complete ({reason})" + (f": {detail}" if detail else "")
+        )
 
 
 class NotInstalled(UsageError, RuntimeError):

@@ -100,3 +100,23 @@ def test_the_stdio_transport_still_hands_an_unparseable_message_on_as_a_validati
     parse = private_attribute("mcp.client.stdio", "_parse_line", SDK)
     item = parse('{"jsonrpc": "2.0", "id": 7, "method": "elicitation/create", "params": "not an object"}')
     assert isinstance(item, ValidationError), hook("stdio_client passes parse failures on as values", SDK)
+
+
+def test_the_sdk_oauth_provider_still_loads_storage_in_initialize_and_keeps_its_context() -> None:
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.auth.oauth2 import OAuthContext
+
+    assert inspect.iscoroutinefunction(getattr(OAuthClientProvider, "_initialize", None)), hook(
+        "OAuthClientProvider._initialize", SDK_TRANSPORT
+    )
+    fields = set(OAuthContext.__dataclass_fields__)
+    for name in ("token_expiry_time", "oauth_metadata", "current_tokens"):
+        assert name in fields, hook(f"OAuthContext.{name}", SDK_TRANSPORT)
+
+
+def test_the_sdk_oauth_flow_still_logs_its_failures_under_the_name_the_filter_drops() -> None:
+    source = inspect.getsource(importlib.import_module("mcp.client.auth.oauth2"))
+    assert 'logger.exception("OAuth flow error")' in source, hook(
+        "the OAuth flow's failure log", SDK_TRANSPORT
+    )
+    assert "logging.getLogger(__name__)" in source, hook("mcp.client.auth.oauth2's logger", SDK_TRANSPORT)

@@ -43,6 +43,9 @@ EXAMPLES: dict[type[errors.ElicitError], errors.ElicitError] = {
     errors.ElicitationTimeout: errors.ElicitationTimeout(300),
     errors.ClientGone: errors.ClientGone("gone"),
     errors.ServerOutputError: errors.ServerOutputError("bad UTF-8 on line 3"),
+    errors.AuthorizationFailed: errors.AuthorizationFailed(
+        "https://mcp.example/mcp", "denied", "access_denied"
+    ),
     errors.AuditWriteError: errors.AuditWriteError("sqlite", "x.db", "disk full"),
     errors.AuditReadError: errors.AuditReadError("sqlite", "x.db", "missing"),
     errors.OutcomeNotRecorded: errors.OutcomeNotRecorded("decline", "audit_write_failed"),

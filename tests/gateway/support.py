@@ -84,6 +84,19 @@ async def http_gateway(config_text: str, **kw: Any) -> AsyncIterator[tuple[Gatew
             stop.set()
 
 
+async def greet_at_once(clients: dict[str, Client]) -> dict[str, Any]:
+    """Each client calls `greet` at the same time; their results by name."""
+    results: dict[str, Any] = {}
+
+    async def call(who: str, client: Client) -> None:
+        results[who] = await client.call_tool("greet", {})
+
+    async with anyio.create_task_group() as tg:
+        for who, client in clients.items():
+            tg.start_soon(call, who, client)
+    return results
+
+
 def http_client(url: str, token: str | None, mode: str, callback: Any = None) -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))

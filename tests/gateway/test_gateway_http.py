@@ -13,7 +13,7 @@ import mcp_types as t
 import pytest
 
 from mcp_elicit.audit.jsonl import JsonlAuditSink
-from tests.gateway.support import PEERS, Answers, http_client, http_gateway
+from tests.gateway.support import PEERS, Answers, greet_at_once, http_client, http_gateway
 
 pytestmark = pytest.mark.anyio
 
@@ -33,14 +33,7 @@ async def test_two_users_each_get_only_their_own_question(era: str) -> None:
         http_client(url, "token-a", era, alice) as a,
         http_client(url, "token-b", era, bob) as b,
     ):
-        results: dict[str, Any] = {}
-
-        async def call(who: str, client: Any) -> None:
-            results[who] = await client.call_tool("greet", {})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call, "a", a)
-            tg.start_soon(call, "b", b)
+        results = await greet_at_once({"a": a, "b": b})
     assert results["a"].content[0].text == "hello alice"
     assert results["b"].content[0].text == "hello bob"
     assert alice.messages == ["Who are you?"]

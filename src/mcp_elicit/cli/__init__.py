@@ -10,6 +10,7 @@ from mcp_elicit.cli.options import (
     _access_options,
     _guardrail_options,
     _load_config,
+    _oauth_login,
     _protocol_option,
     _resolve_server,
     _server_option,
@@ -223,6 +224,7 @@ def connect_command(
     server_spec: str,
     headers: tuple[str, ...],
     bearer: str | None,
+    oauth: bool | None,
     protocol: str,
     connect_timeout: float,
     config_path: str | None,
@@ -243,6 +245,7 @@ def connect_command(
     from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
 
     server, config_path = _resolve_server(server_spec, config_path, headers, bearer)
+    login = _oauth_login(server, oauth)
     config = _load_config(config_path)
     if ui_kind == "browser":
         from mcp_elicit.cli.browser import connect_in_browser
@@ -254,12 +257,13 @@ def connect_command(
             config=config,
             audit=not no_audit,
             url_mode=url_mode,
+            oauth=login,
         )
         try:
             raise SystemExit(anyio.run(run))
         except KeyboardInterrupt:
             raise SystemExit(130) from None
-    opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit)
+    opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit, oauth=login)
     session = ConnectSession(
         server,
         protocol=typing.cast(typing.Any, protocol),
@@ -306,6 +310,7 @@ def call_command(
     server_spec: str,
     headers: tuple[str, ...],
     bearer: str | None,
+    oauth: bool | None,
     tool: str,
     args_json: str | None,
     answers: str | None,
@@ -338,12 +343,14 @@ def call_command(
     if not isinstance(arguments, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--args")
     server, config_path = _resolve_server(server_spec, config_path, headers, bearer)
+    login = _oauth_login(server, oauth)
     config = _load_config(config_path)
     run = functools.partial(
         run_call,
         server,
         tool,
         arguments,
+        oauth=login,
         answers=answers,
         protocol=protocol,
         timeout=timeout,

@@ -37,6 +37,7 @@ async def connect_in_browser(
     audit: bool = True,
     url_mode: bool | None = None,
     stream: TextIO = sys.stderr,
+    oauth: Any = None,
 ) -> int:
     """An interactive `connect` session in the terminal whose questions appear in the page."""
     from mcp_elicit.cli.connect import ConnectSession, open_pipeline_client
@@ -45,7 +46,7 @@ async def connect_in_browser(
         _announce(ui, stream)
 
         def opener(spec: str, _terminal: Any, protocol: Any, errlog: TextIO) -> Any:
-            return open_pipeline_client(spec, ui, protocol, errlog, config=config, audit=audit)  # type: ignore[arg-type]
+            return open_pipeline_client(spec, ui, protocol, errlog, config=config, audit=audit, oauth=oauth)  # type: ignore[arg-type]
 
         session = ConnectSession(
             spec, protocol=protocol, opener=opener, url_mode=False if url_mode is False else ui.url_mode()

@@ -36,6 +36,7 @@ import anyio
 
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import error_code
@@ -51,8 +52,7 @@ from mcp_elicit.client.ui_protocol import (
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.core.urls import MAX_URL_INPUT_LENGTH
-from mcp_elicit.errors import ConfigError, UrlHandoffStopped
+from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
 
 __all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "run_call"]
 
@@ -171,15 +171,7 @@ def _with_url_mode(
     why = ""
     if opener is None:
         # Over SSH or in a container: the person consents, then gets the link to open elsewhere.
-        def show(url: str) -> None:
-            print("Open this link in a browser (on any device you trust):", file=notices)
-            print(
-                clean_text(url, limit=MAX_URL_INPUT_LENGTH, multiline=False, defang=False),
-                file=notices,
-                flush=True,
-            )
-
-        opener, why = ShowLink(show), f" ({NO_BROWSER_REASON})"
+        opener, why = ShowLink(link_printer(notices)), f" ({NO_BROWSER_REASON})"
     settings = None
     if wait_timeout is not None and not _asks_a_person(pipeline):
         # A script cannot finish a page: its wait is bounded like the wait on the server.
@@ -204,6 +196,7 @@ async def run_call(
     config: Config | None = None,
     audit: bool = True,
     timeout: float | None = DEFAULT_CALL_TIMEOUT_SECONDS,
+    oauth: OAuthLogin | None = None,
 ) -> CallReport:
     """Connect, call `tool` once, and report. Never raises for a failed call: see `completed`.
 
@@ -211,7 +204,9 @@ async def run_call(
     text, escape sequences and all); when the call fails, its cleaned tail is in `server_log`.
     Raises `ConfigError` for an unreadable answers file and `ValueError` for an empty server spec
     (the caller's mistakes, before anything is started). `timeout` bounds the wait on the server
-    (None: no bound); past it the report's error is a `TimeoutError`.
+    (None: no bound); past it the report's error is a `TimeoutError`. `oauth` signs in to an HTTP
+    server that requires it, before that bound (a person is signing in); a sign-in that does not
+    complete is the report's error (`AuthorizationFailed`, with its `reason`).
     """
     pipeline, url_line = _with_url_mode(
         _pipeline(ui, answers, interactive, notices), url_mode, notices, timeout
@@ -232,9 +227,16 @@ async def run_call(
         _ServerWait(scope, timeout).install(pipeline)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         client = ElicitClient(
-            server, pipeline=pipeline, protocol=protocol, read_timeout=read_timeout, errlog=errlog, **guarded
+            server,
+            pipeline=pipeline,
+            protocol=protocol,
+            read_timeout=read_timeout,
+            errlog=errlog,
+            oauth=oauth,
+            **guarded,
         )
         try:
+            await client.sign_in()
             with scope:
                 await _in_scope(client, tool, arguments, report)
             if scope.cancelled_caught:
@@ -304,6 +306,6 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     code = error_code(exc)
     if code is not None:
         error["code"] = code
-    if isinstance(exc, UrlHandoffStopped):
+    if isinstance(exc, UrlHandoffStopped | AuthorizationFailed):
         error["reason"] = exc.reason
     return error

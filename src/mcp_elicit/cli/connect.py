@@ -36,6 +36,7 @@ from rich.text import Text
 
 from mcp_elicit.client import ElicitClient
 from mcp_elicit.client.connection import ProtocolChoice
+from mcp_elicit.client.oauth import OAuthLogin
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.sdk import (
     CallToolResult,
@@ -119,19 +120,22 @@ def open_pipeline_client(
     *,
     config: Config | None = None,
     audit: bool = True,
+    oauth: OAuthLogin | None = None,
 ) -> ElicitClient:
     """The client kit's connection: every question goes through the pipeline, then this UI.
 
     With a `config` (what `mcp-elicit connect` reads), its policy guards the questions ("ask first"
     asks the person in this terminal) and, unless `audit=False`, its audit sink records them.
+    `oauth` signs in to an HTTP server that requires it (`client/oauth.py`).
     """
     if config is None:
-        return ElicitClient(spec, ui=ui, protocol=protocol, errlog=errlog)
+        return ElicitClient(spec, ui=ui, protocol=protocol, errlog=errlog, oauth=oauth)
     return ElicitClient(
         spec,
         ui=ui,
         protocol=protocol,
         errlog=errlog,
+        oauth=oauth,
         policy=config.policy,
         approval="form",
         audit=config.audit if audit else None,
@@ -189,6 +193,8 @@ class ConnectSession:
             # The handshake is bounded (--timeout); the session, once connected, is not.
             bound = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
             try:
+                if isinstance(connection, ElicitClient):
+                    await connection.sign_in()  # before the bound: a person may be signing in
                 with bound:
                     async with connection as client, anyio.create_task_group() as tg:
                         if isinstance(client, ElicitClient):

@@ -73,7 +73,15 @@ _server_option = click.option(
 
 
 def _access_options(func: typing.Any) -> typing.Any:
-    """--header and --bearer: what an HTTP server needs to let the client in."""
+    """--header, --bearer and --oauth/--no-oauth: what an HTTP server needs to let the client in."""
+    func = click.option(
+        "--oauth/--no-oauth",
+        "oauth",
+        default=None,
+        help="Sign in with OAuth (the MCP authorization flow, in your browser; tokens are kept for "
+        "the next run). Default: when an HTTP server's 401 asks for it (resource_metadata), unless "
+        "an Authorization header is given. --oauth signs in on any 401; --no-oauth never.",
+    )(func)
     func = click.option(
         "--bearer",
         envvar="MCP_ELICIT_BEARER",
@@ -113,6 +121,21 @@ def _resolve_server(
         return server.with_headers(extra), config_path
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+def _oauth_login(server: typing.Any, oauth: bool | None) -> typing.Any:
+    """The `OAuthLogin` for `--oauth`/`--no-oauth` (None: no OAuth). The default signs in only when
+    an HTTP server asks for it and no Authorization header was given (an explicit header wins)."""
+    from mcp_elicit.client.oauth import OAuthLogin
+
+    authorization = any(name.lower() == "authorization" for name, _ in server.headers)
+    if oauth is False or (oauth is None and (server.kind != "http" or authorization)):
+        return None
+    if server.kind != "http":
+        raise click.UsageError("--oauth needs an http(s):// server, not a command line")
+    if authorization:
+        raise click.UsageError("--oauth and an Authorization header (--bearer, --header) exclude each other")
+    return OAuthLogin(when="always" if oauth else "asked")
 
 
 _protocol_option = click.option(

@@ -8,6 +8,8 @@
   it picks a concrete UI, which the client package never imports.
 - Guardrails (`client/guardrails.py`, `client/audit.py`): `SecretGuard` (in the default chain),
   the policy stages `install_guardrails` puts in, and the `AuditTrail` observer.
+- OAuth (`client/oauth.py`): `OAuthLogin`, how `ElicitClient(oauth=...)` signs in to a server
+  that requires it (the SDK's flow, a loopback callback, a 0600 token file).
 - URL mode (`client/url.py`, `client/opener.py`): `UrlMode` (the `check_url` and URL-aware `ask`
   stages, the opener, completions, waiting and retries) and its `UrlSettings`.
 """
@@ -18,6 +20,7 @@ from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.connection import PROTOCOLS, ElicitClient, ServerSpec, connect, parse_server_spec
 from mcp_elicit.client.guardrails import AskFirst, Guardrails, PolicyGate, SecretGuard, install_guardrails
 from mcp_elicit.client.model import CallRegistry, Decision, Elicitation, Outcome, Refuse, Reply
+from mcp_elicit.client.oauth import OAuthLogin
 from mcp_elicit.client.pipeline import SCREENING_STAGES, Pipeline
 from mcp_elicit.client.sdk import ElicitationHandler, KitClient
 from mcp_elicit.client.stages import (
@@ -51,6 +54,7 @@ __all__ = [
     "Guardrails",
     "Identify",
     "KitClient",
+    "OAuthLogin",
     "Outcome",
     "Pipeline",
     "PolicyGate",

@@ -20,6 +20,11 @@ audit trail (`client/audit.py`). Nothing is read from the configuration file her
 screen and the retries after -32042. It needs a URL-capable UI and a way to open a browser. A
 pipeline that already has URL mode installed brings it along.
 
+`oauth=OAuthLogin()` (or True) signs in to an HTTP server that requires OAuth with the SDK's
+client flow before connecting (`client/oauth.py`): the browser opens on the authorization server,
+comes back to a loopback listener, and the tokens are kept for the next run. `sign_in()` runs that
+step on its own (the command line runs it outside its own time bounds: a person is signing in).
+
 A server is named by a spec string: an `http://` or `https://` URL (streamable HTTP), or a command
 line for a stdio server, split like a shell would (`shlex.split`) but never run through one.
 """
@@ -37,6 +42,7 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrails
 from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.oauth import OAuthLogin
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import (
     CallToolResult,
@@ -54,6 +60,7 @@ from mcp_elicit.client.sdk_transport import (
     InProcessServer,
     StdioServerParameters,
     describe_server,
+    sign_in,
     transport_for,
 )
 from mcp_elicit.client.servers import ServerSpec, parse_server_spec
@@ -128,6 +135,7 @@ class ElicitClient:
         approval: Approval = "form",
         audit: AuditSink | AuditConfig | None = None,
         on_audit_error: OnWriteError = DEFAULT_ON_WRITE_ERROR,
+        oauth: OAuthLogin | bool | None = None,
     ) -> None:
         if pipeline is None:
             if ui is None:
@@ -145,6 +153,11 @@ class ElicitClient:
         if isinstance(server, str):
             server = parse_server_spec(server)
         self._server = server
+        self.oauth: OAuthLogin | None = OAuthLogin() if oauth is True else (oauth or None)
+        if self.oauth is not None and self.oauth.when == "always" and _http_url(server) is None:
+            raise ConfigError("oauth", "OAuth needs an http(s):// server, not a command line")
+        self._auth: Any = None  # the SDK's OAuth provider, once signed in
+        self._signed_in = False
         self.handler = ElicitationHandler(pipeline, where=_where(server))
         self._client_name = client_name
         self._read_timeout = read_timeout
@@ -211,12 +224,24 @@ class ElicitClient:
             raise
         return self
 
+    async def sign_in(self) -> bool:
+        """Sign in with OAuth now, when `oauth` is set and the server needs it (else a no-op);
+        True when the connection will carry an OAuth token. Raises `AuthorizationFailed`."""
+        url = _http_url(self._server)
+        if self.oauth is None or url is None or self._signed_in:
+            return self._auth is not None
+        assert isinstance(self._server, ServerSpec)
+        self._auth = await sign_in(url, dict(self._server.headers), self.oauth)
+        self._signed_in = True
+        return self._auth is not None
+
     async def _connect(self) -> None:
         """Connect in the chosen era. "auto" tries the 2025-11-25 handshake first: a server that
         takes it can push questions mid-call (`ctx.elicit`), and servers that use 2026-07-28 rounds
         (`Resolve`, this kit's `ask`) serve it too. Only a server that refuses the handshake gets
         2026-07-28 (discovered on a fresh connection). Nothing is retried after a tool ran, so no
         tool runs twice: the choice is made at connect time, before any call (docs/client.md)."""
+        await self.sign_in()
         if self._mode != "auto":
             self._sdk = await self._enter(self._mode)
         else:
@@ -301,6 +326,7 @@ class ElicitClient:
                 argv=server.argv,
                 env=dict(server.env),
                 headers=dict(server.headers),
+                auth=self._auth,
                 errlog=self._errlog,
                 bad_bytes=self._bad_bytes,
             )
@@ -382,6 +408,10 @@ def _url_mode_of(pipeline: Pipeline) -> UrlMode | None:
     """The URL mode already installed in `pipeline` (by `UrlMode.install`), if any."""
     modes = (s.mode for s in pipeline.stages if isinstance(s, CheckUrl))
     return next((m for m in modes if isinstance(m, UrlMode)), None)
+
+
+def _http_url(server: Any) -> str | None:
+    return server.url if isinstance(server, ServerSpec) else None
 
 
 def _where(server: Any) -> str:

@@ -165,6 +165,9 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
         INTERNAL_ERROR, "client_gone", "The client disconnected.", ordinary=True, reply=False
     ),
     e.ServerOutputError: _refusal(INTERNAL_ERROR, "server_broke_protocol", "The server broke the protocol."),
+    e.AuthorizationFailed: _refusal(
+        INTERNAL_ERROR, "authorization_failed", "Signing in to the server did not complete."
+    ),
     e.WrongResponseType: _refusal(
         INVALID_PARAMS,
         "wrong_response_type",

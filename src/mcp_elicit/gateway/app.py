@@ -6,8 +6,9 @@ async with Gateway(parse_config(text)) as gw:
 ```
 
 Users: over HTTP with a `users` map, the bearer token names the user (the transport already refused
-unknown tokens); otherwise every call is the one local user's. Each user gets their own upstream
-connections (a `Pool`), opened on their first request and held until the gateway stops.
+unknown tokens); with `oauth`, the user is the subject of the token the authorization server
+vouched for (`gateway/auth.py`); otherwise every call is the one local user's. Each user gets their
+own upstream connections (a `Pool`), opened on their first request and held until the gateway stops.
 """
 
 from __future__ import annotations
@@ -110,6 +111,11 @@ class Gateway:
             await tg.__aexit__(exc_type, exc, tb)
 
     def user_of(self, ctx: Any) -> str:
+        if self.config.oauth is not None:
+            subject = sdk.subject_of(ctx)
+            if subject is None:  # the transport refuses requests without a vouched-for token
+                raise OutOfOrder("gateway", "a request without a verified OAuth token reached the gateway")
+            return subject
         if not self.config.users:
             return LOCAL_USER
         token = sdk.bearer_of(ctx)
@@ -307,4 +313,6 @@ class Gateway:
         await sdk.serve_stdio(self.server)
 
     async def serve_http(self, host: str, port: int, started: Any = None, stop: Any = None) -> None:
-        await sdk.serve_http(self.server, host, port, self.config.users, started=started, stop=stop)
+        await sdk.serve_http(
+            self.server, host, port, self.config.users, started=started, stop=stop, oauth=self.config.oauth
+        )

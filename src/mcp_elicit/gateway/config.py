@@ -8,6 +8,9 @@
  "users": {"token-of-alice": "alice"}}
 ```
 
+Instead of `users`, an `oauth` object makes the HTTP gateway an OAuth protected resource whose
+users are the tokens' subjects (`gateway/auth.py`, docs/gateway.md).
+
 Per server, `noElicitation` says what happens when the downstream client that made the call cannot
 answer a question: "refuse" (a tool error the model can relay) or "browser" (ask through the browser
 UI on the gateway's machine). `users` maps downstream bearer tokens to user names (HTTP only). Pure
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.gateway.auth import GatewayOAuth, parse_oauth
 
 __all__ = ["GatewayConfig", "NoElicitation", "Upstream", "parse_config"]
 
@@ -56,6 +60,7 @@ class Upstream:
 class GatewayConfig:
     upstreams: tuple[Upstream, ...]
     users: Mapping[str, str] = field(default_factory=dict)
+    oauth: GatewayOAuth | None = None
 
 
 def _strings(value: Any, where: str) -> dict[str, str]:
@@ -114,4 +119,7 @@ def parse_config(text: str) -> GatewayConfig:
     users = _strings(raw.get("users"), "users")
     if len(users) > MAX_USERS:
         raise ConfigError("users", f"at most {MAX_USERS} tokens")
-    return GatewayConfig(tuple(_upstream(k, v) for k, v in servers.items()), users)
+    oauth = parse_oauth(raw.get("oauth"))
+    if oauth is not None and users:
+        raise ConfigError("oauth", "give users (a token map) or oauth, not both")
+    return GatewayConfig(tuple(_upstream(k, v) for k, v in servers.items()), users, oauth)

@@ -14,14 +14,18 @@ from typing import Any
 
 import anyio
 import mcp_types as t
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.server import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, TypeAdapter
+from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
 from mcp_elicit.core.wire_codes import INVALID_PARAMS
+from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
 
 __all__ = [
     "bearer_of",
@@ -36,6 +40,7 @@ __all__ = [
     "result_json",
     "serve_http",
     "serve_stdio",
+    "subject_of",
     "tool_named",
 ]
 
@@ -168,6 +173,46 @@ def bearer_of(ctx: Any) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+def subject_of(ctx: Any) -> str | None:
+    """The subject of the OAuth token the bearer middleware verified for this request, if any."""
+    request = getattr(ctx, "request", None)
+    user = request.scope.get("user") if request is not None else None
+    return user.access_token.subject if isinstance(user, AuthenticatedUser) else None
+
+
+class _IntrospectionVerifier:
+    """The SDK's `TokenVerifier` over token introspection (`gateway/auth.py`)."""
+
+    def __init__(self, introspection: Introspection, resource: str) -> None:
+        self.introspection, self.resource = introspection, resource
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        found = await self.introspection.check(token)
+        if found is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=found.client_id,
+            scopes=list(found.scopes),
+            expires_at=found.expires_at,
+            resource=found.resource_for(self.resource),
+            subject=found.subject,
+            claims={"iss": found.issuer} if found.issuer else None,
+        )
+
+
+def _oauth_app_options(oauth: GatewayOAuth, resource: str) -> dict[str, Any]:
+    """The SDK's resource-server settings: RFC 9728 metadata, 401 with `resource_metadata`, the
+    bearer middleware with our verifier, the audience check (`AccessToken.resource`)."""
+    settings = AuthSettings(
+        issuer_url=AnyHttpUrl(oauth.issuer),
+        resource_server_url=AnyHttpUrl(resource),
+        required_scopes=list(oauth.scopes) or None,
+        validate_token_resource=oauth.audience,
+    )
+    return {"auth": settings, "token_verifier": _IntrospectionVerifier(Introspection(oauth), resource)}
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
@@ -205,15 +250,21 @@ async def serve_http(
     *,
     started: Callable[[int], None] | None = None,
     stop: anyio.Event | None = None,
+    oauth: GatewayOAuth | None = None,
 ) -> None:
-    """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in. `started(port)` is
-    called once listening (port 0 picks a free one); setting `stop` shuts the server down."""
+    """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in; with `oauth`, only
+    tokens the authorization server vouches for. `started(port)` is called once listening (port 0
+    picks a free one); setting `stop` shuts the server down."""
     import uvicorn
 
-    app: Any = server.streamable_http_app(host=host)
+    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
+    options: dict[str, Any] = {}
+    if oauth is not None:
+        resource = oauth.resource or f"http://{host}:{sock.getsockname()[1]}/mcp"
+        options = _oauth_app_options(oauth, resource)
+    app: Any = server.streamable_http_app(host=host, **options)
     if users:
         app = _require_token(app, users)
-    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     if started is not None:
         started(sock.getsockname()[1])
