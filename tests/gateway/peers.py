@@ -1,9 +1,13 @@
-"""Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`.
+"""Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`
+(`python peers.py sdk http` serves the raw-SDK one over streamable HTTP and prints its URL).
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
-the FastMCP server does the same with FastMCP's `ctx.elicit`.
+the FastMCP server does the same with FastMCP's `ctx.elicit`. `python peers.py proxy FILE [http]`
+is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
+today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
 
+import os
 import sys
 
 from pydantic import BaseModel, Field
@@ -49,6 +53,10 @@ def sdk_server() -> None:
         if answer.action == "accept":
             await ctx.session.send_elicit_complete("upstream-1", related_request_id=ctx.request_id)
         return f"signin {answer.action}"
+
+    @server.tool(description="This server process's id (shows whether a front keeps the process).")
+    async def process_id() -> str:
+        return str(os.getpid())
 
     pages_done: set[str] = set()
     sessions: list[object] = []
@@ -107,7 +115,21 @@ def sdk_server() -> None:
             return "cancelled"
         return "not cancelled"
 
-    server.run("stdio")
+    if sys.argv[2:] == ["http"]:
+        serve_http(server.streamable_http_app())
+    else:
+        server.run("stdio")
+
+
+def serve_http(app: object) -> None:
+    """Streamable HTTP on a free loopback port, printing its URL once the socket listens."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.create_server(("127.0.0.1", 0))  # listening already: the URL is good at once
+    print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])  # type: ignore[arg-type]
 
 
 def fastmcp_server() -> None:
@@ -123,5 +145,18 @@ def fastmcp_server() -> None:
     server.run("stdio", show_banner=False)
 
 
+def fastmcp_proxy() -> None:
+    import json
+    from pathlib import Path
+
+    from fastmcp.server import create_proxy
+
+    proxy = create_proxy(json.loads(Path(sys.argv[2]).read_text()), name="fastmcp-proxy")
+    if sys.argv[3:] == ["http"]:
+        serve_http(proxy.http_app(path="/mcp"))
+    else:
+        proxy.run("stdio", show_banner=False)
+
+
 if __name__ == "__main__":
-    {"sdk": sdk_server, "fastmcp": fastmcp_server}[sys.argv[1]]()
+    {"sdk": sdk_server, "fastmcp": fastmcp_server, "proxy": fastmcp_proxy}[sys.argv[1]]()

@@ -97,8 +97,9 @@ async def greet_at_once(clients: dict[str, Client]) -> dict[str, Any]:
     return results
 
 
-def http_client(url: str, token: str | None, mode: str, callback: Any = None) -> Client:
+def http_client(url: str, token: str | None, mode: str, callback: Any = None, **more: Any) -> Client:
+    """The SDK's `Client` over streamable HTTP; `more` goes to it as is (e.g. `message_handler`)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
     kw = {"elicitation_callback": callback} if callback is not None else {}
-    return Client(transport, mode=mode, **kw)
+    return Client(transport, mode=mode, **kw, **more)

@@ -34,7 +34,7 @@ from mcp_elicit.client.ui_protocol import (
 )
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.revisions import LATEST
-from mcp_elicit.errors import ElicitError
+from mcp_elicit.errors import AnswerError, ElicitError
 from mcp_elicit.gateway.config import NoElicitation
 from mcp_elicit.gateway.holds import Hold
 from mcp_elicit.gateway.urls import CompletionRoutes
@@ -154,6 +154,12 @@ class RelayUI:
             )
         except ElicitError as exc:
             logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
+            if isinstance(exc, AnswerError):  # never a silent drop: the model learns why
+                fields = ", ".join(sorted({p.field or "form" for p in exc.problems}))
+                call.refusals.append(
+                    f"the client's answer to {prompt.message[:200]!r} did not fit the form ({fields}); "
+                    "nothing was answered"
+                )
             return UIResult("cancel", decided_by="person")
         finally:
             self.book.budget.count -= 1
