@@ -71,9 +71,11 @@ class Gateway:
         audit: AuditSink | None = None,
         browser: UserInterface | None = None,
         name: str = "mcp-elicit-gateway",
+        max_pools: int = MAX_POOLS,
         shared: SharedState | None = None,
     ) -> None:
         self.config = config
+        self.max_pools = max_pools  # a team gateway may allow more users at once (bench/gateway_sessions.py)
         # Guardrails on by default: rate limits and the decline embargo, no extra "ask first" step.
         self.policy = policy if policy is not None else Policy(form="allow", url="allow")
         self.audit = audit
@@ -129,8 +131,8 @@ class Gateway:
         if pool is None:
             if self._tg is None:
                 raise OutOfOrder("Gateway", "enter the gateway with `async with`")
-            if len(self.pools) >= MAX_POOLS:
-                raise OutOfOrder("gateway", f"at most {MAX_POOLS} users at once")
+            if len(self.pools) >= self.max_pools:
+                raise OutOfOrder("gateway", f"at most {self.max_pools} users at once")
             pool = self.pools[user] = Pool(
                 self.config, user, policy=self.policy, audit=self.audit, browser=self.browser
             )

@@ -63,6 +63,7 @@ class Pool:
         self.prompts: dict[str, list[Any]] = {}
         self.resources: dict[str, list[Any]] = {}
         self.failed: dict[str, str] = {}
+        self._offered: dict[int, tuple[Any, dict[str, tuple[str, Any]]]] = {}
         self.settled = anyio.Event()
         self._stop = anyio.Event()
 
@@ -76,6 +77,8 @@ class Pool:
         self._stop.set()
 
     async def wait_settled(self) -> None:
+        if self.settled.is_set():  # every call after the first: no timer to arm
+            return
         with anyio.move_on_after(UPSTREAM_START_TIMEOUT_SECONDS):
             await self.settled.wait()
 
@@ -126,8 +129,20 @@ class Pool:
             self._settle()
 
     def offered(self, listings: dict[str, list[Any]] | None = None) -> dict[str, tuple[str, Any]]:
-        """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`."""
-        by_name = {s: {t.name: t for t in items} for s, items in (listings or self.tools).items()}
+        """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`;
+        worked out again only when the listings changed (an upstream joined or left)."""
+        listings = self.tools if listings is None else listings
+        # The cached answer holds the listed objects, so their ids stay theirs while it is kept.
+        key = tuple((s, tuple(map(id, items))) for s, items in listings.items())
+        cached = self._offered.get(id(listings))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        names = self._offered_now(listings)
+        self._offered[id(listings)] = (key, names)
+        return names
+
+    def _offered_now(self, listings: dict[str, list[Any]]) -> dict[str, tuple[str, Any]]:
+        by_name = {s: {t.name: t for t in items} for s, items in listings.items()}
         names = offered_names({s: list(tools) for s, tools in by_name.items()})
         return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
 
