@@ -84,6 +84,37 @@ def sdk_server() -> None:
             await session.send_elicit_complete("page-1")  # type: ignore[attr-defined]
         return "finished"
 
+    cancelled: dict[str, object] = {}
+
+    @server.tool(description="Reports three steps of progress, then finishes.")
+    async def work(ctx: Context) -> str:
+        for step in (1, 2, 3):
+            await ctx.report_progress(step, 3, f"step {step}")
+        return "worked"
+
+    @server.tool(description="Works until cancelled (says it started as progress); remembers a cancel.")
+    async def slow(ctx: Context) -> str:
+        import anyio
+
+        cancelled.setdefault("event", anyio.Event())
+        await ctx.report_progress(0, None, "started")
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled["event"].set()  # type: ignore[attr-defined]
+            raise
+        return "never"
+
+    @server.tool(description="Whether `slow` was cancelled: waits for it, at most 20 seconds.")
+    async def was_cancelled(ctx: Context) -> str:
+        import anyio
+
+        event = cancelled.setdefault("event", anyio.Event())
+        with anyio.move_on_after(20):
+            await event.wait()  # type: ignore[attr-defined]
+            return "cancelled"
+        return "not cancelled"
+
     if sys.argv[2:] == ["http"]:
         serve_http(server.streamable_http_app())
     else:

@@ -22,11 +22,12 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
+from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
-__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
+__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool", "credentials_refused", "failure_reason", "status_reason"]
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
@@ -118,8 +119,9 @@ class Pool:
                 self._settle()
                 await self._stop.wait()
         except Exception as exc:  # one upstream down never takes the others with it
-            logger.warning("upstream %s is unavailable: %s: %s", upstream.name, type(exc).__name__, exc)
-            self.failed[upstream.name] = type(exc).__name__
+            why = await credentials_refused(upstream) or failure_reason(exc)
+            logger.warning("upstream %s is unavailable: %s", upstream.name, why)
+            self.failed[upstream.name] = why
         finally:
             self.clients.pop(upstream.name, None)
             for listing in (self.tools, self.prompts, self.resources):
@@ -144,12 +146,61 @@ class Pool:
         names = offered_names({s: list(tools) for s, tools in by_name.items()})
         return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
 
+    async def refusal(self, server: str) -> str | None:
+        """Whether `server` now refuses the gateway's credentials (after a failed call)."""
+        upstream = next((u for u in self.config.upstreams if u.name == server), None)
+        return await credentials_refused(upstream) if upstream is not None else None
+
+    def unavailable(self) -> str:
+        """The upstreams that failed and why, for an error the downstream reads ("" when none)."""
+        if not self.failed:
+            return ""
+        failed = "; ".join(f"'{server}' ({why})" for server, why in sorted(self.failed.items()))
+        return f"Unavailable upstream servers: {failed}"
+
     def resource_server(self, uri: str) -> str | None:
         """The server offering `uri` (the first in key order when several do)."""
         for server in sorted(self.resources):
             if any(str(r.uri) == uri for r in self.resources[server]):
                 return server
         return None
+
+
+async def credentials_refused(upstream: Upstream) -> str | None:
+    """ "HTTP 401: …" when an HTTP upstream refuses the gateway's configured headers, else None (asked
+    only after a failure: the SDK reports an HTTP error as a bare JSON-RPC error)."""
+    if upstream.url is None:
+        return None
+    status = await sdk.http_status(upstream.url, upstream.headers)
+    return status_reason(status) if status in (401, 403) else None
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why an upstream failed, in words a person can act on: the HTTP status it answered with
+    (401/403: the `headers` in the config), else the innermost error's type."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    innermost = exc
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        innermost = current
+        status = getattr(getattr(current, "response", None), "status_code", None)
+        if isinstance(status, int):
+            return status_reason(status)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return type(innermost).__name__
+
+
+def status_reason(status: int) -> str:
+    """An upstream's HTTP error status in words a person can act on."""
+    if status in (401, 403):
+        return f"HTTP {status}: it refused the gateway's credentials (check its headers in the config)"
+    return f"HTTP {status}"
 
 
 async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:

@@ -207,6 +207,7 @@ class RelayUI:
         self, call: DownstreamCall, prompt: UrlPrompt, upstream_id: str | None, url: str
     ) -> UIResult:
         if call.hold is not None:  # 2026-07-28: the page goes out as a round; completion is upstream's
+            call.hold.upstream_id = upstream_id
             return await call.hold.ask(server_sdk.url_request(prompt.message, url, None))
         ours = secrets.token_urlsafe(16)
         if upstream_id is not None:
