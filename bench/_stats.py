@@ -49,3 +49,10 @@ def ratios(values: list[float], bases: list[float]) -> tuple[float, float, float
 
 def fmt_ratio(r: tuple[float, float, float]) -> str:
     return f"{r[0]:.2f}x ({r[1]:.2f}-{r[2]:.2f})"
+
+
+def uptime() -> str:
+    """The machine's `uptime` line (its load at the time), for the figures' record."""
+    import subprocess
+
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -9,6 +12,21 @@ from hypothesis import HealthCheck, settings
 # explores random inputs; only the timing checks are off.
 settings.register_profile("mcp-elicit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("mcp-elicit")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _a_home_of_the_tests_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands started with the SDK's or Node's default stdio environment keep only HOME (not the
+    XDG variables below), and module fixtures start before them: HOME too is the tests' own, so no
+    test writes the machine's configuration or audit trail."""
+    home = tmp_path_factory.mktemp("home")
+    saved = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    yield
+    if saved is None:
+        os.environ.pop("HOME", None)
+    else:
+        os.environ["HOME"] = saved
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def call(tmp_path: Path, url: str, *extra: str) -> Result:
+async def call(tmp_path: Path, url: str, *extra: str, summary: bool = False) -> Result:
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps([{"content": {"guests": 4}}]))
     env = {
@@ -35,7 +35,8 @@ async def call(tmp_path: Path, url: str, *extra: str) -> Result:
         "FAKE_BROWSER_LOG": str(tmp_path / "browser.log"),
         "MCP_ELICIT_BEARER": "",
     }
-    args = ["call", "--server", url, "--tool", "book", "--answers", str(answers), "--json", "--no-audit"]
+    args = ["call", "--server", url, "--tool", "book", "--answers", str(answers), "--no-audit"]
+    args += [] if summary else ["--json"]
     with anyio.fail_after(60):
         return await anyio.to_thread.run_sync(
             lambda: CliRunner().invoke(main, [*args, *extra], env=env, catch_exceptions=False)
@@ -77,3 +78,10 @@ async def test_no_oauth_never_opens_a_browser(tmp_path: Path) -> None:
 async def test_oauth_and_a_bearer_token_exclude_each_other(tmp_path: Path) -> None:
     done = await call(tmp_path, "http://127.0.0.1:9/mcp", "--oauth", "--bearer", "x")
     assert done.exit_code == 2
+
+
+async def test_the_summary_names_a_server_without_a_version_in_one_clean_line(tmp_path: Path) -> None:
+    async with authorization_setup(Provider()) as url:
+        done = await call(tmp_path, url, summary=True)
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[0].startswith("server: protected-peer (http")

@@ -164,6 +164,7 @@ async def test_call_url_without_any_browser_is_headless_and_says_why(tmp_path: P
     report = json.loads(done.stdout)
     assert report["url_mode"].startswith("on, headless")
     assert "no browser can be opened here" in report["url_mode"]
+    assert "))" not in report["url_mode"]  # one parenthesis, read as a sentence
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 __all__ = [
     "AnswerError",
@@ -366,18 +367,27 @@ class ConfigError(UsageError, ValueError):
         super().__init__(f"{where}{key or '<config>'}: {problem}")
 
 
-class AuditWriteError(AuditError, OSError):
-    """An audit sink could not store a record; callers fail closed and decline the elicitation.
+class _SinkError(AuditError, OSError):
+    """An audit sink or store failed. `sink` names it ("sqlite", "postgres", "jsonl", "memory"),
+    `target` where it keeps its records (a path or a table) and `detail` what went wrong (the
+    underlying error, also in `__cause__`). The two leaves differ only in what could not be done."""
 
-    `sink` names the sink ("sqlite", "postgres", "jsonl", "memory"), `target` where it writes (a
-    path or a table) and `detail` what went wrong (the underlying error, also in `__cause__`).
-    """
+    _failed: ClassVar[str]  # "write" or "read"
 
     def __init__(self, sink: str, target: str, detail: str) -> None:
         self.sink = sink
         self.target = target
         self.detail = detail
-        super().__init__(f"audit sink {sink} ({target}) could not write: {detail}")
+        super().__init__(f"audit sink {sink} ({target}) could not {self._failed}: {detail}")
+
+
+class AuditWriteError(_SinkError):
+    """An audit sink could not store a record; callers fail closed and decline the elicitation.
+
+    Fields: `sink`, `target` and `detail` (see `_SinkError`).
+    """
+
+    _failed = "write"
 
 
 class OutcomeNotRecorded(AuditError, RuntimeError):
@@ -394,17 +404,13 @@ class OutcomeNotRecorded(AuditError, RuntimeError):
         super().__init__(f"outcome not recorded ({reason}); the answer becomes {action}: {detail}")
 
 
-class AuditReadError(AuditError, OSError):
+class AuditReadError(_SinkError):
     """An audit store could not be opened or read (missing file, unknown table, server down).
 
     Same fields as AuditWriteError: `sink`, `target` and `detail`.
     """
 
-    def __init__(self, sink: str, target: str, detail: str) -> None:
-        self.sink = sink
-        self.target = target
-        self.detail = detail
-        super().__init__(f"audit sink {sink} ({target}) could not read: {detail}")
+    _failed = "read"
 
 
 class IdentityRequired(HandoffError, PermissionError):

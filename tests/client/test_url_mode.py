@@ -342,6 +342,17 @@ async def test_the_opener_refuses_anything_but_a_checked_http_url(url: str, tmp_
     assert not marker.exists()
 
 
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="xdg-open is the opener elsewhere")
+def test_xdg_open_without_a_desktop_session_is_no_browser(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg-open"
+    xdg.write_text("#!/bin/sh\n")
+    xdg.chmod(0o755)
+    path = str(tmp_path)
+    assert system_opener({"PATH": path}) is None
+    assert system_opener({"PATH": path, "DISPLAY": ":0"}) is not None
+    assert system_opener({"PATH": path, "WAYLAND_DISPLAY": "wayland-0"}) is not None
+
+
 def test_the_browser_command_comes_from_the_environment_split_like_a_shell_never_run_by_one() -> None:
     assert system_opener({BROWSER_ENV: "firefox --new-tab"}) is not None
     with pytest.raises(ConfigError) as raised:

@@ -327,3 +327,32 @@ def test_a_bad_configuration_names_the_offending_key(text: str, key: str) -> Non
     with pytest.raises(ConfigError) as info:
         load_policy(text)
     assert info.value.key == key
+
+
+def _walked_rate_wait(hits: list[float], limit: RateLimit, now: float) -> float:
+    """The rate check as a walk over every hit in the window (what the one-look check replaced)."""
+    for count, at in enumerate(reversed(hits), start=1):
+        if at <= now - limit.window:
+            break
+        if count >= limit.limit:
+            return at + limit.window - now
+    return 0.0
+
+
+@given(
+    st.lists(st.floats(0, 100, allow_nan=False), max_size=60),
+    st.integers(1, 20),
+    st.floats(0.001, 50),
+    st.floats(0, 150, allow_nan=False),
+)
+def test_the_rate_check_looks_once_and_decides_as_a_walk_over_the_window_would(
+    times: list[float], count: int, window: float, after: float
+) -> None:
+    from collections import deque
+
+    from mcp_elicit.core.policy import _rate_wait
+
+    hits = sorted(times)
+    now = (hits[-1] if hits else 0.0) + after
+    limit = RateLimit(count, window)
+    assert _rate_wait(deque(hits), limit, now) == _walked_rate_wait(hits, limit, now)

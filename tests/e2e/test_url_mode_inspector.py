@@ -78,6 +78,13 @@ class Mcpdo:
     async def stop(self) -> None:
         await self._run("daemon", "stop")
 
+    async def __aenter__(self) -> Mcpdo:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
 
 @pytest.fixture
 async def mcpdo(tmp_path: Path) -> Any:

@@ -1,9 +1,13 @@
-"""Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`.
+"""Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`
+(`python peers.py sdk http` serves the raw-SDK one over streamable HTTP and prints its URL).
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
-the FastMCP server does the same with FastMCP's `ctx.elicit`.
+the FastMCP server does the same with FastMCP's `ctx.elicit`. `python peers.py proxy FILE [http]`
+is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
+today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
 
+import os
 import sys
 
 from pydantic import BaseModel, Field
@@ -50,6 +54,10 @@ def sdk_server() -> None:
             await ctx.session.send_elicit_complete("upstream-1", related_request_id=ctx.request_id)
         return f"signin {answer.action}"
 
+    @server.tool(description="This server process's id (shows whether a front keeps the process).")
+    async def process_id() -> str:
+        return str(os.getpid())
+
     pages_done: set[str] = set()
     sessions: list[object] = []
 
@@ -76,7 +84,52 @@ def sdk_server() -> None:
             await session.send_elicit_complete("page-1")  # type: ignore[attr-defined]
         return "finished"
 
-    server.run("stdio")
+    cancelled: dict[str, object] = {}
+
+    @server.tool(description="Reports three steps of progress, then finishes.")
+    async def work(ctx: Context) -> str:
+        for step in (1, 2, 3):
+            await ctx.report_progress(step, 3, f"step {step}")
+        return "worked"
+
+    @server.tool(description="Works until cancelled (says it started as progress); remembers a cancel.")
+    async def slow(ctx: Context) -> str:
+        import anyio
+
+        cancelled.setdefault("event", anyio.Event())
+        await ctx.report_progress(0, None, "started")
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled["event"].set()  # type: ignore[attr-defined]
+            raise
+        return "never"
+
+    @server.tool(description="Whether `slow` was cancelled: waits for it, at most 20 seconds.")
+    async def was_cancelled(ctx: Context) -> str:
+        import anyio
+
+        event = cancelled.setdefault("event", anyio.Event())
+        with anyio.move_on_after(20):
+            await event.wait()  # type: ignore[attr-defined]
+            return "cancelled"
+        return "not cancelled"
+
+    if sys.argv[2:] == ["http"]:
+        serve_http(server.streamable_http_app())
+    else:
+        server.run("stdio")
+
+
+def serve_http(app: object) -> None:
+    """Streamable HTTP on a free loopback port, printing its URL once the socket listens."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.create_server(("127.0.0.1", 0))  # listening already: the URL is good at once
+    print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])  # type: ignore[arg-type]
 
 
 def fastmcp_server() -> None:
@@ -92,5 +145,18 @@ def fastmcp_server() -> None:
     server.run("stdio", show_banner=False)
 
 
+def fastmcp_proxy() -> None:
+    import json
+    from pathlib import Path
+
+    from fastmcp.server import create_proxy
+
+    proxy = create_proxy(json.loads(Path(sys.argv[2]).read_text()), name="fastmcp-proxy")
+    if sys.argv[3:] == ["http"]:
+        serve_http(proxy.http_app(path="/mcp"))
+    else:
+        proxy.run("stdio", show_banner=False)
+
+
 if __name__ == "__main__":
-    {"sdk": sdk_server, "fastmcp": fastmcp_server}[sys.argv[1]]()
+    {"sdk": sdk_server, "fastmcp": fastmcp_server, "proxy": fastmcp_proxy}[sys.argv[1]]()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,7 +46,8 @@ def write_config(path: Path, users: dict[str, str] | None = None, **kw: Any) -> 
 
 def stdio_gateway(config: Path) -> StdioServerParameters:
     args = ["-m", "mcp_elicit", "gateway", "--config", str(config)]
-    return StdioServerParameters(command=sys.executable, args=args)
+    # The whole environment, not the SDK's default subset: the test's own XDG trail (tests/conftest.py).
+    return StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
 
 
 class Answers:
@@ -97,8 +99,9 @@ async def greet_at_once(clients: dict[str, Client]) -> dict[str, Any]:
     return results
 
 
-def http_client(url: str, token: str | None, mode: str, callback: Any = None) -> Client:
+def http_client(url: str, token: str | None, mode: str, callback: Any = None, **more: Any) -> Client:
+    """The SDK's `Client` over streamable HTTP; `more` goes to it as is (e.g. `message_handler`)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
     kw = {"elicitation_callback": callback} if callback is not None else {}
-    return Client(transport, mode=mode, **kw)
+    return Client(transport, mode=mode, **kw, **more)

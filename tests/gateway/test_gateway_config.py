@@ -88,3 +88,13 @@ def test_offered_names_are_unique_stable_and_lead_back_to_every_tool(listings: d
 def test_a_joined_name_that_equals_another_servers_joined_name_loses_no_tool() -> None:
     names = offered_names({"a": ["b__c", "x"], "a__b": ["c", "x"]})
     assert sorted(names.values()) == [("a", "b__c"), ("a", "x"), ("a__b", "c"), ("a__b", "x")]
+
+
+def test_the_gateway_logs_its_own_lines_but_not_every_http_request() -> None:
+    import logging
+
+    from mcp_elicit.cli.gateway import QUIET_LOGGERS, log_to_stderr
+
+    log_to_stderr()
+    for name in QUIET_LOGGERS:
+        assert not logging.getLogger(name).isEnabledFor(logging.INFO)

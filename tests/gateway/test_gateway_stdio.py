@@ -6,6 +6,7 @@ a raw-SDK server that pushes `ctx.elicit` and a FastMCP server (tests/gateway/pe
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +228,27 @@ async def test_a_url_elicitation_reaches_a_2026_client_as_a_round_and_the_call_f
     assert signin.content[-1].text == "signin accept"  # type: ignore[union-attr]
     assert lookalike.content[-1].text == "url decline"  # type: ignore[union-attr]
     assert seen == ["https://example.com/login"]
+
+
+async def test_without_an_elicit_config_each_relayed_question_is_recorded_on_the_default_trail(
+    tmp_path: Path,
+) -> None:
+    from mcp_elicit.audit.sqlite import SqliteAuditSink
+    from mcp_elicit.config import default_audit_db_path
+
+    answers = Answers({"name": "ann"})
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
+        await c.call_tool("greet", {})
+    sink = SqliteAuditSink(default_audit_db_path())  # the test's own XDG_DATA_HOME (tests/conftest.py)
+    try:
+        records = list(sink.iter_records())
+        intact = sink.verify().breaks == ()
+    finally:
+        sink.close()
+    assert intact
+    assert len(records) == 1
+    assert records[0]["action"] == "accept"
+    text = json.dumps(records[0])
+    assert "mcp-elicit-gateway" in text
+    assert "greet" in text

@@ -9,9 +9,11 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import Process
 
 from mcp_elicit.reference import build_reference_server
 from tests.e2e.servers import reference_over_stdio, serving_app
@@ -103,3 +105,34 @@ async def open_page(url: str) -> None:
     """The person completes a page at once (the legacy -32042 path: the page before the retry)."""
     page = await Browser().enter_key(url)
     assert page.status == 200
+
+
+class TsClient:
+    """The running script: its events, one JSON object per line, read in order."""
+
+    def __init__(self, process: Process, log: Path) -> None:
+        self.process = process
+        self.buffer = b""
+        self.log = log  # the client's stderr, where a stdio server's own stderr goes too
+
+    def logged(self) -> str:
+        return self.log.read_text()
+
+    async def next(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        with anyio.fail_after(WAIT_BOUND_SECONDS):
+            while b"\n" not in self.buffer:
+                self.buffer += await self.process.stdout.receive()
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        event: dict[str, Any] = json.loads(line)
+        return event
+
+    async def until(self, name: str) -> dict[str, Any]:
+        while (event := await self.next())["event"] != name:
+            if event["event"] in ("result", "error"):
+                raise AssertionError(f"expected {name}, got {event}")
+        return event
+
+    async def go_on(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(b"go\n")

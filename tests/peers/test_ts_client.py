@@ -18,10 +18,9 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import Process
 
 from mcp_elicit.core import wire_codes
-from tests.peers.support import WAIT_BOUND_SECONDS, open_page, reference
+from tests.peers.support import WAIT_BOUND_SECONDS, TsClient, open_page, reference
 
 pytestmark = pytest.mark.anyio
 
@@ -36,37 +35,6 @@ if not ((TS_SDK_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir()
     pytest.skip(
         f"needs Node 22 and the TypeScript SDK; install with: {TS_SDK_INSTALL}", allow_module_level=True
     )
-
-
-class TsClient:
-    """The running script: its events, one JSON object per line, read in order."""
-
-    def __init__(self, process: Process, log: Path) -> None:
-        self.process = process
-        self.buffer = b""
-        self.log = log  # the client's stderr, where a stdio server's own stderr goes too
-
-    def logged(self) -> str:
-        return self.log.read_text()
-
-    async def next(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        with anyio.fail_after(WAIT_BOUND_SECONDS):
-            while b"\n" not in self.buffer:
-                self.buffer += await self.process.stdout.receive()
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        event: dict[str, Any] = json.loads(line)
-        return event
-
-    async def until(self, name: str) -> dict[str, Any]:
-        while (event := await self.next())["event"] != name:
-            if event["event"] in ("result", "error"):
-                raise AssertionError(f"expected {name}, got {event}")
-        return event
-
-    async def go_on(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send(b"go\n")
 
 
 @asynccontextmanager

@@ -376,7 +376,8 @@ def call_command(
 
         server = report.server
         if server is not None:
-            click.echo(show(f"server: {server.name or '(unnamed)'} {server.version or ''} ({server.where})"))
+            named = " ".join(part for part in (server.name or "(unnamed)", server.version) if part)
+            click.echo(show(f"server: {named} ({server.where})"))
         if report.protocol:
             click.echo(show(f"protocol: {report.protocol}" + (f" ({report.era})" if report.era else "")))
         if report.url_mode:

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 import click
 
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import AuditWriteError, ConfigError
+
+# HTTP client libraries log every request at INFO: one line per relayed message would bury the
+# gateway's own lines (upstreams failing, notices) on stderr.
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
+
+
+def log_to_stderr() -> None:
+    """The gateway's own INFO lines on stderr, the HTTP clients' only from WARNING up."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -18,6 +31,39 @@ def _listen(value: str) -> tuple[str, int]:
     if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
         raise click.BadParameter("give 127.0.0.1:PORT (the gateway listens on loopback only)")
     return host.strip("[]"), int(port)
+
+
+def _replica_settings(env: Mapping[str, str]) -> tuple[str, str, list[bytes]] | None:
+    """(Redis URL, key prefix, shared state keys) when replicas share state; the same settings
+    as the reference server's."""
+    from mcp_elicit.reference import REDIS_PREFIX_ENV, REDIS_URL_ENV, STATE_KEYS_ENV, reference_state_keys
+
+    if not env.get(REDIS_URL_ENV):
+        return None
+    keys = reference_state_keys(env)
+    if keys is None:
+        raise ConfigError(STATE_KEYS_ENV, "replicas on Redis need shared keys (or MCP_ELICIT_HANDOFF_SECRET)")
+    return env[REDIS_URL_ENV], env.get(REDIS_PREFIX_ENV, "mcp-elicit:"), keys
+
+
+def _shared_state(url: str, prefix: str, keys: list[bytes]) -> Any:
+    from mcp_elicit.extras import missing
+    from mcp_elicit.gateway.shared_state import SharedState
+
+    try:
+        import redis.asyncio
+    except ModuleNotFoundError as exc:  # the `redis` extra
+        raise missing("redis", exc) from exc
+    return SharedState(redis.asyncio.from_url(url), keys, prefix=prefix)
+
+
+def _unreachable(replicas: object) -> tuple[type[Exception], ...]:
+    """What an unreachable Redis raises at start (nothing to catch without replicas)."""
+    if replicas is None:
+        return ()
+    from redis.exceptions import RedisError
+
+    return (RedisError, TimeoutError)
 
 
 @click.command("gateway")
@@ -35,30 +81,37 @@ def _listen(value: str) -> tuple[str, int]:
     "--elicit-config",
     default=None,
     type=click.Path(dir_okay=False, exists=True),
-    help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, no trail.",
+    help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, the default trail.",
 )
 def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
-    """Relay upstream servers' tools; every question through the guardrails to the caller."""
+    """Relay upstream servers' tools; every question through the guardrails to the caller.
+
+    Replicas behind one address: set MCP_ELICIT_REDIS_URL (and MCP_ELICIT_REDIS_PREFIX) and the same
+    MCP_ELICIT_STATE_KEYS or MCP_ELICIT_HANDOFF_SECRET on every replica (docs/gateway.md)."""
     from mcp_elicit.config import load_config, open_audit_sink
     from mcp_elicit.gateway import Gateway, parse_config
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    log_to_stderr()
     try:
         config = parse_config(Path(config_path).read_text(encoding="utf-8"))
         settings = load_config(elicit_config) if elicit_config is not None else None
-    except ConfigError as exc:
+        # Every relayed question leaves a consent record, as with `call` and `connect`: without
+        # --elicit-config on the default trail. A policy only comes from a file named here: the
+        # person answering the relayed form is already asked, so no "ask first" step by default.
+        trail = settings.audit if settings is not None else load_config().audit
+        audit = open_audit_sink(trail) if trail.level != "none" else None
+        replicas = _replica_settings(os.environ)
+    except (ConfigError, AuditWriteError) as exc:
         raise click.ClickException(str(exc)) from None
     where = _listen(listen) if listen is not None else None
-    audit = (
-        open_audit_sink(settings.audit) if settings is not None and settings.audit.level != "none" else None
-    )
 
     def started(port: int) -> None:
         click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
 
     async def serve(browser: Any = None) -> None:
         policy = settings.policy if settings is not None else None
-        async with Gateway(config, policy=policy, audit=audit, browser=browser) as gw:
+        shared = _shared_state(*replicas) if replicas is not None else None
+        async with Gateway(config, policy=policy, audit=audit, browser=browser, shared=shared) as gw:
             if where is None:
                 await gw.serve_stdio()
             else:
@@ -80,6 +133,8 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
         anyio.run(run)
     except KeyboardInterrupt:
         pass
+    except _unreachable(replicas) as exc:  # Redis (replicas) unreachable at start
+        raise click.ClickException(f"cannot reach Redis for the replicas' shared state: {exc}") from None
     finally:
         if audit is not None:
             audit.close()

@@ -36,7 +36,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
-from typing import Any, Final, Literal, TextIO, TypeVar
+from typing import Any, Final, Literal, Protocol, TextIO, TypeVar
 
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
@@ -79,6 +79,13 @@ __all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+
+class Progress(Protocol):
+    """Called with each progress notification of a call (the SDK's progress callback shape)."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
 
 ProtocolChoice = Literal["legacy", "modern", "auto"]
 """How a client picks the era: the 2025-11-25 handshake, 2026-07-28, or whichever the server offers."""
@@ -329,11 +336,19 @@ class ElicitClient:
     # -- requests that may ask: tracked, so their questions are attributed -----------------------
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, *, read_timeout: float | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+        progress: Progress | None = None,
     ) -> CallToolResult:
+        """`progress(progress, total, message)` is awaited for each progress notification of the call."""
         with self.handler.calls.track("tools/call", name, arguments):
             return await self._send(
-                lambda: self.sdk.call_tool(name, dict(arguments or {}), read_timeout_seconds=read_timeout)
+                lambda: self.sdk.call_tool(
+                    name, dict(arguments or {}), read_timeout_seconds=read_timeout, progress_callback=progress
+                )
             )
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:

@@ -11,7 +11,8 @@ Which browser:
    (`shlex.split`) and never run through one; the URL is added as its last argument. For a
    browser of your choice, or a test double that drives the page.
 2. macOS: `/usr/bin/open`; Windows: `os.startfile` (the system's URL handler).
-3. Elsewhere: `xdg-open` from the PATH.
+3. Elsewhere: `xdg-open` from the PATH, only with a desktop session (`DISPLAY` or
+   `WAYLAND_DISPLAY` set): without one, xdg-open falls back to a text browser in this terminal.
 4. None of these: `system_opener()` returns None. `mcp-elicit call`/`connect` then use the
    headless opener (`ShowLink`): after the person consents, the checked link is shown for them to
    open on a device that has a browser (over SSH, in a container), and the waiting screen follows.
@@ -46,7 +47,7 @@ BROWSER_ENV: Final = "MCP_ELICIT_BROWSER"
 UrlOpener = Callable[[str], Awaitable[None]]
 """Opens one checked URL out of band; raises when it cannot (the question then ends as cancel)."""
 
-NO_BROWSER_REASON: Final = f"no browser can be opened here (no {BROWSER_ENV}, no desktop opener)"
+NO_BROWSER_REASON: Final = f"no browser can be opened here: no {BROWSER_ENV}, no desktop session"
 
 
 class ShowLink:
@@ -115,5 +116,7 @@ def system_opener(environ: Mapping[str, str] | None = None) -> UrlOpener | None:
         return argv_opener(["/usr/bin/open"]) if os.path.exists("/usr/bin/open") else None
     if sys.platform == "win32":  # pragma: no cover - Windows only
         return _startfile
-    found = shutil.which("xdg-open")
+    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+        return None  # SSH or a container: xdg-open would pick lynx/w3m in this very terminal
+    found = shutil.which("xdg-open", path=env.get("PATH"))
     return argv_opener([found]) if found else None

@@ -77,10 +77,7 @@ class Pipeline:
 
     def stage(self, name: str) -> Stage:
         """The stage called `name`; KeyError if there is none."""
-        for s in self.stages:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        return self.stages[self._index(self.names, name)]
 
     @property
     def names(self) -> list[str]:

@@ -4,7 +4,6 @@ says what it matches, where, how strongly, its stable reason code and why."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -46,69 +45,45 @@ _HINT: Final[frozenset[Where]] = frozenset({"format"})
 _FLAG: Final[frozenset[Where]] = frozenset({"flag"})
 
 
-def _rules(
-    phrases: Iterable[str], where: frozenset[Where], level: Literal["warn", "block"], reason: str, why: str
-) -> tuple[Rule, ...]:
-    return tuple(Rule(p, where, level, reason, why) for p in phrases)
-
-
-def _head(phrase: str, level: Literal["warn", "block"], reason: str, why: str) -> Rule:
-    return Rule(phrase, _LABEL, level, reason, why, head=True)
-
-
-# The rule table. Phrases are in tokenize() form: lower case, words split, accents folded.
-RULES: Final[tuple[Rule, ...]] = (
+# The rule table, one row a signal: where it counts, how strong, its reason code and why, then the
+# phrases that give it, in tokenize() form (lower case, words split, accents folded). The place
+# "head": in a name or title, and only as its last word (the head noun).
+_Row = tuple[tuple[frozenset[Where] | Literal["head"], Literal["warn", "block"], str, str], tuple[str, ...]]
+_TABLE: Final[tuple[_Row, ...]] = (
     # -- passwords -------------------------------------------------------------------------------
-    *_rules(
+    (
+        (_TEXT, "block", "password", "a password grants access (F5 names it)"),
         ("password", "passwd", "passphrase", "pass phrase", "passcode", "passwort", "kennwort"),
-        _TEXT,
-        "block",
-        "password",
-        "a password grants access (F5 names it)",
     ),
-    *_rules(
+    (
+        (_TEXT, "block", "password", "'password' in Spanish, French, Portuguese, Dutch, Swedish, Polish"),
         ("contrasena", "mot de passe", "senha", "wachtwoord", "losenord", "haslo"),
-        _TEXT,
-        "block",
-        "password",
-        "'password' in Spanish, French, Portuguese, Dutch, Swedish, Polish",
     ),
-    *_rules(("pwd", "pswd", "pw"), _LABEL, "block", "password", "usual abbreviations of password in names"),
-    _head("pin", "block", "pin", "a PIN authorizes card payments and unlocks devices"),
-    *_rules(
+    ((_LABEL, "block", "password", "usual abbreviations of password in names"), ("pwd", "pswd", "pw")),
+    (("head", "block", "pin", "a PIN authorizes card payments and unlocks devices"), ("pin",)),
+    (
+        (_TEXT, "block", "pin", "a PIN authorizes card payments and unlocks devices"),
         ("pin code", "pin number", "personal identification number", "your pin", "atm pin"),
-        _TEXT,
-        "block",
-        "pin",
-        "a PIN authorizes card payments and unlocks devices",
     ),
     # -- keys and secrets ------------------------------------------------------------------------
-    *_rules(
+    (
+        (_TEXT, "block", "api_key", "an API key grants access to an account (F5 names it)"),
         ("api key", "api token", "api secret", "access key", "secret key", "subscription key"),
-        _TEXT,
-        "block",
-        "api_key",
-        "an API key grants access to an account (F5 names it)",
     ),
-    *_rules(
+    (
+        (_TEXT, "block", "private_key", "whoever holds a private key can sign or decrypt as its owner"),
         ("private key", "signing key", "encryption key", "master key", "decryption key"),
-        _TEXT,
-        "block",
-        "private_key",
-        "whoever holds a private key can sign or decrypt as its owner",
     ),
-    *_rules(
+    (
+        (_TEXT, "block", "client_secret", "an OAuth client secret or shared secret authenticates its holder"),
         ("client secret", "app secret", "consumer secret", "shared secret", "webhook secret"),
-        _TEXT,
-        "block",
-        "client_secret",
-        "an OAuth client secret or shared secret authenticates its holder",
     ),
-    *_rules(("signing secret", "secret token"), _TEXT, "block", "client_secret", "a shared secret"),
-    _head("secret", "block", "secret", "a field whose head noun is 'secret' asks for one"),
-    *_rules(("secret",), _PROSE, "warn", "secret", "prose mentioning a secret, context unknown"),
+    ((_TEXT, "block", "client_secret", "a shared secret"), ("signing secret", "secret token")),
+    (("head", "block", "secret", "a field whose head noun is 'secret' asks for one"), ("secret",)),
+    ((_PROSE, "warn", "secret", "prose mentioning a secret, context unknown"), ("secret",)),
     # -- tokens ----------------------------------------------------------------------------------
-    *_rules(
+    (
+        (_TEXT, "block", "access_token", "an access token is a credential (F5 names it)"),
         (
             "access token",
             "refresh token",
@@ -127,37 +102,40 @@ RULES: Final[tuple[Rule, ...]] = (
             "authorization header",
             "session cookie",
         ),
-        _TEXT,
-        "block",
-        "access_token",
-        "an access token is a credential (F5 names it)",
     ),
-    _head("jwt", "block", "access_token", "a JSON Web Token is a bearer credential"),
-    *_rules(
+    (("head", "block", "access_token", "a JSON Web Token is a bearer credential"), ("jwt",)),
+    (
+        (
+            _MESSAGE,
+            "warn",
+            "access_token",
+            "a message asking for a personal access token ('PAT' alone is also a name: Pat)",
+        ),
         ("your pat", "git hub pat", "git lab pat", "pat token"),
-        _MESSAGE,
-        "warn",
-        "access_token",
-        "a message asking for a personal access token ('PAT' alone is also a name: Pat)",
     ),
-    *_rules(
+    (
+        (
+            _MESSAGE,
+            "warn",
+            "access_token",
+            "'GitHub' reads as 'git hub' (camelCase); the field rule 'github token' serves names",
+        ),
         ("git hub token", "git lab token", "hugging face token"),
-        _MESSAGE,
-        "warn",
-        "access_token",
-        "'GitHub' reads as 'git hub' (camelCase); the field rule 'github token' serves names",
     ),
-    *_rules(
+    (
+        (
+            _MESSAGE,
+            "warn",
+            "token",
+            "a message asking for 'your token' (not 'tokens': 'How many tokens may the summary use?')",
+        ),
         ("your token", "the token", "a token", "this token"),
-        _MESSAGE,
-        "warn",
-        "token",
-        "a message asking for 'your token' (not 'tokens': 'How many tokens may the summary use?')",
     ),
-    _head("token", "warn", "token", "a field named just 'token' likely wants a credential"),
-    _head("cookie", "warn", "token", "a cookie often carries a session"),
+    (("head", "warn", "token", "a field named just 'token' likely wants a credential"), ("token",)),
+    (("head", "warn", "token", "a cookie often carries a session"), ("cookie",)),
     # -- one-time and recovery codes -------------------------------------------------------------
-    *_rules(
+    (
+        (_TEXT, "block", "otp", "a one-time or second-factor code completes a login"),
         (
             "otp",
             "totp",
@@ -177,52 +155,47 @@ RULES: Final[tuple[Rule, ...]] = (
             "authorization code",
             "authenticator app",
         ),
-        _TEXT,
-        "block",
-        "otp",
-        "a one-time or second-factor code completes a login",
     ),
-    *_rules(
+    (
+        (
+            _TEXT,
+            "block",
+            "recovery_code",
+            "recovery codes and wallet seed phrases give full control of an account",
+        ),
         ("recovery code", "backup code", "recovery key", "recovery phrase", "seed phrase", "mnemonic phrase"),
-        _TEXT,
-        "block",
-        "recovery_code",
-        "recovery codes and wallet seed phrases give full control of an account",
     ),
-    *_rules(("secret phrase", "wallet seed", "seed words"), _TEXT, "block", "recovery_code", "a wallet seed"),
-    _head("mnemonic", "block", "recovery_code", "a field named 'mnemonic' is a wallet seed"),
-    *_rules(("2 fa", "two factor", "mfa"), _LABEL, "warn", "otp", "second-factor wording without 'code'"),
+    ((_TEXT, "block", "recovery_code", "a wallet seed"), ("secret phrase", "wallet seed", "seed words")),
+    (("head", "block", "recovery_code", "a field named 'mnemonic' is a wallet seed"), ("mnemonic",)),
+    ((_LABEL, "warn", "otp", "second-factor wording without 'code'"), ("2 fa", "two factor", "mfa")),
     # -- payment ---------------------------------------------------------------------------------
-    *_rules(
+    (
+        (_TEXT, "block", "card_number", "a card number authorizes payments (F5: payment credentials)"),
         ("card number", "cc number", "card details", "primary account number"),
-        _TEXT,
-        "block",
-        "card_number",
-        "a card number authorizes payments (F5: payment credentials)",
     ),
-    _head("credit card", "block", "card_number", "a field that is the credit card itself"),
-    _head("debit card", "block", "card_number", "a field that is the debit card itself"),
-    _head("payment card", "block", "card_number", "a field that is the payment card itself"),
-    *_rules(
+    (("head", "block", "card_number", "a field that is the credit card itself"), ("credit card",)),
+    (("head", "block", "card_number", "a field that is the debit card itself"), ("debit card",)),
+    (("head", "block", "card_number", "a field that is the payment card itself"), ("payment card",)),
+    (
+        (_TEXT, "block", "card_security_code", "the card security code exists only to authorize payments"),
         ("cvv", "cvc", "cvv 2", "cvc 2", "card verification", "card security code", "security code"),
-        _TEXT,
-        "block",
-        "card_security_code",
-        "the card security code exists only to authorize payments",
     ),
-    *_rules(("csc", "ccv"), _LABEL, "block", "card_security_code", "card security code abbreviations"),
-    _head("pan", "warn", "card_number", "PAN is card jargon for the card number (also a tax id)"),
-    *_rules(("iban",), _TEXT, "block", "iban", "an IBAN is a payment credential for direct debits"),
-    *_rules(
+    ((_LABEL, "block", "card_security_code", "card security code abbreviations"), ("csc", "ccv")),
+    (("head", "warn", "card_number", "PAN is card jargon for the card number (also a tax id)"), ("pan",)),
+    ((_TEXT, "block", "iban", "an IBAN is a payment credential for direct debits"), ("iban",)),
+    (
+        (_TEXT, "warn", "bank_account", "bank details: personal, sometimes enough to move money"),
         ("account number", "bank account", "routing number", "sort code", "aba number"),
-        _TEXT,
-        "warn",
-        "bank_account",
-        "bank details: personal, sometimes enough to move money",
     ),
-    *_rules(("card expiry", "card expiration", "card exp"), _TEXT, "warn", "card_expiry", "part of a card"),
+    ((_TEXT, "warn", "card_expiry", "part of a card"), ("card expiry", "card expiration", "card exp")),
     # -- government ids --------------------------------------------------------------------------
-    *_rules(
+    (
+        (
+            _TEXT,
+            "block",
+            "national_id",
+            "national id numbers are used as authenticators and enable identity theft",
+        ),
         (
             "ssn",
             "social security",
@@ -234,54 +207,49 @@ RULES: Final[tuple[Rule, ...]] = (
             "aadhaar",
             "id card number",
         ),
-        _TEXT,
-        "block",
-        "national_id",
-        "national id numbers are used as authenticators and enable identity theft",
     ),
-    *_rules(
+    (
+        (_TEXT, "warn", "government_id", "identity document numbers: personal data, not credentials"),
         ("passport number", "driver license number", "drivers license number", "driving licence number"),
-        _TEXT,
-        "warn",
-        "government_id",
-        "identity document numbers: personal data, not credentials",
     ),
-    *_rules(("tax id", "taxpayer id"), _TEXT, "warn", "government_id", "tax ids are personal data"),
-    _head("sin", "warn", "national_id", "SIN is the Canadian social insurance number"),
+    ((_TEXT, "warn", "government_id", "tax ids are personal data"), ("tax id", "taxpayer id")),
+    (("head", "warn", "national_id", "SIN is the Canadian social insurance number"), ("sin",)),
     # -- weak signals ----------------------------------------------------------------------------
-    *_rules(("credential", "credentials"), _TEXT, "warn", "credential", "wording about credentials"),
-    _head("auth", "warn", "auth", "a field named 'auth' likely wants a credential"),
-    _head("authorization", "warn", "auth", "a field named 'authorization' likely wants a header value"),
-    _head("key", "warn", "key", "a field named just 'key' may want an API key"),
-    *_rules(("ssh key", "license key", "product key", "gpg key", "pgp key"), _TEXT, "warn", "key", "a key"),
-    *_rules(
-        ("security question", "security answer", "secret question", "secret answer", "maiden name"),
-        _TEXT,
-        "warn",
-        "security_question",
-        "answers to security questions reset passwords",
+    ((_TEXT, "warn", "credential", "wording about credentials"), ("credential", "credentials")),
+    (("head", "warn", "auth", "a field named 'auth' likely wants a credential"), ("auth",)),
+    (
+        ("head", "warn", "auth", "a field named 'authorization' likely wants a header value"),
+        ("authorization",),
     ),
-    *_rules(
+    (("head", "warn", "key", "a field named just 'key' may want an API key"), ("key",)),
+    ((_TEXT, "warn", "key", "a key"), ("ssh key", "license key", "product key", "gpg key", "pgp key")),
+    (
+        (_TEXT, "warn", "security_question", "answers to security questions reset passwords"),
+        ("security question", "security answer", "secret question", "secret answer", "maiden name"),
+    ),
+    (
+        (_LABEL, "warn", "connection_string", "connection strings usually embed a password"),
         ("connection string", "database url", "dsn"),
-        _LABEL,
-        "warn",
-        "connection_string",
-        "connection strings usually embed a password",
     ),
     # -- format-like hints (format, autocomplete, x-input-type, …) --------------------------------
-    Rule("password", _HINT, "block", "format:password", "the schema itself marks a password input"),
-    Rule("current password", _HINT, "block", "format:current-password", "HTML autocomplete token"),
-    Rule("new password", _HINT, "block", "format:new-password", "HTML autocomplete token"),
-    Rule("one time code", _HINT, "block", "format:one-time-code", "HTML autocomplete token"),
-    Rule("otp", _HINT, "block", "format:one-time-code", "one-time code hint"),
-    Rule("cc number", _HINT, "block", "format:cc-number", "HTML autocomplete token"),
-    Rule("cc csc", _HINT, "block", "format:cc-csc", "HTML autocomplete token"),
-    Rule("cc exp", _HINT, "warn", "format:cc-exp", "HTML autocomplete token (cc-exp, -month, -year)"),
-    Rule("secret", _HINT, "block", "format:secret", "a secret input hint"),
+    ((_HINT, "block", "format:password", "the schema itself marks a password input"), ("password",)),
+    ((_HINT, "block", "format:current-password", "HTML autocomplete token"), ("current password",)),
+    ((_HINT, "block", "format:new-password", "HTML autocomplete token"), ("new password",)),
+    ((_HINT, "block", "format:one-time-code", "HTML autocomplete token"), ("one time code",)),
+    ((_HINT, "block", "format:one-time-code", "one-time code hint"), ("otp",)),
+    ((_HINT, "block", "format:cc-number", "HTML autocomplete token"), ("cc number",)),
+    ((_HINT, "block", "format:cc-csc", "HTML autocomplete token"), ("cc csc",)),
+    ((_HINT, "warn", "format:cc-exp", "HTML autocomplete token (cc-exp, -month, -year)"), ("cc exp",)),
+    ((_HINT, "block", "format:secret", "a secret input hint"), ("secret",)),
     # -- flags: the keyword is present with the value true ---------------------------------------
-    Rule("x-sensitive", _FLAG, "block", "declared_sensitive", "the server declares the field sensitive"),
-    Rule("x-secret", _FLAG, "block", "declared_sensitive", "the server declares the field secret"),
-    Rule("writeOnly", _FLAG, "warn", "write_only", "JSON Schema writeOnly: pydantic SecretStr emits it"),
+    ((_FLAG, "block", "declared_sensitive", "the server declares the field sensitive"), ("x-sensitive",)),
+    ((_FLAG, "block", "declared_sensitive", "the server declares the field secret"), ("x-secret",)),
+    ((_FLAG, "warn", "write_only", "JSON Schema writeOnly: pydantic SecretStr emits it"), ("writeOnly",)),
+)
+RULES: Final[tuple[Rule, ...]] = tuple(
+    Rule(phrase, _LABEL if where == "head" else where, level, reason, why, head=where == "head")
+    for (where, level, reason, why), phrases in _TABLE
+    for phrase in phrases
 )
 
 # The message names a secret (the form's only free-text fields are generic, or weak signals such
@@ -402,24 +370,28 @@ _TAIL_NOISE: Final[frozenset[str]] = frozenset(
     {"optional", "required", "value", "input", "field", "str", "string", "text", "here", "please"}
 )
 
-# Glued words that tokenize() splits: exact compounds, then secret-ish endings (dbpassword).
+# Glued words that tokenize() splits: exact compounds (each phrase written together, "apikey"),
+# then secret-ish endings (dbpassword).
 _COMPOUNDS: Final[dict[str, tuple[str, ...]]] = {
-    "apikey": ("api", "key"),
-    "accesskey": ("access", "key"),
-    "secretkey": ("secret", "key"),
-    "privatekey": ("private", "key"),
-    "creditcard": ("credit", "card"),
-    "debitcard": ("debit", "card"),
-    "cardnumber": ("card", "number"),
-    "ccnumber": ("cc", "number"),
-    "securitycode": ("security", "code"),
-    "pincode": ("pin", "code"),
-    "authcode": ("auth", "code"),
-    "otpcode": ("otp", "code"),
-    "mfacode": ("mfa", "code"),
-    "onetimecode": ("one", "time", "code"),
-    "accountnumber": ("account", "number"),
-    "routingnumber": ("routing", "number"),
+    phrase.replace(" ", ""): tuple(phrase.split(" "))
+    for phrase in (
+        "api key",
+        "access key",
+        "secret key",
+        "private key",
+        "credit card",
+        "debit card",
+        "card number",
+        "cc number",
+        "security code",
+        "pin code",
+        "auth code",
+        "otp code",
+        "mfa code",
+        "one time code",
+        "account number",
+        "routing number",
+    )
 }
 _GLUED_HEADS: Final[tuple[str, ...]] = (
     "password",

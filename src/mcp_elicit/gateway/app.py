@@ -14,6 +14,7 @@ own upstream connections (a `Pool`), opened on their first request and held unti
 from __future__ import annotations
 
 import logging
+from functools import partial
 from types import TracebackType
 from typing import Any, Final
 
@@ -31,6 +32,7 @@ from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
 from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import DownstreamCall
+from mcp_elicit.gateway.shared_state import SharedState, StateRecord
 
 __all__ = ["LOCAL_USER", "MAX_POOLS", "Gateway"]
 
@@ -39,6 +41,25 @@ logger = logging.getLogger("mcp_elicit.gateway")
 LOCAL_USER: Final = "local"
 # Users with open upstream connections at once (each holds one connection per upstream).
 MAX_POOLS: Final = 64
+# How long a starting gateway waits for its Redis subscription (replicas) before it gives up.
+REPLICA_START_TIMEOUT_SECONDS: Final = 30.0
+
+
+NO_OPEN_QUESTION: Final = "This answer belongs to no open question (used, expired or not yours)."
+
+
+def _answer_of(raw: Any) -> UIResult:
+    """A retry's answer to our one question ("q"), as the relay's UI result."""
+    action = raw.get("action") if isinstance(raw, dict) else None
+    content = raw.get("content") if isinstance(raw, dict) else None
+    return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
+
+
+async def _to_round(hold: Hold, progress: float, total: float | None, message: str | None) -> None:
+    """A held call's progress, to the round waiting on it (between rounds nobody waits: dropped;
+    a round forwarded from another replica gets none)."""
+    if hold.live is not None:
+        await sdk.report_progress(hold.live, progress, total, message)
 
 
 class Gateway:
@@ -50,27 +71,43 @@ class Gateway:
         audit: AuditSink | None = None,
         browser: UserInterface | None = None,
         name: str = "mcp-elicit-gateway",
+        max_pools: int = MAX_POOLS,
+        shared: SharedState | None = None,
     ) -> None:
         self.config = config
+        self.max_pools = max_pools  # a team gateway may allow more users at once (bench/gateway_sessions.py)
         # Guardrails on by default: rate limits and the decline embargo, no extra "ask first" step.
         self.policy = policy if policy is not None else Policy(form="allow", url="allow")
         self.audit = audit
         self.browser = browser
         self.pools: dict[str, Pool] = {}
         self.holds = Holds()
+        self.shared = shared  # replicas: rounds and sealing keys shared through Redis
         self._tg: TaskGroup | None = None
-        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self)
+        self._listener = anyio.CancelScope()  # the replica's Redis subscription, ended on exit
+        keys = shared.state_keys if shared is not None else None
+        self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self, state_keys=keys)
 
     async def __aenter__(self) -> Gateway:
+        if self.shared is not None:  # Redis unreachable: fail here, before anything is served
+            with anyio.fail_after(REPLICA_START_TIMEOUT_SECONDS):
+                await self.shared.subscribe()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
+        if self.shared is not None:
+            self._tg.start_soon(self._listen, self.shared)
         return self
+
+    async def _listen(self, shared: SharedState) -> None:
+        with self._listener:
+            await shared.run(self._answer_forwarded)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         for pool in self.pools.values():
             pool.stop()
+        self._listener.cancel()
         tg, self._tg = self._tg, None
         if tg is not None:
             await tg.__aexit__(exc_type, exc, tb)
@@ -94,8 +131,8 @@ class Gateway:
         if pool is None:
             if self._tg is None:
                 raise OutOfOrder("Gateway", "enter the gateway with `async with`")
-            if len(self.pools) >= MAX_POOLS:
-                raise OutOfOrder("gateway", f"at most {MAX_POOLS} users at once")
+            if len(self.pools) >= self.max_pools:
+                raise OutOfOrder("gateway", f"at most {self.max_pools} users at once")
             pool = self.pools[user] = Pool(
                 self.config, user, policy=self.policy, audit=self.audit, browser=self.browser
             )
@@ -112,11 +149,12 @@ class Gateway:
     ) -> Any:
         user = self.user_of(ctx)
         if state is not None:  # a 2026-07-28 retry: it answers a held call's question
-            return await self._answer_round(user, state, responses)
+            return await self._answer_round(ctx, user, state, responses)
         pool = await self.pool_for(user)
         found = pool.offered().get(name)
         if found is None or found[0] not in pool.clients:
-            return sdk.error_result(f"Unknown tool {name!r} (or its server is unavailable).")
+            text = f"Unknown tool {name!r} (or its server is unavailable). {pool.unavailable()}"
+            return sdk.error_result(text.strip())
         call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
         if is_modern(sdk.protocol_version(ctx)):
             return await self._start_held(pool, call, arguments)
@@ -124,8 +162,26 @@ class Gateway:
 
     async def _forward(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
         client = pool.clients[call.server]
-        with pool.books[call.server].track(call):
-            result = await client.call_tool(call.tool, arguments)
+        # Progress goes to the downstream request that waits on the call now: a held call's rounds
+        # are requests of their own, each ending with its question.
+        if call.hold is not None:
+            progress = partial(_to_round, call.hold)
+        else:
+            progress = partial(sdk.report_progress, call.ctx)
+        try:
+            with pool.books[call.server].track(call):
+                result = await client.call_tool(call.tool, arguments, progress=progress)
+        except anyio.get_cancelled_exc_class():
+            # the downstream cancelled (or left): the SDK sends notifications/cancelled upstream
+            logger.info("call %s on %s for %s cancelled", call.tool, call.server, call.user)
+            raise
+        except Exception:
+            why = await pool.refusal(call.server)
+            if why is None:
+                raise
+            # an HTTP upstream refuses the gateway's headers now (its key was changed, say)
+            logger.info("upstream %s refused a call: %s", call.server, why)
+            return sdk.error_result(f"The upstream server '{call.server}' refused the call: {why}.")
         if call.refusals:  # never a silent drop: say what could not be asked
             text = "The gateway could not relay a question: " + "; ".join(call.refusals)
             return sdk.error_result(text, result)
@@ -138,39 +194,87 @@ class Gateway:
         if hold is None or self._tg is None:
             return sdk.error_result(f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
         call.hold = hold
+        hold.server, hold.tool = call.server, call.tool
 
         async def run() -> None:
-            try:
-                hold.finish(await self._forward(pool, call, arguments))
-            except Exception as exc:
-                logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
-                hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
+            with hold.scope:  # cancelled when the round waiting on it is (the client cancelled)
+                try:
+                    hold.finish(await self._forward(pool, call, arguments))
+                except Exception as exc:
+                    logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
+                    hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
 
         self._tg.start_soon(run)
-        return await self._next_round(hold)
+        return await self._next_round(call.ctx, hold)
 
-    async def _next_round(self, hold: Hold) -> Any:
+    async def _advance(self, hold: Hold) -> tuple[str, Any, str | None]:
+        """What the held call does next: ("question", wire request, fresh state), ("done", result,
+        None) or ("timeout", None, None)."""
         with anyio.move_on_after(HOLD_WAIT_SECONDS):
             kind, value = await hold.events.receive()
             if kind == "done":
-                return value
+                return "done", value, None
             state = self.holds.park(hold)
+            if self.shared is not None:
+                record = StateRecord(hold.user, self.shared.replica, hold.server, hold.tool, hold.upstream_id)
+                await self.shared.record(state, record)
+            return "question", value, state
+        return "timeout", None, None
+
+    async def _next_round(self, ctx: Any, hold: Hold) -> Any:
+        hold.live = ctx
+        try:
+            kind, value, state = await self._advance(hold)
+        except anyio.get_cancelled_exc_class():
+            hold.scope.cancel()  # the client cancelled the round: the upstream call ends too
+            raise
+        finally:
+            hold.live = None
+        if kind == "done":
+            return value
+        if kind == "question" and state is not None:
             return sdk.input_required("q", value, state)
         return sdk.error_result("The upstream server did not answer in time.")
 
-    async def _answer_round(self, user: str, state: str, responses: dict[str, Any]) -> Any:
+    async def _answer_round(self, ctx: Any, user: str, state: str, responses: dict[str, Any]) -> Any:
+        if self.shared is not None:  # single use and the user checked across replicas first
+            record = await self.shared.claim(state, user)
+            if record is None:
+                return sdk.error_result(NO_OPEN_QUESTION)
+            if record.home != self.shared.replica:
+                return await self._answer_elsewhere(record, state, responses.get("q"))
         hold = self.holds.take(state, user)
         if hold is None:
-            return sdk.error_result("This answer belongs to no open question (used, expired or not yours).")
-        answer = responses.get("q")
-        action = answer.get("action") if isinstance(answer, dict) else None
-        content = answer.get("content") if isinstance(answer, dict) else None
-        await hold.answers_in.send(
-            UIResult(
-                action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
-            )
+            return sdk.error_result(NO_OPEN_QUESTION)
+        await hold.answers_in.send(_answer_of(responses.get("q")))
+        return await self._next_round(ctx, hold)
+
+    async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any) -> Any:
+        """A retry for a call held by another replica: forwarded there; its reply answered here."""
+        assert self.shared is not None
+        reply = await self.shared.forward(record, state, answer)
+        kind = reply.get("kind") if reply is not None else "stopped"
+        if reply is not None and kind == "done":
+            return sdk.result_from_json(reply.get("value"))
+        if reply is not None and kind == "question" and isinstance(reply.get("state"), str):
+            return sdk.input_required("q", reply.get("value") or {}, reply["state"])
+        logger.info("a retry for a call held by replica %s ended: %s", record.home, kind)
+        if kind == "timeout":
+            return sdk.error_result("The upstream server did not answer in time.")
+        return sdk.error_result(
+            "The gateway replica that held this call has stopped or let it go; call the tool again."
         )
-        return await self._next_round(hold)
+
+    async def _answer_forwarded(self, state: str, user: str, answer: Any) -> dict[str, Any]:
+        """On the home replica: another replica claimed `state` for `user` and forwards the answer."""
+        hold = self.holds.take(state, user)
+        if hold is None:
+            return {"kind": "gone"}
+        await hold.answers_in.send(_answer_of(answer))
+        kind, value, fresh = await self._advance(hold)
+        if kind == "done":
+            value = sdk.result_json(value)
+        return {"kind": kind, "value": value, "state": fresh}
 
     # -- prompts and resources: forwarded on the push path (no held rounds for them yet) ----------
 

@@ -40,6 +40,12 @@ class Hold:
     answers_in: MemoryObjectSendStream[UIResult]
     answers: MemoryObjectReceiveStream[UIResult]
     deadline: float = field(default=math.inf)
+    # what a shared state record names (gateway/shared_state.py)
+    server: str = ""
+    tool: str = ""
+    upstream_id: str | None = None  # a URL round: the upstream's elicitationId
+    live: Any = None  # the downstream request waiting on this call now (its progress goes there)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # the held upstream call's
 
     async def ask(self, request: dict[str, Any]) -> UIResult:
         """Called by the relay with the wire request (a form or a URL): hand it to the downstream

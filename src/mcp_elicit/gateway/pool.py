@@ -22,11 +22,12 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
+from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
-__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool"]
+__all__ = ["UPSTREAM_START_TIMEOUT_SECONDS", "Pool", "credentials_refused", "failure_reason", "status_reason"]
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
@@ -62,6 +63,7 @@ class Pool:
         self.prompts: dict[str, list[Any]] = {}
         self.resources: dict[str, list[Any]] = {}
         self.failed: dict[str, str] = {}
+        self._offered: dict[int, tuple[Any, dict[str, tuple[str, Any]]]] = {}
         self.settled = anyio.Event()
         self._stop = anyio.Event()
 
@@ -75,6 +77,8 @@ class Pool:
         self._stop.set()
 
     async def wait_settled(self) -> None:
+        if self.settled.is_set():  # every call after the first: no timer to arm
+            return
         with anyio.move_on_after(UPSTREAM_START_TIMEOUT_SECONDS):
             await self.settled.wait()
 
@@ -115,8 +119,9 @@ class Pool:
                 self._settle()
                 await self._stop.wait()
         except Exception as exc:  # one upstream down never takes the others with it
-            logger.warning("upstream %s is unavailable: %s: %s", upstream.name, type(exc).__name__, exc)
-            self.failed[upstream.name] = type(exc).__name__
+            why = await credentials_refused(upstream) or failure_reason(exc)
+            logger.warning("upstream %s is unavailable: %s", upstream.name, why)
+            self.failed[upstream.name] = why
         finally:
             self.clients.pop(upstream.name, None)
             for listing in (self.tools, self.prompts, self.resources):
@@ -124,10 +129,34 @@ class Pool:
             self._settle()
 
     def offered(self, listings: dict[str, list[Any]] | None = None) -> dict[str, tuple[str, Any]]:
-        """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`."""
-        by_name = {s: {t.name: t for t in items} for s, items in (listings or self.tools).items()}
+        """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`;
+        worked out again only when the listings changed (an upstream joined or left)."""
+        listings = self.tools if listings is None else listings
+        # The cached answer holds the listed objects, so their ids stay theirs while it is kept.
+        key = tuple((s, tuple(map(id, items))) for s, items in listings.items())
+        cached = self._offered.get(id(listings))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        names = self._offered_now(listings)
+        self._offered[id(listings)] = (key, names)
+        return names
+
+    def _offered_now(self, listings: dict[str, list[Any]]) -> dict[str, tuple[str, Any]]:
+        by_name = {s: {t.name: t for t in items} for s, items in listings.items()}
         names = offered_names({s: list(tools) for s, tools in by_name.items()})
         return {offered: (s, by_name[s][n]) for offered, (s, n) in names.items()}
+
+    async def refusal(self, server: str) -> str | None:
+        """Whether `server` now refuses the gateway's credentials (after a failed call)."""
+        upstream = next((u for u in self.config.upstreams if u.name == server), None)
+        return await credentials_refused(upstream) if upstream is not None else None
+
+    def unavailable(self) -> str:
+        """The upstreams that failed and why, for an error the downstream reads ("" when none)."""
+        if not self.failed:
+            return ""
+        failed = "; ".join(f"'{server}' ({why})" for server, why in sorted(self.failed.items()))
+        return f"Unavailable upstream servers: {failed}"
 
     def resource_server(self, uri: str) -> str | None:
         """The server offering `uri` (the first in key order when several do)."""
@@ -135,6 +164,43 @@ class Pool:
             if any(str(r.uri) == uri for r in self.resources[server]):
                 return server
         return None
+
+
+async def credentials_refused(upstream: Upstream) -> str | None:
+    """ "HTTP 401: …" when an HTTP upstream refuses the gateway's configured headers, else None (asked
+    only after a failure: the SDK reports an HTTP error as a bare JSON-RPC error)."""
+    if upstream.url is None:
+        return None
+    status = await sdk.http_status(upstream.url, upstream.headers)
+    return status_reason(status) if status in (401, 403) else None
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why an upstream failed, in words a person can act on: the HTTP status it answered with
+    (401/403: the `headers` in the config), else the innermost error's type."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    innermost = exc
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        innermost = current
+        status = getattr(getattr(current, "response", None), "status_code", None)
+        if isinstance(status, int):
+            return status_reason(status)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return type(innermost).__name__
+
+
+def status_reason(status: int) -> str:
+    """An upstream's HTTP error status in words a person can act on."""
+    if status in (401, 403):
+        return f"HTTP {status}: it refused the gateway's credentials (check its headers in the config)"
+    return f"HTTP {status}"
 
 
 async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:

@@ -11,6 +11,7 @@ cannot ask gets, per the server's `noElicitation`, a refusal it can relay or the
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Iterator
@@ -33,17 +34,19 @@ from mcp_elicit.client.ui_protocol import (
     WaitChoice,
 )
 from mcp_elicit.core.actions import ACTIONS
-from mcp_elicit.core.revisions import LATEST
+from mcp_elicit.core.forms import Form
+from mcp_elicit.core.revisions import LATEST, wire_revision
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
 from mcp_elicit.gateway.holds import Hold
 from mcp_elicit.gateway.urls import CompletionRoutes
 from mcp_elicit.server import sdk as server_sdk
-from mcp_elicit.server.questions import Question, client_supports, gather
+from mcp_elicit.server.questions import client_supports
 
 __all__ = [
     "MAX_PENDING_PER_USER",
     "RELAY_WAIT_SECONDS",
+    "WIRE_CACHE_SIZE",
     "CallBook",
     "ConcurrentAsk",
     "DownstreamCall",
@@ -57,6 +60,8 @@ logger = logging.getLogger("mcp_elicit.gateway")
 MAX_PENDING_PER_USER: Final = 8
 # How long a relayed question waits for the downstream person before it ends as cancel.
 RELAY_WAIT_SECONDS: Final = 600.0
+# Wire requests of relayed forms kept built (per message, form and revision).
+WIRE_CACHE_SIZE: Final = 256
 
 
 @dataclass(eq=False)
@@ -143,24 +148,30 @@ class RelayUI:
         if self.book.budget.count >= MAX_PENDING_PER_USER:
             call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
             return UIResult("cancel", decided_by="script")
+        if prompt.errors:  # the pipeline asks again after an answer that did not fit: never a silent drop
+            fields = ", ".join(sorted(prompt.errors))
+            said = f"the client's answer to {prompt.message[:200]!r} did not fit the form ({fields})"
+            if said not in call.refusals:
+                call.refusals.append(said)
         self.book.budget.count += 1
         call.asking += 1
         try:
             if call.hold is not None:
-                wire = server_sdk.form_request(prompt.message, prompt.form.to_wire(LATEST))
-                return await call.hold.ask(wire)
-            answers = await gather(
-                call.ctx, {"q": Question(prompt.message, prompt.form)}, timeout=RELAY_WAIT_SECONDS
-            )
+                return await call.hold.ask(_form_wire(prompt, LATEST))
+            # Pushed as is: the pipeline around this UI already ran the gate and the secret guard on
+            # this form and checks the answer against it (asking again if it is invalid), so the
+            # server kit's `gather` would only do all of that a second time.
+            with anyio.move_on_after(RELAY_WAIT_SECONDS):
+                wire = _form_wire(prompt, wire_revision(server_sdk.protocol_version(call.ctx)))
+                raw = await server_sdk.push_request(call.ctx, wire)
+                return _ui_result(raw)
+            return UIResult("cancel", decided_by="timeout")
         except ElicitError as exc:
             logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
             return UIResult("cancel", decided_by="person")
         finally:
             self.book.budget.count -= 1
             call.asking -= 1
-        answer = answers["q"]
-        content = dict(answer.data) if answer.accepted and answer.data is not None else None
-        return UIResult(answer.action, content=content)
 
     async def _cannot_ask(self, call: DownstreamCall, prompt: FormPrompt | UrlPrompt) -> UIResult:
         if self.no_elicitation == "browser" and self.browser is not None:
@@ -196,6 +207,7 @@ class RelayUI:
         self, call: DownstreamCall, prompt: UrlPrompt, upstream_id: str | None, url: str
     ) -> UIResult:
         if call.hold is not None:  # 2026-07-28: the page goes out as a round; completion is upstream's
+            call.hold.upstream_id = upstream_id
             return await call.hold.ask(server_sdk.url_request(prompt.message, url, None))
         ours = secrets.token_urlsafe(16)
         if upstream_id is not None:
@@ -205,8 +217,7 @@ class RelayUI:
         except ElicitError as exc:
             logger.info("relayed URL from %s ended: %s", self.server, type(exc).__name__)
             return UIResult("cancel", decided_by="person")
-        action = raw.get("action") if raw is not None else None
-        return UIResult(action if action in ACTIONS else "cancel")
+        return UIResult(_ui_result(raw).action)
 
     async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
         # The downstream client shows its own waiting screen; the client kit ends this wait when
@@ -221,6 +232,27 @@ class RelayUI:
         call = next((c for c in self.book.calls if c.asking == 0), None)
         if call is not None:
             call.refusals.append(text)
+
+
+def _ui_result(raw: dict[str, Any] | None) -> UIResult:
+    """The downstream's raw ElicitResult as the pipeline's UIResult (anything malformed: cancel)."""
+    action = raw.get("action") if raw is not None else None
+    content = raw.get("content") if raw is not None and action == "accept" else None
+    return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
+
+
+@functools.lru_cache(maxsize=WIRE_CACHE_SIZE)
+def _wire_of(message: str, form: Form, revision: str) -> dict[str, Any]:
+    return server_sdk.form_request(message, form.to_wire(revision))
+
+
+def _form_wire(prompt: FormPrompt, revision: str) -> dict[str, Any]:
+    """The wire request for `prompt` in `revision`, built once per message, form and revision (the
+    pipeline hands the same `Form` for a repeated schema). Never mutated by its readers."""
+    try:
+        return _wire_of(prompt.message, prompt.form, revision)
+    except TypeError:  # an unhashable default in the form: build it afresh
+        return server_sdk.form_request(prompt.message, prompt.form.to_wire(revision))
 
 
 class ConcurrentAsk(AskThroughUI):

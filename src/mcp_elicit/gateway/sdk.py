@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -23,6 +23,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
+from mcp_elicit.client.sdk_transport import guarded_http_client
 from mcp_elicit.core.wire_codes import INVALID_PARAMS
 from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
 
@@ -30,9 +31,13 @@ __all__ = [
     "bearer_of",
     "build_server",
     "error_result",
+    "http_status",
     "input_required",
     "not_found",
     "protocol_version",
+    "report_progress",
+    "result_from_json",
+    "result_json",
     "serve_http",
     "serve_stdio",
     "subject_of",
@@ -45,10 +50,16 @@ _INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
 
 
 def build_server(
-    name: str, version: str, list_tools: ListTools, call_tool: CallTool, more: Any = None
+    name: str,
+    version: str,
+    list_tools: ListTools,
+    call_tool: CallTool,
+    more: Any = None,
+    state_keys: Sequence[bytes] | None = None,
 ) -> Server[Any]:
     """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources` and
-    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too."""
+    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too. `state_keys`
+    seal `requestState` with keys every replica shares (else a key of this process only)."""
 
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
@@ -83,7 +94,8 @@ def build_server(
         )
     server: Server[Any] = Server(name, version=version, **handlers)
     # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
-    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    security = RequestStateSecurity(keys=list(state_keys)) if state_keys else RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
 
 
@@ -105,6 +117,23 @@ def input_required(key: str, request: dict[str, Any], state: str) -> t.InputRequ
     )
 
 
+async def report_progress(ctx: Any, progress: float, total: float | None, message: str | None) -> None:
+    """An upstream's progress, sent on the downstream request `ctx` under the downstream's own
+    progressToken (nothing when the downstream asked for no progress)."""
+    session = getattr(ctx, "session", None)
+    if session is not None:
+        await session.report_progress(progress, total, message)
+
+
+def result_json(result: Any) -> Any:
+    """A tool result as JSON (a replica hands it to the one the client reached)."""
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def result_from_json(value: Any) -> t.CallToolResult:
+    return t.CallToolResult.model_validate(value)
+
+
 def tool_named(tool: Any, name: str) -> Any:
     """The upstream's tool as offered: only the name changes."""
     return tool if tool.name == name else tool.model_copy(update={"name": name})
@@ -121,6 +150,19 @@ def error_result(text: str, result: Any = None) -> t.CallToolResult:
     if result is not None:
         content.extend(result.content)
     return t.CallToolResult(content=content, is_error=True)
+
+
+async def http_status(url: str, headers: Mapping[str, str]) -> int | None:
+    """The HTTP status an upstream answers a ping with, sending the configured headers (None when
+    it cannot be reached). The SDK turns an HTTP error into a bare JSON-RPC error; this is how the
+    gateway learns that an upstream refused its credentials, to say so."""
+    body = {"jsonrpc": "2.0", "id": "mcp-elicit-gateway-probe", "method": "ping"}
+    accept = {"accept": "application/json, text/event-stream"}
+    try:
+        async with guarded_http_client({**accept, **headers}) as http:
+            return (await http.post(url, json=body)).status_code
+    except Exception:  # unreachable: the caller says what failed instead
+        return None
 
 
 def bearer_of(ctx: Any) -> str | None:

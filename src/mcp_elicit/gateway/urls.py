@@ -67,6 +67,11 @@ class RelayUrlMode(UrlMode):
         elicitationId and the canonical URL the check produced."""
         shown = super().prompt(e, verdict)
         self.routes.notes[id(shown)] = (e.elicitation_id, verdict.canonical or "")
+        if e.elicitation_id is not None:
+            # Tracked before the question goes downstream: the person may finish the page before
+            # their client answers accept (mcpdo: open the page, then `--done`), and a completion
+            # for an id not yet tracked would be ignored, leaving a -32042 retry waiting forever.
+            self.tracker.expect(e.elicitation_id)
         return shown
 
     async def on_message(self, message: Any) -> None:

@@ -1,0 +1,90 @@
+"""What the relay skips to stay cheap still holds: one check of the answer, cached names and wire.
+
+The relay pushes the pipeline's already checked form as is (no second pass through the server
+kit), so the pipeline alone checks the downstream's answer; offered names are worked out once per
+listing; a form's wire request is built once per message, form and revision.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import mcp_types as t
+import pytest
+from mcp.client import Client
+
+from mcp_elicit.core.forms import parse_schema
+from mcp_elicit.errors import OutOfOrder
+from mcp_elicit.gateway import Gateway, parse_config
+from mcp_elicit.gateway.pool import Pool
+from mcp_elicit.gateway.relay import _form_wire, _ui_result
+from tests.gateway.support import PEERS
+
+pytestmark = pytest.mark.anyio
+
+CONFIG = json.dumps({"mcpServers": {"sdk": {"command": sys.executable, "args": [PEERS, "sdk"]}}})
+
+
+class Tool:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def test_an_invalid_downstream_answer_is_asked_again_and_then_cancelled_upstream() -> None:
+    asked: list[str] = []
+
+    async def wrong(ctx: Any, params: Any) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={"name": 5})  # a number for a text field
+
+    async with Gateway(parse_config(CONFIG)) as gw:
+        await gw.pool_for("local")
+        async with Client(gw.server, mode="legacy", elicitation_callback=wrong) as c:
+            result = await c.call_tool("greet", {})
+        for pool in gw.pools.values():
+            pool.stop()
+    said, upstream = [x.text for x in result.content]  # type: ignore[union-attr]
+    assert upstream == "cancel"
+    assert "(name)" in said  # the model learns which field did not fit, not a silent cancel
+    assert len(asked) > 1  # asked again after the invalid answer, never accepted
+    assert set(asked) == {"Who are you?"}
+
+
+def test_a_malformed_downstream_reply_is_a_cancel_and_only_an_accept_carries_content() -> None:
+    assert _ui_result(None).action == "cancel"
+    assert _ui_result({"action": "maybe"}).action == "cancel"
+    assert _ui_result({"action": "decline", "content": {"a": 1}}).content is None
+    assert _ui_result({"action": "accept", "content": "text"}).content is None
+    accepted = _ui_result({"action": "accept", "content": {"a": 1}})
+    assert (accepted.action, accepted.content) == ("accept", {"a": 1})
+
+
+def test_a_relayed_form_is_built_once_per_message_form_and_revision() -> None:
+    form = parse_schema({"type": "object", "properties": {"n": {"type": "string", "title": "N"}}})
+    prompt: Any = type("P", (), {"message": "Name?", "form": form})()
+    first = _form_wire(prompt, "2025-11-25")
+    assert _form_wire(prompt, "2025-11-25") is first
+    assert first["params"]["requestedSchema"] == form.to_wire("2025-11-25")
+    assert _form_wire(prompt, "2026-07-28") is not first
+
+
+def test_offered_names_follow_the_listings_when_an_upstream_joins_or_leaves() -> None:
+    pool = Pool(parse_config(CONFIG), "local")
+    pool.tools["a"] = [Tool("read")]
+    assert set(pool.offered()) == {"read"}
+    assert pool.offered() is pool.offered()  # worked out once while nothing changed
+    pool.tools["b"] = [Tool("read")]
+    assert set(pool.offered()) == {"a__read", "b__read"}
+    del pool.tools["b"]
+    assert set(pool.offered()) == {"read"}
+    pool.tools["a"] = [Tool("write")]
+    assert set(pool.offered()) == {"write"}
+
+
+async def test_a_gateway_refuses_more_users_at_once_than_its_max_pools(tmp_path: Path) -> None:
+    async with Gateway(parse_config(CONFIG), max_pools=0) as gw:
+        with pytest.raises(OutOfOrder):
+            await gw.pool_for("alice")
