@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import stat
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,3 +157,16 @@ def test_tampering_with_the_memory_sink_is_caught() -> None:
     sink.append_many([make_event(i) for i in range(3)])
     sink.records[1]["action"] = "decline"
     assert [(b.index, b.kind) for b in sink.verify().breaks] == [(1, "hash_mismatch")]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "jsonl"])
+def test_a_new_trail_file_and_its_folder_are_readable_by_their_owner_only(tmp_path: Path, kind: str) -> None:
+    from mcp_elicit.audit.base import PRIVATE_FILE_MODE
+    from mcp_elicit.audit.jsonl import JsonlAuditSink
+    from mcp_elicit.audit.sqlite import SqliteAuditSink
+
+    path = tmp_path / "new-folder" / f"trail.{kind}"
+    sink = SqliteAuditSink(path) if kind == "sqlite" else JsonlAuditSink(path)
+    sink.close()
+    assert stat.S_IMODE(path.stat().st_mode) == PRIVATE_FILE_MODE
+    assert stat.S_IMODE(path.parent.stat().st_mode) & 0o077 == 0  # umask may only take away

@@ -17,11 +17,13 @@ matters.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol, Self, TypedDict, Unpack, cast, runtime_checkable
 
 from mcp_elicit.audit.checkpoint import Checkpoint
@@ -134,6 +136,18 @@ class SinkBase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# A trail names servers, tools and people: only its owner reads it (like the OAuth token file).
+PRIVATE_FILE_MODE: Final = 0o600
+PRIVATE_DIR_MODE: Final = 0o700
+
+
+def create_private(path: Path) -> None:
+    """Create the trail's folder and file for the owner alone; an existing file keeps its mode."""
+    path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
 
 
 def new_record_id() -> str:

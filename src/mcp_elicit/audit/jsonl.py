@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from mcp_elicit.audit.base import Filters, SinkBase, chain_sealed, parse_body
+from mcp_elicit.audit.base import Filters, SinkBase, chain_sealed, create_private, parse_body
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import ChainVerifier, VerifyReport
 from mcp_elicit.core.consent import (
@@ -61,7 +61,7 @@ class JsonlAuditSink(SinkBase):
         self.fsync = fsync
         self._lock = threading.Lock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)
             self._file: IO[bytes] = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc

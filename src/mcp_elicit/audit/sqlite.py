@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
-from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, row_of
+from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, create_private, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
 from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
@@ -107,7 +107,7 @@ class SqliteAuditSink(SqlSinkBase):
             self._open_readonly()
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)  # SQLite gives its -wal and -shm files the same mode
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
             )
