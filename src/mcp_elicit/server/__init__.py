@@ -4,62 +4,67 @@ from __future__ import annotations
 
 from typing import Any
 
+import mcp_elicit
 from mcp_elicit.server import sdk
-from mcp_elicit.server.flows import ApiKeyHandoff, HandoffFlow, OAuthClient, OAuthHandoff
-from mcp_elicit.server.handoff_calls import credential, handoff, require
-from mcp_elicit.server.handoffs import HandoffResult, Handoffs
-from mcp_elicit.server.identity import IdentityPolicy, Principal
-from mcp_elicit.server.pages import mount_handoff_pages
-from mcp_elicit.server.questions import Answer, Question, RawRequest, ask, client_supports, confirm, gather
-from mcp_elicit.server.replay import MemoryReplayGuard, RedisReplayGuard, ReplayGuard
-from mcp_elicit.server.rounds import (
-    DEFAULT_ASK_TIMEOUT_SECONDS,
-    DEFAULT_STATE_TTL_SECONDS,
-    MAX_ASKS_PER_CALL,
-    MAX_INVALID_ANSWERS,
-    ElicitMiddleware,
-    ElicitSettings,
-)
-from mcp_elicit.server.stores import HandoffStore, MemoryHandoffStore, RedisHandoffStore
-from mcp_elicit.server.vault import KeyRing, Secret, TokenVault
+from mcp_elicit.server.flows import ApiKeyHandoff as ApiKeyHandoff
+from mcp_elicit.server.flows import HandoffFlow as HandoffFlow
+from mcp_elicit.server.flows import OAuthClient as OAuthClient
+from mcp_elicit.server.flows import OAuthHandoff as OAuthHandoff
+from mcp_elicit.server.handoff_calls import credential as credential
+from mcp_elicit.server.handoff_calls import handoff as handoff
+from mcp_elicit.server.handoff_calls import require as require
+from mcp_elicit.server.handoffs import HandoffResult as HandoffResult
+from mcp_elicit.server.handoffs import Handoffs as Handoffs
+from mcp_elicit.server.identity import IdentityPolicy as IdentityPolicy
+from mcp_elicit.server.identity import Principal as Principal
+from mcp_elicit.server.pages import mount_handoff_pages as mount_handoff_pages
+from mcp_elicit.server.questions import Answer as Answer
+from mcp_elicit.server.questions import Question as Question
+from mcp_elicit.server.questions import RawRequest as RawRequest
+from mcp_elicit.server.questions import ask as ask
+from mcp_elicit.server.questions import client_supports as client_supports
+from mcp_elicit.server.questions import confirm as confirm
+from mcp_elicit.server.questions import gather as gather
+from mcp_elicit.server.replay import MemoryReplayGuard as MemoryReplayGuard
+from mcp_elicit.server.replay import RedisReplayGuard as RedisReplayGuard
+from mcp_elicit.server.replay import ReplayGuard as ReplayGuard
+from mcp_elicit.server.rounds import DEFAULT_ASK_TIMEOUT_SECONDS as DEFAULT_ASK_TIMEOUT_SECONDS
+from mcp_elicit.server.rounds import DEFAULT_STATE_TTL_SECONDS as DEFAULT_STATE_TTL_SECONDS
+from mcp_elicit.server.rounds import MAX_ASKS_PER_CALL as MAX_ASKS_PER_CALL
+from mcp_elicit.server.rounds import MAX_INVALID_ANSWERS as MAX_INVALID_ANSWERS
+from mcp_elicit.server.rounds import ElicitMiddleware as ElicitMiddleware
+from mcp_elicit.server.rounds import ElicitSettings as ElicitSettings
+from mcp_elicit.server.stores import HandoffStore as HandoffStore
+from mcp_elicit.server.stores import MemoryHandoffStore as MemoryHandoffStore
+from mcp_elicit.server.stores import RedisHandoffStore as RedisHandoffStore
+from mcp_elicit.server.vault import KeyRing as KeyRing
+from mcp_elicit.server.vault import Secret as Secret
+from mcp_elicit.server.vault import TokenVault as TokenVault
 
-__all__ = [
-    "DEFAULT_ASK_TIMEOUT_SECONDS",
-    "DEFAULT_STATE_TTL_SECONDS",
-    "MAX_ASKS_PER_CALL",
-    "MAX_INVALID_ANSWERS",
-    "Answer",
-    "ApiKeyHandoff",
-    "ElicitMiddleware",
-    "ElicitSettings",
-    "HandoffFlow",
-    "HandoffResult",
-    "HandoffStore",
-    "Handoffs",
-    "IdentityPolicy",
-    "KeyRing",
-    "MemoryHandoffStore",
-    "MemoryReplayGuard",
-    "OAuthClient",
-    "OAuthHandoff",
-    "Principal",
-    "Question",
-    "RawRequest",
-    "RedisHandoffStore",
-    "RedisReplayGuard",
-    "ReplayGuard",
-    "Secret",
-    "TokenVault",
-    "ask",
-    "client_supports",
-    "confirm",
-    "credential",
-    "gather",
-    "handoff",
-    "install",
-    "mount_handoff_pages",
-    "require",
-]
+# The names the top level re-exports from here (its `_EXPORTS`, one list), and the less common ones.
+# The imports above re-export by `as` (explicit for type checkers, which cannot read a built list).
+__all__ = sorted(
+    [
+        *mcp_elicit._EXPORTS["mcp_elicit.server"],
+        "DEFAULT_ASK_TIMEOUT_SECONDS",
+        "DEFAULT_STATE_TTL_SECONDS",
+        "MAX_ASKS_PER_CALL",
+        "MAX_INVALID_ANSWERS",
+        "ElicitMiddleware",
+        "HandoffFlow",
+        "HandoffResult",
+        "HandoffStore",
+        "IdentityPolicy",
+        "MemoryHandoffStore",
+        "MemoryReplayGuard",
+        "Principal",
+        "RedisHandoffStore",
+        "RedisReplayGuard",
+        "ReplayGuard",
+        "Secret",
+        "mount_handoff_pages",
+    ]
+)
 
 
 def install(server: Any, settings: ElicitSettings | None = None) -> ElicitSettings:
