@@ -21,18 +21,9 @@ from typing import Any, Final
 
 import anyio
 
+from mcp_elicit.client import ui_protocol as ui
 from mcp_elicit.client.model import Decision, Elicitation
 from mcp_elicit.client.stages import AskThroughUI
-from mcp_elicit.client.ui_protocol import (
-    FormPrompt,
-    Purpose,
-    Requester,
-    UIResult,
-    UrlPrompt,
-    UrlWaiting,
-    UserInterface,
-    WaitChoice,
-)
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.forms import Form
 from mcp_elicit.core.revisions import LATEST, wire_revision
@@ -106,7 +97,25 @@ class CallBook:
             if not self.calls:
                 self.idle.set()
 
-    def find(self, purpose: Purpose) -> DownstreamCall | None:
+    def full(self, call: DownstreamCall) -> bool:
+        """True (and said in `call`'s result) when the user has as many questions open as allowed."""
+        if self.budget.count < MAX_PENDING_PER_USER:
+            return False
+        call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
+        return True
+
+    @contextmanager
+    def asking(self, call: DownstreamCall) -> Iterator[None]:
+        """One question of `call` open downstream: counted in the call and in the user's budget."""
+        self.budget.count += 1
+        call.asking += 1
+        try:
+            yield
+        finally:
+            self.budget.count -= 1
+            call.asking -= 1
+
+    def find(self, purpose: ui.Purpose) -> DownstreamCall | None:
         """The call a question serves. A pushed question carries no request id over stdio, and the
         SDK's tasks do not keep the calling context, so: the oldest call to that target with those
         arguments and no question open (tools ask in sequence), else looser matches. The connection
@@ -130,7 +139,11 @@ class RelayUI:
     """The pipeline's UI on a user's upstream connection: asks the downstream caller."""
 
     def __init__(
-        self, book: CallBook, server: str, no_elicitation: NoElicitation, browser: UserInterface | None = None
+        self,
+        book: CallBook,
+        server: str,
+        no_elicitation: NoElicitation,
+        browser: ui.UserInterface | None = None,
     ) -> None:
         self.book = book
         self.server = server
@@ -138,44 +151,39 @@ class RelayUI:
         self.browser = browser
         self.routes = CompletionRoutes()
 
-    async def ask_form(self, prompt: FormPrompt) -> UIResult:
+    async def ask_form(self, prompt: ui.FormPrompt) -> ui.UIResult:
         call = self.book.find(prompt.purpose)
         if call is None:
             logger.info("a question from %s arrived with no call in flight; cancelled", self.server)
-            return UIResult("cancel", decided_by="script")
+            return ui.UIResult("cancel", decided_by="script")
         if not client_supports(call.ctx, "elicitation.form"):
             return await self._cannot_ask(call, prompt)
-        if self.book.budget.count >= MAX_PENDING_PER_USER:
-            call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
-            return UIResult("cancel", decided_by="script")
+        if self.book.full(call):
+            return ui.UIResult("cancel", decided_by="script")
         if prompt.errors:  # the pipeline asks again after an answer that did not fit: never a silent drop
             fields = ", ".join(sorted(prompt.errors))
             said = f"the client's answer to {prompt.message[:200]!r} did not fit the form ({fields})"
             if said not in call.refusals:
                 call.refusals.append(said)
-        self.book.budget.count += 1
-        call.asking += 1
-        try:
-            if call.hold is not None:
-                return await call.hold.ask(_form_wire(prompt, LATEST))
-            # Pushed as is: the pipeline around this UI already ran the gate and the secret guard on
-            # this form and checks the answer against it (asking again if it is invalid), so the
-            # server kit's `gather` would only do all of that a second time.
-            with anyio.move_on_after(RELAY_WAIT_SECONDS):
-                wire = _form_wire(prompt, wire_revision(server_sdk.protocol_version(call.ctx)))
-                raw = await server_sdk.push_request(call.ctx, wire)
-                return _ui_result(raw)
-            return UIResult("cancel", decided_by="timeout")
-        except ElicitError as exc:
-            logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
-            return UIResult("cancel", decided_by="person")
-        finally:
-            self.book.budget.count -= 1
-            call.asking -= 1
+        with self.book.asking(call):
+            try:
+                if call.hold is not None:
+                    return await call.hold.ask(_form_wire(prompt, LATEST))
+                # Pushed as is: the pipeline around this UI already ran the gate and the secret guard on
+                # this form and checks the answer against it (asking again if it is invalid), so the
+                # server kit's `gather` would only do all of that a second time.
+                with anyio.move_on_after(RELAY_WAIT_SECONDS):
+                    wire = _form_wire(prompt, wire_revision(server_sdk.protocol_version(call.ctx)))
+                    raw = await server_sdk.push_request(call.ctx, wire)
+                    return _ui_result(raw)
+                return ui.UIResult("cancel", decided_by="timeout")
+            except ElicitError as exc:
+                logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
+                return ui.UIResult("cancel", decided_by="person")
 
-    async def _cannot_ask(self, call: DownstreamCall, prompt: FormPrompt | UrlPrompt) -> UIResult:
+    async def _cannot_ask(self, call: DownstreamCall, prompt: ui.FormPrompt | ui.UrlPrompt) -> ui.UIResult:
         if self.no_elicitation == "browser" and self.browser is not None:
-            if isinstance(prompt, FormPrompt):
+            if isinstance(prompt, ui.FormPrompt):
                 return await self.browser.ask_form(prompt)
             return await self.browser.ask_url(prompt)
         why = "this client declared no elicitation capability for it"
@@ -183,29 +191,23 @@ class RelayUI:
             f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
             f"here ({why}); nothing was answered"
         )
-        return UIResult("decline", decided_by="script")
+        return ui.UIResult("decline", decided_by="script")
 
-    async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+    async def ask_url(self, prompt: ui.UrlPrompt) -> ui.UIResult:
         upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
         call = self.book.find(prompt.purpose)
         if prompt.verdict == "block" or call is None or not url:
-            return UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
+            return ui.UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
         if not client_supports(call.ctx, "elicitation.url"):
             return await self._cannot_ask(call, prompt)
-        if self.book.budget.count >= MAX_PENDING_PER_USER:
-            call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
-            return UIResult("cancel", decided_by="script")
-        self.book.budget.count += 1
-        call.asking += 1
-        try:
+        if self.book.full(call):
+            return ui.UIResult("cancel", decided_by="script")
+        with self.book.asking(call):
             return await self._relay_url(call, prompt, upstream_id, url)
-        finally:
-            self.book.budget.count -= 1
-            call.asking -= 1
 
     async def _relay_url(
-        self, call: DownstreamCall, prompt: UrlPrompt, upstream_id: str | None, url: str
-    ) -> UIResult:
+        self, call: DownstreamCall, prompt: ui.UrlPrompt, upstream_id: str | None, url: str
+    ) -> ui.UIResult:
         if call.hold is not None:  # 2026-07-28: the page goes out as a round; completion is upstream's
             call.hold.upstream_id = upstream_id
             return await call.hold.ask(server_sdk.url_request(prompt.message, url, None))
@@ -216,16 +218,16 @@ class RelayUI:
             raw = await server_sdk.push_request(call.ctx, server_sdk.url_request(prompt.message, url, ours))
         except ElicitError as exc:
             logger.info("relayed URL from %s ended: %s", self.server, type(exc).__name__)
-            return UIResult("cancel", decided_by="person")
-        return UIResult(_ui_result(raw).action)
+            return ui.UIResult("cancel", decided_by="person")
+        return ui.UIResult(_ui_result(raw).action)
 
-    async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
+    async def wait_url(self, waiting: ui.UrlWaiting) -> ui.WaitChoice:
         # The downstream client shows its own waiting screen; the client kit ends this wait when
         # the upstream's completion arrives or the call ends.
         await anyio.sleep_forever()
         return "cancel"
 
-    async def notice(self, requester: Requester, text: str) -> None:
+    async def notice(self, requester: ui.Requester, text: str) -> None:
         """What the pipeline decided without asking (a secret-seeking form, a rate limit): said in
         the call's result, so the model can tell the person instead of seeing a bare decline."""
         logger.info("gateway notice for %s: %s", requester.name, text)
@@ -234,11 +236,13 @@ class RelayUI:
             call.refusals.append(text)
 
 
-def _ui_result(raw: dict[str, Any] | None) -> UIResult:
+def _ui_result(raw: dict[str, Any] | None) -> ui.UIResult:
     """The downstream's raw ElicitResult as the pipeline's UIResult (anything malformed: cancel)."""
     action = raw.get("action") if raw is not None else None
     content = raw.get("content") if raw is not None and action == "accept" else None
-    return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
+    return ui.UIResult(
+        action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
+    )
 
 
 @functools.lru_cache(maxsize=WIRE_CACHE_SIZE)
@@ -246,7 +250,7 @@ def _wire_of(message: str, form: Form, revision: str) -> dict[str, Any]:
     return server_sdk.form_request(message, form.to_wire(revision))
 
 
-def _form_wire(prompt: FormPrompt, revision: str) -> dict[str, Any]:
+def _form_wire(prompt: ui.FormPrompt, revision: str) -> dict[str, Any]:
     """The wire request for `prompt` in `revision`, built once per message, form and revision (the
     pipeline hands the same `Form` for a repeated schema). Never mutated by its readers."""
     try:
