@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -37,10 +36,9 @@ class MemoryAuditSink(SinkBase):
     """
 
     def __init__(self, *, level: Level = "metadata") -> None:
-        self.level: Level = level
+        super().__init__(level, None)
         self.records: list[dict[str, Any]] = []
         self.fail_writes = False
-        self._lock = threading.Lock()
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         with self._lock:

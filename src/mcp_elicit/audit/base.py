@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -105,6 +106,12 @@ class SinkBase:
     """
 
     checkpoint: Checkpoint | None = None
+    level: Level
+
+    def __init__(self, level: Level, checkpoint: Checkpoint | None) -> None:
+        self.level = level
+        self.checkpoint = checkpoint
+        self._lock = threading.Lock()  # one writer or reader at a time on this sink, in-process
 
     def _checkpointed(self, records: list[tuple[dict[str, Any], str]]) -> None:
         if self.checkpoint is not None and records:
@@ -115,6 +122,17 @@ class SinkBase:
         return None if self.checkpoint is None else self.checkpoint.read()
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
+        events = list(events)
+        if self.level == "none" or not events:
+            return []
+        with self._lock:
+            sealed = self._store(events)
+        self._checkpointed(sealed)
+        return [r for r, _ in sealed]
+
+    def _store(self, events: list[ConsentEvent]) -> list[tuple[dict[str, Any], str]]:
+        """One transaction, under the thread lock: read the stored tail, chain `events` onto it
+        (`chain_sealed`) and store them; each record with its body. AuditWriteError when it cannot."""
         raise NotImplementedError
 
     def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -55,37 +54,30 @@ class JsonlAuditSink(SinkBase):
         fsync: bool = False,
         checkpoint: Checkpoint | None = None,
     ) -> None:
+        super().__init__(level, checkpoint)
         self.path = Path(path)
-        self.checkpoint = checkpoint
-        self.level: Level = level
         self.fsync = fsync
-        self._lock = threading.Lock()
         try:
             create_private(self.path)
             self._file: IO[bytes] = open(self.path, "a+b")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
 
-    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
-        events = list(events)
-        if self.level == "none" or not events:
-            return []
-        with self._lock:
-            try:
-                with self._flocked():
-                    seq, prev, ends_with_newline = self._tail()
-                    sealed = chain_sealed(events, self.level, seq, prev)
-                    data = "".join(body + "\n" for _, body in sealed).encode("utf-8")
-                    if not ends_with_newline:
-                        data = b"\n" + data
-                    self._file.write(data)
-                    self._file.flush()
-                    if self.fsync:
-                        os.fsync(self._file.fileno())
-            except (OSError, ValueError) as exc:
-                raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
-        self._checkpointed(sealed)
-        return [r for r, _ in sealed]
+    def _store(self, events: list[ConsentEvent]) -> list[tuple[dict[str, Any], str]]:
+        try:
+            with self._flocked():
+                seq, prev, ends_with_newline = self._tail()
+                sealed = chain_sealed(events, self.level, seq, prev)
+                data = "".join(body + "\n" for _, body in sealed).encode("utf-8")
+                if not ends_with_newline:
+                    data = b"\n" + data
+                self._file.write(data)
+                self._file.flush()
+                if self.fsync:
+                    os.fsync(self._file.fileno())
+        except (OSError, ValueError) as exc:
+            raise AuditWriteError("jsonl", str(self.path), str(exc)) from exc
+        return sealed
 
     @contextlib.contextmanager
     def _flocked(self) -> Iterator[None]:

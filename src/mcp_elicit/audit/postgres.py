@@ -22,7 +22,7 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -106,17 +106,15 @@ class PostgresAuditSink(SqlSinkBase):
     ) -> None:
         if not _IDENTIFIER.fullmatch(table):
             raise ConfigError("table", f"{table!r} is not a plain SQL identifier")
+        super().__init__(level, checkpoint)
         self.conninfo = conninfo
         self.table = table
-        self.checkpoint = checkpoint
         self.timeouts = timeouts or PostgresTimeouts()
-        self.level: Level = level
         self._ident = sql.Identifier(table)
         # a stable signed 64-bit key per table for pg_advisory_xact_lock
         self._lock_key = int.from_bytes(
             hashlib.sha256(f"mcp-elicit:{table}".encode()).digest()[:8], "big", signed=True
         )
-        self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
         with self._lock:
@@ -194,34 +192,29 @@ class PostgresAuditSink(SqlSinkBase):
         finally:
             timer.cancel()
 
-    def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
-        events = list(events)
-        if self.level == "none" or not events:
-            return []
-        with self._lock:
-            conn = self._connect()
-            try:
-                with self._deadline(conn), conn.transaction(), conn.cursor() as cur:
-                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-                    cur.execute(
-                        sql.SQL("SELECT seq, hash FROM {t} ORDER BY seq DESC LIMIT 1").format(t=self._ident)
-                    )
-                    tail = cur.fetchone()
-                    seq, prev = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
-                    sealed = chain_sealed(events, self.level, seq, prev)
-                    cur.executemany(
-                        sql.SQL(
-                            "INSERT INTO {t} (seq, id, time, server, action, prev_hash, hash, body)"
-                            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                        ).format(t=self._ident),
-                        [row_of(r, body) for r, body in sealed],
-                    )
-            except psycopg.Error as exc:
-                if conn.broken or conn.closed:
-                    self._drop()
-                raise self._fail(exc) from exc
-        self._checkpointed(sealed)
-        return [r for r, _ in sealed]
+    def _store(self, events: list[ConsentEvent]) -> list[tuple[dict[str, Any], str]]:
+        conn = self._connect()
+        try:
+            with self._deadline(conn), conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                cur.execute(
+                    sql.SQL("SELECT seq, hash FROM {t} ORDER BY seq DESC LIMIT 1").format(t=self._ident)
+                )
+                tail = cur.fetchone()
+                seq, prev = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
+                sealed = chain_sealed(events, self.level, seq, prev)
+                cur.executemany(
+                    sql.SQL(
+                        "INSERT INTO {t} (seq, id, time, server, action, prev_hash, hash, body)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                    ).format(t=self._ident),
+                    [row_of(r, body) for r, body in sealed],
+                )
+        except psycopg.Error as exc:
+            if conn.broken or conn.closed:
+                self._drop()
+            raise self._fail(exc) from exc
+        return sealed
 
     def _page(
         self, after: int, where: str, params: list[Any], columns: str, limit: int
