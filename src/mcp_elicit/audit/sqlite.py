@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -94,11 +93,9 @@ class SqliteAuditSink(SqlSinkBase):
     ) -> None:
         if durability not in DURABILITY:
             raise InvalidArgument("durability", f"expected one of {', '.join(DURABILITY)}")
+        super().__init__(level, checkpoint)
         self.path = Path(path)
-        self.checkpoint = checkpoint
-        self.level: Level = level
         self.durability: Durability = durability
-        self._lock = threading.Lock()
         # Commits may run on the caller's thread only when they do not fsync (see the module doc).
         self._inline = durability == "process_crash"
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
