@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_elicit.core import sensitive as new
+from mcp_elicit.core.verdicts import VERDICTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +99,7 @@ def main() -> None:
             # The deliberate change since 17733be (docs/guardrails.md step 6): the message-only
             # rules add codes and `secret_in_message` raises fields; nothing is ever lowered.
             nonlocal changed
-            assert new._RANK[b.verdict] >= new._RANK[a.verdict], (form, message)
+            assert VERDICTS.index(b.verdict) >= VERDICTS.index(a.verdict), (form, message)
             assert set(a.message_reasons) <= set(b.message_reasons), (form, message)
             changed += 1
         else:

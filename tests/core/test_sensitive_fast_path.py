@@ -26,6 +26,7 @@ from mcp_elicit.core.sensitive import (
     classify_field,
     classify_schema,
 )
+from mcp_elicit.core.verdicts import VERDICTS
 
 from .test_sensitive import BENIGN_FIELDS, HELD_OUT_BENIGN, HELD_OUT_SECRET, SECRET_FIELDS, WARN_FIELDS
 
@@ -61,12 +62,12 @@ def _reference_field(name: str, schema: Any) -> FieldVerdict:
     verdict = "ok"
     reasons: list[str] = []
     for rule in fired:
-        if sensitive._RANK[rule.level] > sensitive._RANK[verdict]:
+        if VERDICTS.index(rule.level) > VERDICTS.index(verdict):
             verdict = rule.level
         if rule.reason not in reasons:
             reasons.append(rule.reason)
     cap = sensitive._choice_cap(schema) if isinstance(schema, Mapping) else None
-    if cap is not None and sensitive._RANK[verdict] > sensitive._RANK[cap]:
+    if cap is not None and VERDICTS.index(verdict) > VERDICTS.index(cap):
         verdict = cap
         reasons.append("fixed_choices")
     return FieldVerdict(name, verdict, tuple(reasons))  # type: ignore[arg-type]

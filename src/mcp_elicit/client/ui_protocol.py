@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from mcp_elicit.core.actions import Action
 from mcp_elicit.core.forms import Form
+from mcp_elicit.core.verdicts import Verdict
 
 __all__ = [
     "FormPrompt",
@@ -83,7 +84,7 @@ class UrlPrompt:
     url: str
     display: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    verdict: Literal["ok", "warn", "block"] = "ok"
+    verdict: Verdict = "ok"
     reasons: tuple[str, ...] = ()
 
 

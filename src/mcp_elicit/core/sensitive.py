@@ -64,7 +64,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from mcp_elicit.core.sensitive_rules import (
     _COMPOUNDS,
@@ -86,6 +86,7 @@ from mcp_elicit.core.sensitive_rules import (
     Rule,
     Where,
 )
+from mcp_elicit.core.verdicts import Verdict, worst
 
 __all__ = [
     "BENIGN_PHRASES",
@@ -102,10 +103,6 @@ __all__ = [
     "classify_schema",
     "tokenize",
 ]
-
-Verdict = Literal["ok", "warn", "block"]
-
-_RANK: Final[dict[str, int]] = {"ok": 0, "warn": 1, "block": 2}
 
 # Characters of any one text (name, title, description, hint, message) that are scanned. Texts
 # this long are already refused by the form size limits (core/limits.py: descriptions ≤ 2,000,
@@ -341,15 +338,10 @@ def classify_field(name: str, schema: Any) -> FieldVerdict:
             fired += [rule for rule in _FLAG_RULES if schema.get(rule.phrase) is True]
     if not fired:  # no cap can lower "ok"
         return FieldVerdict(name=name, verdict="ok", reasons=())
-    verdict: Verdict = "ok"
-    reasons: list[str] = []
-    for rule in fired:
-        if _RANK[rule.level] > _RANK[verdict]:
-            verdict = rule.level
-        if rule.reason not in reasons:
-            reasons.append(rule.reason)
+    verdict = worst(*(rule.level for rule in fired))
+    reasons = list(dict.fromkeys(rule.reason for rule in fired))
     cap = _choice_cap(schema) if is_mapping else None
-    if cap is not None and _RANK[verdict] > _RANK[cap]:
+    if cap is not None and worst(verdict, cap) != cap:
         verdict = cap
         reasons.append("fixed_choices")
     return FieldVerdict(name=name, verdict=verdict, reasons=tuple(reasons))
@@ -378,10 +370,7 @@ def classify_schema(requested_schema: Any, message: str | None = None) -> FormVe
                 message_reasons.append(code)
     if names_secret:
         fields = _secret_in_message(fields, schemas)
-    verdict: Verdict = "warn" if message_reasons else "ok"
-    for field in fields:
-        if _RANK[field.verdict] > _RANK[verdict]:
-            verdict = field.verdict
+    verdict = worst("warn" if message_reasons else "ok", *(field.verdict for field in fields))
     return FormVerdict(verdict=verdict, fields=tuple(fields), message_reasons=tuple(message_reasons))
 
 

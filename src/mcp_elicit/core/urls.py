@@ -83,7 +83,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import ada_url
 
@@ -112,6 +112,7 @@ from mcp_elicit.core._url_hosts import (
     _trusted_table,
 )
 from mcp_elicit.core._url_parse import parse as parse_url
+from mcp_elicit.core.verdicts import Verdict, worst
 from mcp_elicit.errors import InvalidArgument
 
 __all__ = [
@@ -132,8 +133,6 @@ __all__ = [
     "escape_for_display",
     "verdict_as_json",
 ]
-
-Verdict = Literal["ok", "warn", "block"]
 
 # Longest URL shown without a warning. 2,048 characters is the long-standing interoperable
 # ceiling (the sitemaps protocol, and IE's 2,083); a consent URL longer than that hides its end
@@ -178,7 +177,6 @@ REASONS: Final[Mapping[str, Verdict]] = MappingProxyType(
         "loopback": "ok",
     }
 )
-_RANK: Final = {"ok": 0, "warn": 1, "block": 2}
 _ORDER: Final = {code: i for i, code in enumerate(REASONS)}
 
 
@@ -300,11 +298,8 @@ def _verdict(
     if not found:
         return UrlVerdict(raw, "ok", (), canonical, host, host_display, registrable, lookalike_of, parts)
     reasons = tuple(sorted(found, key=_ORDER.__getitem__))
-    worst: Verdict = "ok"
-    for code in reasons:
-        if _RANK[REASONS[code]] > _RANK[worst]:
-            worst = REASONS[code]
-    return UrlVerdict(raw, worst, reasons, canonical, host, host_display, registrable, lookalike_of, parts)
+    verdict = worst(*(REASONS[code] for code in reasons))
+    return UrlVerdict(raw, verdict, reasons, canonical, host, host_display, registrable, lookalike_of, parts)
 
 
 def _check(raw: str, trusted: tuple[str, ...], allow_http_loopback: bool) -> UrlVerdict:
