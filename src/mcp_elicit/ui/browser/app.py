@@ -48,6 +48,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from mcp_elicit.client.guardrails import APPROVAL_TAIL
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
     Requester,
@@ -78,8 +79,6 @@ REFRESH_SECONDS: Final = 5
 
 # URLs released for the waiting screen's link, newest kept.
 MAX_RELEASED_URLS: Final = 32
-
-_APPROVAL_TAIL: Final = " Accept (send this empty form)"
 
 
 def page_environment() -> Environment:
@@ -260,9 +259,9 @@ class BrowserUI:
         prompt = q.prompt
         if q.kind == "approval":
             message = prompt.message
-            policy = message.startswith(APPROVAL_PREFIX) and _APPROVAL_TAIL in message
+            policy = message.startswith(APPROVAL_PREFIX) and APPROVAL_TAIL in message
             if policy:
-                message = message.split(_APPROVAL_TAIL, 1)[0]
+                message = message.split(APPROVAL_TAIL, 1)[0]
             title = "Allow this server to ask?" if policy else "Go ahead?"
             return question_page("approval.html", title, message, prompt.warnings, policy=policy)
         views = F.field_views(prompt.form, q.values, q.errors)

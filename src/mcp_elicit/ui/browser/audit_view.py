@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
+from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.errors import InvalidArgument
 from mcp_elicit.ui.browser.app import page_environment, static_files
@@ -58,7 +59,6 @@ CHART_WIDTH: Final = 600
 CHART_HEIGHT: Final = 80
 CHART_BAR_GAP: Final = 2
 
-ACTIONS: Final = ("accept", "decline", "cancel")
 _DECIDED_BY: Final = get_args(DecidedBy)
 _STEPS: Final = (60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400)
 
@@ -135,7 +135,7 @@ def chart_of(records: Iterable[Mapping[str, Any]]) -> Chart | None:
                 bars.append(
                     Bar(i * width, bottom, max(width - CHART_BAR_GAP, 1), height, action, n, f"{when} UTC")
                 )
-        totals = {a: sum(c[(i, a)] for i in range(buckets)) for a in ACTIONS}
+        totals: dict[str, int] = {a: sum(c[(i, a)] for i in range(buckets)) for a in ACTIONS}
         servers.append(ServerChart(visible(name), tuple(bars), totals))
     fmt = "%Y-%m-%d %H:%M UTC"
     return Chart(
