@@ -65,8 +65,6 @@ __all__ = [
     "open_pipeline_client",
 ]
 
-"""`--protocol`: legacy = the 2025-11-25 handshake, modern = 2026-07-28 directly, auto = discover."""
-
 # Seconds `connect` waits for a server to answer the handshake (`--timeout`): a command that is
 # not an MCP server (`sleep 100`) must end with a message, not hang.
 DEFAULT_CONNECT_TIMEOUT_SECONDS: Final = 30.0
