@@ -100,6 +100,8 @@ class AuditSink(Protocol):
 
 class SinkBase:
     """What every sink shares: `append` is `append_many` of one, and a sink is a context manager.
+    `append_many` stores nothing at level "none", holds the thread lock around the sink's `_store`
+    and rewrites the checkpoint after the commit.
 
     A sink given a keyed `checkpoint` (audit/checkpoint.py) rewrites it after every commit, and
     its `verify` requires the record it names to be there unchanged.
@@ -111,7 +113,7 @@ class SinkBase:
     def __init__(self, level: Level, checkpoint: Checkpoint | None) -> None:
         self.level = level
         self.checkpoint = checkpoint
-        self._lock = threading.Lock()  # one writer or reader at a time on this sink, in-process
+        self._lock = threading.Lock()  # one operation at a time on this sink, in-process
 
     def _checkpointed(self, records: list[tuple[dict[str, Any], str]]) -> None:
         if self.checkpoint is not None and records:
