@@ -12,13 +12,18 @@ the server, /proc/PID/task/*/schedstat, in ns: other load on the machine does no
 only the server's own work). Then every worker answers its questions (each answer carries the
 number from its own question) and the parent times until every call has returned; each worker
 checks every result is the answer to its own question (misrouted = 0).
+The CPU time the server and the
+client processes spend from "go" until the last call returns is read the same way, per answer:
+the time to answer all is wall time on a shared machine, the CPU per answer is what the answers
+cost. `--repeat K` measures K pairs per size, the order alternating, and prints the median of
+the paired ratios.
 
 Idle CPU is the SDK's streamable HTTP keep-alive: sse_starlette pings every open event stream
 every 15 s (`EventSourceResponse.DEFAULT_PING_INTERVAL`), i.e. N/15 pings a second, for both
 variants alike. `--ping SECONDS` sets that interval in both servers, to show what is left.
 
-Run: .venv/bin/python bench/waiting.py [--sizes 1000,3000] [--big] [--idle 10] [--workers 4]
-     [--ping S] [--bound 600]
+Run: .venv/bin/python bench/waiting.py [--sizes 1000,3000] [--big] [--idle 10] [--settle 1] [--workers 4]
+     [--ping S] [--bound 600] [--repeat K]
 (--big adds 10,000; each size is bounded by --bound seconds per variant.)
 """
 
@@ -30,6 +35,7 @@ import itertools
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -205,18 +211,22 @@ def measure(variant: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
             assert w.stdout is not None
             if w.stdout.readline().strip() != "waiting":
                 raise RuntimeError("a client worker ended before its questions were waiting")
-        time.sleep(1.0)  # let the server settle before measuring
+        time.sleep(args.settle)  # let the server settle before measuring
         held = rss(server.pid)
         c0, w0 = cpu_seconds(server.pid), time.monotonic()
         time.sleep(args.idle)
         idle_cpu, window = cpu_seconds(server.pid) - c0, time.monotonic() - w0
         started = time.perf_counter()
+        server_cpu0 = cpu_seconds(server.pid)
+        clients_cpu0 = sum(cpu_seconds(w.pid) for w in workers)
         for w in workers:
             assert w.stdin is not None
             w.stdin.write("go\n")
             w.stdin.flush()
         done = [json.loads(w.stdout.readline()) for w in workers if w.stdout is not None]
         answer_all = time.perf_counter() - started
+        server_cpu = cpu_seconds(server.pid) - server_cpu0
+        clients_cpu = sum(cpu_seconds(w.pid) for w in workers) - clients_cpu0
     finally:
         signal.alarm(0)
         for p in (*workers, server):
@@ -227,6 +237,8 @@ def measure(variant: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
         "idle_cpu_ms": idle_cpu * 1000,
         "idle_cpu_pct": idle_cpu / window * 100,
         "answer_all_s": answer_all,
+        "server_ms_per_answer": server_cpu / n * 1000,
+        "clients_ms_per_answer": clients_cpu / n * 1000,
         "answered": sum(d["answered"] for d in done),
         "misrouted": sum(d["misrouted"] for d in done),
     }
@@ -239,9 +251,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,3000")
     parser.add_argument("--big", action="store_true", help="add 10,000 waiting questions")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of the idle CPU window")
+    parser.add_argument("--settle", type=float, default=1.0, help="s before the window")
     parser.add_argument("--workers", type=int, default=4, help="client processes")
     parser.add_argument("--ping", type=float, default=None, help="SSE keep-alive interval (SDK: 15 s)")
     parser.add_argument("--bound", type=float, default=600.0)
+    parser.add_argument("--repeat", type=int, default=1, help="pairs per size, the order alternating")
     parser.add_argument("--kit-first", action="store_true", help="measure mcp-elicit first at the first size")
     args = parser.parse_args()
     if args.serve:
@@ -253,33 +267,49 @@ def main() -> None:
         return
     sizes = [int(s) for s in args.sizes.split(",")] + ([10_000] if args.big else [])
     load = os.getloadavg()[0]
-    print(f"{os.cpu_count()} cores, load {load:.1f}; {args.workers} client processes; idle {args.idle:g} s")
+    pings = "every 15 s (SDK default)" if args.ping is None else f"every {args.ping:g} s"
+    print(
+        f"{os.cpu_count()} cores, load {load:.1f}; {args.workers} client processes; idle {args.idle:g} s"
+        f" after {args.settle:g} s; pings {pings}"
+    )
     print(
         "| waiting | variant | kB per waiting question | idle CPU ms in window (% of a core) | answer all (s)"
-        " | answered | misrouted | load |"
+        " | CPU per answer, server / clients (ms) | answered | misrouted | load |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    for k, n in enumerate(sizes):
-        order = VARIANTS if (k % 2 == 0) != args.kit_first else VARIANTS[::-1]
-        rows: dict[str, dict[str, Any]] = {}
-        for v in order:  # each row printed once measured; the ratio once the raw SDK's row is in
-            r = rows[v] = measure(v, n, args)
-            r["load"] = os.getloadavg()[0]
-            raw = rows.get(VARIANTS[0])
-            ratio = (
-                ""
-                if v == VARIANTS[0] or raw is None
-                else (
-                    f" ({r['kb_per_question'] / raw['kb_per_question']:.2f}× mem,"
-                    f" {r['answer_all_s'] / raw['answer_all_s']:.2f}× time)"
+    print("|---|---|---|---|---|---|---|---|---|")
+    turn = 0
+    for n in sizes:
+        pairs: list[dict[str, float]] = []
+        for _ in range(args.repeat):
+            order = VARIANTS if (turn % 2 == 0) != args.kit_first else VARIANTS[::-1]
+            turn += 1
+            rows: dict[str, dict[str, Any]] = {}
+            for v in order:
+                r = rows[v] = measure(v, n, args)
+                r["load"] = os.getloadavg()[0]
+                print(
+                    f"| {n:,} | {v} | {r['kb_per_question']:.1f} |"
+                    f" {r['idle_cpu_ms']:.0f} ({r['idle_cpu_pct']:.2f} %) |"
+                    f" {r['answer_all_s']:.2f} |"
+                    f" {r['server_ms_per_answer']:.2f} / {r['clients_ms_per_answer']:.2f} |"
+                    f" {r['answered']:,} | {r['misrouted']} | {r['load']:.1f} |",
+                    flush=True,
                 )
+            kit, raw = rows[VARIANTS[1]], rows[VARIANTS[0]]
+            pairs.append(
+                {
+                    "mem": kit["kb_per_question"] / raw["kb_per_question"],
+                    "time": kit["answer_all_s"] / raw["answer_all_s"],
+                    "server": kit["server_ms_per_answer"] / raw["server_ms_per_answer"],
+                    "clients": kit["clients_ms_per_answer"] / raw["clients_ms_per_answer"],
+                }
             )
-            print(
-                f"| {n:,} | {v}{ratio} | {r['kb_per_question']:.1f} |"
-                f" {r['idle_cpu_ms']:.0f} ({r['idle_cpu_pct']:.2f} %) |"
-                f" {r['answer_all_s']:.2f} | {r['answered']:,} | {r['misrouted']} | {r['load']:.1f} |",
-                flush=True,
-            )
+        summary = ", ".join(
+            f"{key} {statistics.median(p[key] for p in pairs):.2f}×"
+            f" ({min(p[key] for p in pairs):.2f}-{max(p[key] for p in pairs):.2f})"
+            for key in ("mem", "time", "server", "clients")
+        )
+        print(f"{n:,} waiting, mcp-elicit / raw SDK, median (min-max) of {len(pairs)} paired runs: {summary}")
 
 
 if __name__ == "__main__":
