@@ -17,13 +17,16 @@ client processes spend from "go" until the last call returns is read the same wa
 the time to answer all is wall time on a shared machine, the CPU per answer is what the answers
 cost. `--repeat K` measures K pairs per size, the order alternating, and prints the median of
 the paired ratios.
+`--gc` has the server log every full (generation 2) garbage collection and counts those that
+began in the idle window, with the time they took: with thousands of questions waiting, one full
+collection walks the whole heap.
 
 Idle CPU is the SDK's streamable HTTP keep-alive: sse_starlette pings every open event stream
 every 15 s (`EventSourceResponse.DEFAULT_PING_INTERVAL`), i.e. N/15 pings a second, for both
 variants alike. `--ping SECONDS` sets that interval in both servers, to show what is left.
 
 Run: .venv/bin/python bench/waiting.py [--sizes 1000,3000] [--big] [--idle 10] [--settle 1] [--workers 4]
-     [--ping S] [--bound 600] [--repeat K]
+     [--ping S] [--bound 600] [--repeat K] [--gc]
 (--big adds 10,000; each size is bounded by --bound seconds per variant.)
 """
 
@@ -38,6 +41,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -81,10 +85,12 @@ def make_server(variant: str) -> MCPServer[Any]:
     return server
 
 
-def serve(variant: str, ping: float | None) -> None:
+def serve(variant: str, ping: float | None, gc_log: str | None = None) -> None:
     import logging
 
     logging.disable(logging.INFO)  # the SDK logs every session at INFO; keep the table readable
+    if gc_log is not None:
+        _log_full_collections(gc_log)
     if ping is not None:
         from sse_starlette import EventSourceResponse
 
@@ -107,6 +113,34 @@ def serve(variant: str, ping: float | None) -> None:
             print(server.servers[0].sockets[0].getsockname()[1], flush=True)
 
     anyio.run(run)
+
+
+def _log_full_collections(path: str) -> None:
+    """Append "monotonic-time seconds-spent" to `path` for every full (generation 2) collection."""
+    import gc
+
+    started: list[float] = []
+    log = open(path, "a", buffering=1)  # noqa: SIM115 - open for the server's lifetime
+
+    def note(phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            started[:] = [time.monotonic()]
+        elif started:
+            log.write(f"{started[0]} {time.monotonic() - started[0]}\n")
+
+    gc.callbacks.append(note)
+
+
+def full_collections(path: str | None, start: float, end: float) -> tuple[int, float]:
+    """(count, seconds) of the server's full collections that began in [start, end)."""
+    if path is None:
+        return 0, 0.0
+    with open(path) as f:
+        spans = [tuple(map(float, line.split())) for line in f if line.strip()]
+    inside = [d for t0, d in spans if start <= t0 < end]
+    return len(inside), sum(inside)
 
 
 def rss(pid: int) -> int:
@@ -193,8 +227,13 @@ async def _client_worker(port: int, first: int, end: int, bound: float) -> None:
 def measure(variant: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     kind = "kit" if variant.startswith("mcp-elicit") else "raw"
     ping = [] if args.ping is None else ["--ping", str(args.ping)]
+    gc_log = None
+    if args.gc:
+        fd, gc_log = tempfile.mkstemp(prefix="waiting-gc-")
+        os.close(fd)
+    gc_arg = [] if gc_log is None else ["--gc-log", gc_log]
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind, *ping], stdout=subprocess.PIPE, text=True
+        [sys.executable, __file__, "--serve", kind, *ping, *gc_arg], stdout=subprocess.PIPE, text=True
     )
     workers: list[subprocess.Popen[str]] = []
     signal.alarm(int(args.bound))  # the whole size, bounded: SIGALRM ends the bench
@@ -216,6 +255,7 @@ def measure(variant: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
         c0, w0 = cpu_seconds(server.pid), time.monotonic()
         time.sleep(args.idle)
         idle_cpu, window = cpu_seconds(server.pid) - c0, time.monotonic() - w0
+        collections = full_collections(gc_log, w0, w0 + window)
         started = time.perf_counter()
         server_cpu0 = cpu_seconds(server.pid)
         clients_cpu0 = sum(cpu_seconds(w.pid) for w in workers)
@@ -232,16 +272,24 @@ def measure(variant: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
         for p in (*workers, server):
             p.kill()
             p.wait()
+        if gc_log is not None:
+            os.unlink(gc_log)
     return {
         "kb_per_question": (held - base) / n / 1024,
         "idle_cpu_ms": idle_cpu * 1000,
         "idle_cpu_pct": idle_cpu / window * 100,
+        "full_gc": collections,
         "answer_all_s": answer_all,
         "server_ms_per_answer": server_cpu / n * 1000,
         "clients_ms_per_answer": clients_cpu / n * 1000,
         "answered": sum(d["answered"] for d in done),
         "misrouted": sum(d["misrouted"] for d in done),
     }
+
+
+def _gc_note(full_gc: tuple[int, float]) -> str:
+    count, spent = full_gc
+    return f", {count} full GC {spent * 1000:.0f} ms" if count else ""
 
 
 def main() -> None:
@@ -256,10 +304,12 @@ def main() -> None:
     parser.add_argument("--ping", type=float, default=None, help="SSE keep-alive interval (SDK: 15 s)")
     parser.add_argument("--bound", type=float, default=600.0)
     parser.add_argument("--repeat", type=int, default=1, help="pairs per size, the order alternating")
+    parser.add_argument("--gc", action="store_true", help="count the server's full collections in the window")
+    parser.add_argument("--gc-log", help=argparse.SUPPRESS)  # the server's side of --gc
     parser.add_argument("--kit-first", action="store_true", help="measure mcp-elicit first at the first size")
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.ping)
+        serve(args.serve, args.ping, args.gc_log)
         return
     if args.client:
         port, first, end, bound = args.client
@@ -289,7 +339,7 @@ def main() -> None:
                 r["load"] = os.getloadavg()[0]
                 print(
                     f"| {n:,} | {v} | {r['kb_per_question']:.1f} |"
-                    f" {r['idle_cpu_ms']:.0f} ({r['idle_cpu_pct']:.2f} %) |"
+                    f" {r['idle_cpu_ms']:.0f} ({r['idle_cpu_pct']:.2f} %){_gc_note(r['full_gc'])} |"
                     f" {r['answer_all_s']:.2f} |"
                     f" {r['server_ms_per_answer']:.2f} / {r['clients_ms_per_answer']:.2f} |"
                     f" {r['answered']:,} | {r['misrouted']} | {r['load']:.1f} |",
