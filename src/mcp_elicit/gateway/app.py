@@ -14,6 +14,7 @@ own upstream connections (a `Pool`), opened on their first request and held unti
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import partial
 from types import TracebackType
 from typing import Any, Final
@@ -53,6 +54,16 @@ def _answer_of(raw: Any) -> UIResult:
     action = raw.get("action") if isinstance(raw, dict) else None
     content = raw.get("content") if isinstance(raw, dict) else None
     return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
+
+
+def _first_of_each(listings: dict[str, list[Any]], key: Callable[[Any], str]) -> list[Any]:
+    """Every server's items, one per key (URI or URI template): the first server in key order
+    wins a shared one, so a read of it reaches that server."""
+    seen: dict[str, Any] = {}
+    for server in sorted(listings):
+        for item in listings[server]:
+            seen.setdefault(key(item), item)
+    return list(seen.values())
 
 
 async def _to_round(hold: Hold, progress: float, total: float | None, message: str | None) -> None:
@@ -294,11 +305,11 @@ class Gateway:
 
     async def list_resources(self, ctx: Any) -> list[Any]:
         pool = await self.pool_for(self.user_of(ctx))
-        seen: dict[str, Any] = {}
-        for server in sorted(pool.resources):
-            for resource in pool.resources[server]:
-                seen.setdefault(str(resource.uri), resource)
-        return list(seen.values())
+        return _first_of_each(pool.resources, lambda resource: str(resource.uri))
+
+    async def list_resource_templates(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        return _first_of_each(pool.templates, lambda template: str(template.uri_template))
 
     async def read_resource(self, ctx: Any, uri: str) -> Any:
         user = self.user_of(ctx)

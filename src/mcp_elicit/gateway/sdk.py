@@ -57,9 +57,10 @@ def build_server(
     more: Any = None,
     state_keys: Sequence[bytes] | None = None,
 ) -> Server[Any]:
-    """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources` and
-    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too. `state_keys`
-    seal `requestState` with keys every replica shares (else a key of this process only)."""
+    """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources`,
+    `list_resource_templates` and `read_resource(ctx, ...)` coroutines when prompts and resources
+    are offered too. `state_keys` seal `requestState` with keys every replica shares (else a key
+    of this process only)."""
 
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
@@ -83,6 +84,9 @@ def build_server(
         async def on_list_resources(ctx: Any, params: Any) -> t.ListResourcesResult:
             return t.ListResourcesResult(resources=await more.list_resources(ctx))
 
+        async def on_list_resource_templates(ctx: Any, params: Any) -> t.ListResourceTemplatesResult:
+            return t.ListResourceTemplatesResult(resource_templates=await more.list_resource_templates(ctx))
+
         async def on_read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> Any:
             return await more.read_resource(ctx, str(params.uri))
 
@@ -90,6 +94,7 @@ def build_server(
             on_list_prompts=on_list_prompts,
             on_get_prompt=on_get_prompt,
             on_list_resources=on_list_resources,
+            on_list_resource_templates=on_list_resource_templates,
             on_read_resource=on_read_resource,
         )
     server: Server[Any] = Server(name, version=version, **handlers)
