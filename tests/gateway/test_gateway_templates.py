@@ -4,7 +4,7 @@ and a read of a URI that fits a template reaches the server that offers it.
 
 Upstreams: the reference server (`notes://{topic}`, whose read asks who the note is for) and two
 FastMCP servers offering the same `fm://greetings/{name}` (each says the label it was started
-with), behind `mcp-elicit gateway --config f.json` over stdio.
+with), behind `mcp-elicit gateway --config f.json` over stdio, and an in-process gateway over HTTP.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_elicit.core.wire_codes import INVALID_PARAMS
 from mcp_elicit.gateway import parse_config
 from mcp_elicit.gateway.pool import Pool
-from tests.gateway.support import PEERS, Answers, servers, stdio_gateway
+from tests.gateway.support import PEERS, Answers, http_client, http_gateway, servers, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 
@@ -60,6 +60,25 @@ async def test_a_templated_reads_question_is_relayed_to_the_client(tmp_path: Pat
         note = await c.read_resource("notes://birds")
     assert answers.messages == ["Who is the note on birds for?"]
     assert text_of_read(note) == "A note on birds, for dee."
+
+
+async def test_over_http_the_templates_are_listed_and_a_templated_read_asks_the_client(
+    tmp_path: Path,
+) -> None:
+    answers = Answers({"name": "eve"})
+    async with (
+        http_gateway(templates_file(tmp_path / "f.json").read_text()) as (_, url),
+        http_client(url, None, "legacy", answers) as c,
+    ):
+        listed = (await c.list_resource_templates()).resource_templates
+        note = await c.read_resource("notes://tea")
+        greeting = await c.read_resource("fm://greetings/eve")
+    assert sorted(x.uri_template for x in listed) == ["fm://greetings/{name}", "notes://{topic}"]
+    assert (text_of_read(note), text_of_read(greeting)) == (
+        "A note on tea, for eve.",
+        "greetings, eve, from fm",
+    )
+    assert answers.messages == ["Who is the note on tea for?"]
 
 
 def resource(uri: str) -> Any:
