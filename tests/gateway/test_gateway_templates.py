@@ -1,6 +1,9 @@
-"""Resource templates through the gateway: `resources/templates/list` offers the upstreams'
-templates (one per template: the first server in key order wins a shared one, as for resources),
-and a read of a URI that fits a template reaches the server that offers it.
+"""Resource templates, and the questions of prompts and resource reads, through the gateway.
+
+`resources/templates/list` offers the upstreams' templates (one per template: the first server
+in key order wins a shared one, as for resources), and a read of a URI that fits a template
+reaches the server that offers it. A read's or a prompt's question reaches the client in both
+eras (pushed on 2025-11-25, a round of the held request on 2026-07-28).
 
 Upstreams: the reference server (`notes://{topic}`, whose read asks who the note is for) and two
 FastMCP servers offering the same `fm://greetings/{name}` (each says the label it was started
@@ -21,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.core.wire_codes import INVALID_PARAMS
 from mcp_elicit.gateway import parse_config
+from mcp_elicit.gateway.holds import Holds
 from mcp_elicit.gateway.pool import Pool
 from tests.gateway.support import PEERS, Answers, http_client, http_gateway, servers, stdio_gateway
 
@@ -53,13 +57,20 @@ async def test_the_upstreams_templates_are_listed_once_each_and_a_fitting_uri_re
     assert unknown.value.error.code == INVALID_PARAMS
 
 
-async def test_a_templated_reads_question_is_relayed_to_the_client(tmp_path: Path) -> None:
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_a_templated_reads_question_and_a_prompts_question_reach_the_client_in_both_eras(
+    tmp_path: Path, era: str
+) -> None:
+    """2025-11-25: pushed on the client's request; 2026-07-28: a round of the held read (or
+    prompt), which the client answers by retrying it."""
     answers = Answers({"name": "dee"})
     gateway = stdio_gateway(templates_file(tmp_path / "f.json"))
-    async with Client(gateway, mode="legacy", elicitation_callback=answers) as c:
+    async with Client(gateway, mode=era, elicitation_callback=answers) as c:
         note = await c.read_resource("notes://birds")
-    assert answers.messages == ["Who is the note on birds for?"]
+        prompt = await c.get_prompt("greeting", {})
+    assert answers.messages == ["Who is the note on birds for?", "Who is reading?"]
     assert text_of_read(note) == "A note on birds, for dee."
+    assert "dee" in prompt.messages[0].content.text  # type: ignore[union-attr]
 
 
 async def test_over_http_the_templates_are_listed_and_a_templated_read_asks_the_client(
@@ -79,6 +90,18 @@ async def test_over_http_the_templates_are_listed_and_a_templated_read_asks_the_
         "greetings, eve, from fm",
     )
     assert answers.messages == ["Who is the note on tea for?"]
+
+
+async def test_a_state_handed_out_for_one_kind_of_request_does_not_answer_another() -> None:
+    holds = Holds()
+    hold = holds.new("ann")
+    assert hold is not None
+    hold.method = "prompts/get"
+    state = holds.park(hold)
+    assert holds.take(state, "ann", "tools/call") is None  # refused, and the hold stays
+    assert holds.take(state, "bob", "prompts/get") is None
+    assert holds.take(state, "ann", "prompts/get") is hold
+    assert holds.take(state, "ann", "prompts/get") is None  # single use
 
 
 def resource(uri: str) -> Any:
