@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import fastmcp
+import mcp_types as t
 import pytest
 from click.testing import CliRunner, Result
 from fastmcp.client.elicitation import ElicitResult
@@ -124,6 +125,30 @@ async def test_fastmcps_client_finishes_the_reference_servers_pages_and_its_minu
     assert texts == [{"service_status": STATUS, "connect_service": CONNECTED}[tool] for tool in tools]
     assert [a["mode"] for a in person.asked] == ["url"] * len(tools)
     assert all(a["url"].startswith("http://127.0.0.1:") for a in person.asked)
+
+
+async def test_fastmcps_client_in_legacy_mode_gets_the_page_under_our_id_and_its_completion(
+    servers_file: Path,
+) -> None:
+    """Not its default: with `mode="legacy"` the page is pushed, and the reference server's
+    completion reaches the client under the id the gateway gave the page."""
+    completed: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, t.ElicitCompleteNotification):
+            completed.append(message.params.elicitation_id)
+
+    person = Person()
+    transport = front("stdio", servers_file, "")
+    async with fastmcp.Client(
+        transport, mode="legacy", elicitation_handler=person, message_handler=on_message
+    ) as c:
+        with anyio.fail_after(WAIT_BOUND_SECONDS * 2):
+            connect = await c.call_tool("connect_service", {})
+    assert text_of(connect) == CONNECTED
+    [page] = person.asked
+    assert page["mode"] == "url"
+    assert completed == [page["elicitationId"]]
 
 
 # -- our client: ElicitClient --------------------------------------------------------------------
