@@ -147,6 +147,10 @@ def fastmcp_server() -> None:
     def greeting(name: str) -> str:
         return f"greetings, {name}, from {os.environ.get('PEER_LABEL', 'fm')}"
 
+    @server.prompt(description="A summary of a topic (the topic is required).")
+    def summary(topic: str) -> str:
+        return f"Summarise {topic}."
+
     server.run("stdio", show_banner=False)
 
 

@@ -22,7 +22,7 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_elicit.core.wire_codes import INVALID_PARAMS
+from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_elicit.gateway import parse_config
 from mcp_elicit.gateway.holds import Holds
 from mcp_elicit.gateway.pool import Pool
@@ -71,6 +71,20 @@ async def test_a_templated_reads_question_and_a_prompts_question_reach_the_clien
     assert answers.messages == ["Who is the note on birds for?", "Who is reading?"]
     assert text_of_read(note) == "A note on birds, for dee."
     assert "dee" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_an_upstreams_error_for_a_prompt_reaches_the_client_as_that_error_in_both_eras(
+    tmp_path: Path, era: str
+) -> None:
+    gateway = stdio_gateway(templates_file(tmp_path / "f.json"))
+    async with Client(gateway, mode=era) as c:
+        with pytest.raises(MCPError) as refused:
+            await c.get_prompt("fm__summary", {})  # its `topic` is required
+        fine = await c.get_prompt("fm__summary", {"topic": "tea"})
+    assert refused.value.error.code == INTERNAL_ERROR  # FastMCP's own code and message, passed on
+    assert "topic" in refused.value.error.message
+    assert fine.messages[0].content.text == "Summarise tea."  # type: ignore[union-attr]
 
 
 async def test_over_http_the_templates_are_listed_and_a_templated_read_asks_the_client(
