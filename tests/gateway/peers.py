@@ -3,7 +3,8 @@
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
 the FastMCP server does the same with FastMCP's `ctx.elicit`, and offers a resource template
-(`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment). `python peers.py proxy FILE [http]`
+(`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment) and a prompt whose
+argument is required (`summary`). `python peers.py proxy FILE [http]`
 is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
 today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
