@@ -46,15 +46,20 @@ def text_of_read(result: t.ReadResourceResult) -> str:
 async def test_the_upstreams_templates_are_listed_once_each_and_a_fitting_uri_reaches_the_first_server(
     tmp_path: Path, era: str
 ) -> None:
+    """Also: an upstream's error for a prompt reaches the client as that error (held or not)."""
     gateway = stdio_gateway(templates_file(tmp_path / "f.json"))
     async with Client(gateway, mode=era) as c:
         listed = (await c.list_resource_templates()).resource_templates
         greeting = await c.read_resource("fm://greetings/ann")
         with pytest.raises(MCPError) as unknown:
             await c.read_resource("elsewhere://greetings/ann")
+        with pytest.raises(MCPError) as refused:
+            await c.get_prompt("fm__summary", {})  # its `topic` is required
     assert sorted(x.uri_template for x in listed) == ["fm://greetings/{name}", "notes://{topic}"]
     assert text_of_read(greeting) == "greetings, ann, from fm"  # "fm" before "fm2" in key order
     assert unknown.value.error.code == INVALID_PARAMS
+    assert refused.value.error.code == INTERNAL_ERROR  # FastMCP's own code and message, passed on
+    assert "topic" in refused.value.error.message
 
 
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
@@ -71,20 +76,6 @@ async def test_a_templated_reads_question_and_a_prompts_question_reach_the_clien
     assert answers.messages == ["Who is the note on birds for?", "Who is reading?"]
     assert text_of_read(note) == "A note on birds, for dee."
     assert "dee" in prompt.messages[0].content.text  # type: ignore[union-attr]
-
-
-@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
-async def test_an_upstreams_error_for_a_prompt_reaches_the_client_as_that_error_in_both_eras(
-    tmp_path: Path, era: str
-) -> None:
-    gateway = stdio_gateway(templates_file(tmp_path / "f.json"))
-    async with Client(gateway, mode=era) as c:
-        with pytest.raises(MCPError) as refused:
-            await c.get_prompt("fm__summary", {})  # its `topic` is required
-        fine = await c.get_prompt("fm__summary", {"topic": "tea"})
-    assert refused.value.error.code == INTERNAL_ERROR  # FastMCP's own code and message, passed on
-    assert "topic" in refused.value.error.message
-    assert fine.messages[0].content.text == "Summarise tea."  # type: ignore[union-attr]
 
 
 async def test_over_http_the_templates_are_listed_and_a_templated_read_asks_the_client(
