@@ -2,7 +2,9 @@
 (`python peers.py sdk http` serves the raw-SDK one over streamable HTTP and prints its URL).
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
-the FastMCP server does the same with FastMCP's `ctx.elicit`. `python peers.py proxy FILE [http]`
+the FastMCP server does the same with FastMCP's `ctx.elicit`, and offers a resource template
+(`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment) and a prompt whose
+argument is required (`summary`). `python peers.py proxy FILE [http]`
 is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
 today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
@@ -141,6 +143,14 @@ def fastmcp_server() -> None:
     async def hello(ctx: Context) -> str:
         answer = await ctx.elicit("Who are you?", Name)
         return f"hello {answer.data.name}" if answer.action == "accept" else answer.action
+
+    @server.resource("fm://greetings/{name}", description="A greeting for anyone (a resource template).")
+    def greeting(name: str) -> str:
+        return f"greetings, {name}, from {os.environ.get('PEER_LABEL', 'fm')}"
+
+    @server.prompt(description="A summary of a topic (the topic is required).")
+    def summary(topic: str) -> str:
+        return f"Summarise {topic}."
 
     server.run("stdio", show_banner=False)
 

@@ -131,3 +131,25 @@ async def test_a_retry_for_a_call_held_by_a_replica_that_stopped_is_told_to_call
         assert late.is_error
         assert "call the tool again" in late.content[0].text  # type: ignore[union-attr]
     assert "Traceback" not in b.log()
+
+
+async def test_a_prompts_round_started_through_one_replica_is_answered_through_the_other(
+    tmp_path: Path,
+) -> None:
+    async with two_replicas(tmp_path) as (a, b, _):
+        async with http_client(a.url, "token-a", MODERN, Answers()) as client:
+            with anyio.fail_after(CALL_BOUND_SECONDS):
+                first = await client.session.get_prompt("greeting", {}, allow_input_required=True)
+        assert isinstance(first, t.InputRequiredResult), first
+        async with http_client(b.url, "token-a", MODERN, Answers()) as client:
+            with anyio.fail_after(CALL_BOUND_SECONDS):
+                done = await client.session.get_prompt(
+                    "greeting",
+                    {},
+                    input_responses=answer(content={"name": "alice"}),
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
+    assert isinstance(done, t.GetPromptResult)
+    assert "alice" in done.messages[0].content.text  # type: ignore[union-attr]
+    assert "Traceback" not in a.log() + b.log()

@@ -53,6 +53,7 @@ from mcp_elicit.client.sdk import (
     Prompt,
     ReadResourceResult,
     Resource,
+    ResourceTemplate,
     Tool,
     handshake_refusal,
 )
@@ -381,6 +382,9 @@ class ElicitClient:
 
     async def list_resources(self) -> list[Resource]:
         return await _all_pages(self.sdk.list_resources, "resources")
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return await _all_pages(self.sdk.list_resource_templates, "resource_templates")
 
 
 # Pages fetched for one listing: a server whose cursor never ends cannot hang the client.

@@ -70,6 +70,7 @@ __all__ = [
     "Prompt",
     "ReadResourceResult",
     "Resource",
+    "ResourceTemplate",
     "RoundsExceeded",
     "SdkError",
     "TextContent",
@@ -99,6 +100,7 @@ ReadResourceResult = t.ReadResourceResult
 Tool = t.Tool
 Prompt = t.Prompt
 Resource = t.Resource
+ResourceTemplate = t.ResourceTemplate
 TextContent = t.TextContent
 Implementation = t.Implementation
 

@@ -14,6 +14,7 @@ own upstream connections (a `Pool`), opened on their first request and held unti
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from functools import partial
 from types import TracebackType
 from typing import Any, Final
@@ -26,6 +27,7 @@ from mcp_elicit.client.ui_protocol import UIResult, UserInterface
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.policy import Policy
 from mcp_elicit.core.revisions import is_modern
+from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_elicit.errors import OutOfOrder
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
@@ -46,6 +48,18 @@ REPLICA_START_TIMEOUT_SECONDS: Final = 30.0
 
 
 NO_OPEN_QUESTION: Final = "This answer belongs to no open question (used, expired or not yours)."
+TOO_LATE: Final = "The upstream server did not answer in time."
+# The downstream requests that may ask questions, as their rounds name them.
+TOOLS_CALL: Final = "tools/call"
+PROMPTS_GET: Final = "prompts/get"
+RESOURCES_READ: Final = "resources/read"
+
+
+def _failed(method: str, text: str, code: int = INTERNAL_ERROR) -> Any:
+    """A held request that cannot go on: a tool error the model reads, else a JSON-RPC error."""
+    if method == TOOLS_CALL:
+        return sdk.error_result(text)
+    raise sdk.request_failed(text, code)
 
 
 def _answer_of(raw: Any) -> UIResult:
@@ -53,6 +67,16 @@ def _answer_of(raw: Any) -> UIResult:
     action = raw.get("action") if isinstance(raw, dict) else None
     content = raw.get("content") if isinstance(raw, dict) else None
     return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
+
+
+def _first_of_each(listings: dict[str, list[Any]], key: Callable[[Any], str]) -> list[Any]:
+    """Every server's items, one per key (URI or URI template): the first server in key order
+    wins a shared one, so a read of it reaches that server."""
+    seen: dict[str, Any] = {}
+    for server in sorted(listings):
+        for item in listings[server]:
+            seen.setdefault(key(item), item)
+    return list(seen.values())
 
 
 async def _to_round(hold: Hold, progress: float, total: float | None, message: str | None) -> None:
@@ -149,7 +173,7 @@ class Gateway:
     ) -> Any:
         user = self.user_of(ctx)
         if state is not None:  # a 2026-07-28 retry: it answers a held call's question
-            return await self._answer_round(ctx, user, state, responses)
+            return await self._answer_round(ctx, user, state, responses, TOOLS_CALL)
         pool = await self.pool_for(user)
         found = pool.offered().get(name)
         if found is None or found[0] not in pool.clients:
@@ -157,7 +181,7 @@ class Gateway:
             return sdk.error_result(text.strip())
         call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
         if is_modern(sdk.protocol_version(ctx)):
-            return await self._start_held(pool, call, arguments)
+            return await self._start_held(call, partial(self._forward, pool, call, arguments), TOOLS_CALL)
         return await self._forward(pool, call, arguments)
 
     async def _forward(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
@@ -189,20 +213,24 @@ class Gateway:
 
     # -- 2026-07-28 downstream: the upstream call is held across the client's rounds -------------
 
-    async def _start_held(self, pool: Pool, call: DownstreamCall, arguments: dict[str, Any]) -> Any:
+    async def _start_held(
+        self, call: DownstreamCall, upstream: Callable[[], Awaitable[Any]], method: str
+    ) -> Any:
+        """Run `upstream` (the request `method` makes upstream) held across the client's rounds."""
         hold = self.holds.new(call.user)
         if hold is None or self._tg is None:
-            return sdk.error_result(f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
+            return _failed(method, f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
         call.hold = hold
-        hold.server, hold.tool = call.server, call.tool
+        hold.server, hold.tool, hold.method = call.server, call.tool, method
 
         async def run() -> None:
             with hold.scope:  # cancelled when the round waiting on it is (the client cancelled)
                 try:
-                    hold.finish(await self._forward(pool, call, arguments))
+                    hold.finish(await upstream())
                 except Exception as exc:
-                    logger.info("held call %s ended: %s", call.tool, type(exc).__name__)
-                    hold.finish(sdk.error_result(f"The upstream call failed: {type(exc).__name__}."))
+                    logger.info("held %s %s ended: %s", method, call.tool, type(exc).__name__)
+                    failed = f"The upstream call failed: {type(exc).__name__}."
+                    hold.finish(sdk.error_result(failed) if method == TOOLS_CALL else sdk.upstream_error(exc))
 
         self._tg.start_soon(run)
         return await self._next_round(call.ctx, hold)
@@ -231,38 +259,46 @@ class Gateway:
         finally:
             hold.live = None
         if kind == "done":
+            if isinstance(value, BaseException):  # a prompt or resource the upstream refused
+                raise value
             return value
         if kind == "question" and state is not None:
             return sdk.input_required("q", value, state)
-        return sdk.error_result("The upstream server did not answer in time.")
+        return _failed(hold.method, TOO_LATE)
 
-    async def _answer_round(self, ctx: Any, user: str, state: str, responses: dict[str, Any]) -> Any:
+    async def _answer_round(
+        self, ctx: Any, user: str, state: str, responses: dict[str, Any], method: str
+    ) -> Any:
         if self.shared is not None:  # single use and the user checked across replicas first
             record = await self.shared.claim(state, user)
             if record is None:
-                return sdk.error_result(NO_OPEN_QUESTION)
+                return _failed(method, NO_OPEN_QUESTION, INVALID_PARAMS)
             if record.home != self.shared.replica:
-                return await self._answer_elsewhere(record, state, responses.get("q"))
-        hold = self.holds.take(state, user)
+                return await self._answer_elsewhere(record, state, responses.get("q"), method)
+        hold = self.holds.take(state, user, method)
         if hold is None:
-            return sdk.error_result(NO_OPEN_QUESTION)
+            return _failed(method, NO_OPEN_QUESTION, INVALID_PARAMS)
         await hold.answers_in.send(_answer_of(responses.get("q")))
         return await self._next_round(ctx, hold)
 
-    async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any) -> Any:
+    async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any, method: str) -> Any:
         """A retry for a call held by another replica: forwarded there; its reply answered here."""
         assert self.shared is not None
         reply = await self.shared.forward(record, state, answer)
         kind = reply.get("kind") if reply is not None else "stopped"
+        if reply is not None and reply.get("method", method) != method:
+            return _failed(method, NO_OPEN_QUESTION, INVALID_PARAMS)  # a state of another kind of request
         if reply is not None and kind == "done":
-            return sdk.result_from_json(reply.get("value"))
+            return sdk.result_from_json(reply.get("value"), method)
         if reply is not None and kind == "question" and isinstance(reply.get("state"), str):
             return sdk.input_required("q", reply.get("value") or {}, reply["state"])
         logger.info("a retry for a call held by replica %s ended: %s", record.home, kind)
         if kind == "timeout":
-            return sdk.error_result("The upstream server did not answer in time.")
-        return sdk.error_result(
-            "The gateway replica that held this call has stopped or let it go; call the tool again."
+            return _failed(method, TOO_LATE)
+        if kind == "failed":
+            return _failed(method, str(reply.get("value") if reply is not None else ""))
+        return _failed(
+            method, "The gateway replica that held this call has stopped or let it go; call the tool again."
         )
 
     async def _answer_forwarded(self, state: str, user: str, answer: Any) -> dict[str, Any]:
@@ -272,43 +308,67 @@ class Gateway:
             return {"kind": "gone"}
         await hold.answers_in.send(_answer_of(answer))
         kind, value, fresh = await self._advance(hold)
-        if kind == "done":
+        if kind == "done" and isinstance(value, BaseException):
+            kind, value = "failed", sdk.error_text(value)
+        elif kind == "done":
             value = sdk.result_json(value)
-        return {"kind": kind, "value": value, "state": fresh}
+        return {"kind": kind, "value": value, "state": fresh, "method": hold.method}
 
-    # -- prompts and resources: forwarded on the push path (no held rounds for them yet) ----------
+    # -- prompts and resources: their questions go by push, or by held rounds on 2026-07-28 -------
 
     async def list_prompts(self, ctx: Any) -> list[Any]:
         pool = await self.pool_for(self.user_of(ctx))
         return [sdk.tool_named(p, name) for name, (_, p) in pool.offered(pool.prompts).items()]
 
-    async def get_prompt(self, ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
+    async def get_prompt(
+        self, ctx: Any, name: str, arguments: dict[str, Any], state: str | None, responses: dict[str, Any]
+    ) -> Any:
         user = self.user_of(ctx)
+        if state is not None:
+            return await self._answer_round(ctx, user, state, responses, PROMPTS_GET)
         pool = await self.pool_for(user)
         found = pool.offered(pool.prompts).get(name)
         if found is None or found[0] not in pool.clients:
             raise sdk.not_found(f"prompt {name!r}")
         call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
-        with pool.books[call.server].track(call):
-            return await pool.clients[call.server].get_prompt(call.tool, arguments)
+        return await self._request(
+            pool, call, PROMPTS_GET, partial(pool.clients[call.server].get_prompt, call.tool, arguments)
+        )
 
     async def list_resources(self, ctx: Any) -> list[Any]:
         pool = await self.pool_for(self.user_of(ctx))
-        seen: dict[str, Any] = {}
-        for server in sorted(pool.resources):
-            for resource in pool.resources[server]:
-                seen.setdefault(str(resource.uri), resource)
-        return list(seen.values())
+        return _first_of_each(pool.resources, lambda resource: str(resource.uri))
 
-    async def read_resource(self, ctx: Any, uri: str) -> Any:
+    async def list_resource_templates(self, ctx: Any) -> list[Any]:
+        pool = await self.pool_for(self.user_of(ctx))
+        return _first_of_each(pool.templates, lambda template: str(template.uri_template))
+
+    async def read_resource(self, ctx: Any, uri: str, state: str | None, responses: dict[str, Any]) -> Any:
         user = self.user_of(ctx)
+        if state is not None:
+            return await self._answer_round(ctx, user, state, responses, RESOURCES_READ)
         pool = await self.pool_for(user)
         server = pool.resource_server(uri)
         if server is None or server not in pool.clients:
             raise sdk.not_found(f"resource {uri!r}")
         call = DownstreamCall(ctx, user, server, uri)
-        with pool.books[server].track(call):
-            return await pool.clients[server].read_resource(uri)
+        return await self._request(
+            pool, call, RESOURCES_READ, partial(pool.clients[server].read_resource, uri)
+        )
+
+    async def _request(
+        self, pool: Pool, call: DownstreamCall, method: str, send: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """A prompt or resource request upstream, with `call` in the book so its questions find it;
+        for a 2026-07-28 client, held across rounds like a tool call."""
+
+        async def upstream() -> Any:
+            with pool.books[call.server].track(call):
+                return await send()
+
+        if is_modern(sdk.protocol_version(call.ctx)):
+            return await self._start_held(call, upstream, method)
+        return await upstream()
 
     async def serve_stdio(self) -> None:
         await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools

@@ -43,6 +43,7 @@ class Hold:
     # what a shared state record names (gateway/shared_state.py)
     server: str = ""
     tool: str = ""
+    method: str = "tools/call"  # the downstream request held: its retries must be the same kind
     upstream_id: str | None = None  # a URL round: the upstream's elicitationId
     live: Any = None  # the downstream request waiting on this call now (its progress goes there)
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # the held upstream call's
@@ -85,10 +86,11 @@ class Holds:
         self._by_state[state] = hold
         return state
 
-    def take(self, state: str, user: str) -> Hold | None:
-        """The hold `state` names, out of the table (single use); None if unknown or another user's."""
+    def take(self, state: str, user: str, method: str | None = None) -> Hold | None:
+        """The hold `state` names, out of the table (single use); None if unknown, another user's
+        or (given `method`) a hold of another kind of request, which stays."""
         hold = self._by_state.get(state)
-        if hold is None or hold.user != user:
+        if hold is None or hold.user != user or (method is not None and hold.method != method):
             return None
         del self._by_state[state]
         return hold

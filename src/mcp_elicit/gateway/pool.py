@@ -22,6 +22,7 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
+from mcp_elicit.core.uri_templates import template_matches
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
@@ -62,6 +63,7 @@ class Pool:
         self.tools: dict[str, list[Any]] = {}
         self.prompts: dict[str, list[Any]] = {}
         self.resources: dict[str, list[Any]] = {}
+        self.templates: dict[str, list[Any]] = {}  # resource templates
         self.failed: dict[str, str] = {}
         self._offered: dict[int, tuple[Any, dict[str, tuple[str, Any]]]] = {}
         self.settled = anyio.Event()
@@ -112,6 +114,7 @@ class Pool:
                 self.tools[upstream.name] = await client.list_tools()
                 self.prompts[upstream.name] = await _optional(client.list_prompts)
                 self.resources[upstream.name] = await _optional(client.list_resources)
+                self.templates[upstream.name] = await _optional(client.list_resource_templates)
                 self.clients[upstream.name] = client
                 logger.info(
                     "upstream %s speaks %s (%s)", upstream.name, client.protocol_version, client.era_reason
@@ -124,7 +127,7 @@ class Pool:
             self.failed[upstream.name] = why
         finally:
             self.clients.pop(upstream.name, None)
-            for listing in (self.tools, self.prompts, self.resources):
+            for listing in (self.tools, self.prompts, self.resources, self.templates):
                 listing.pop(upstream.name, None)
             self._settle()
 
@@ -159,9 +162,13 @@ class Pool:
         return f"Unavailable upstream servers: {failed}"
 
     def resource_server(self, uri: str) -> str | None:
-        """The server offering `uri` (the first in key order when several do)."""
+        """The server offering `uri`: one that lists it, else one with a template it fits (the
+        first in key order when several do, as for the listings)."""
         for server in sorted(self.resources):
             if any(str(r.uri) == uri for r in self.resources[server]):
+                return server
+        for server in sorted(self.templates):
+            if any(template_matches(r.uri_template, uri) for r in self.templates[server]):
                 return server
         return None
 

@@ -24,24 +24,27 @@ from mcp.shared.exceptions import MCPError
 from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
-from mcp_elicit.core.wire_codes import INVALID_PARAMS
+from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
 
 __all__ = [
     "bearer_of",
     "build_server",
     "error_result",
+    "error_text",
     "http_status",
     "input_required",
     "not_found",
     "protocol_version",
     "report_progress",
+    "request_failed",
     "result_from_json",
     "result_json",
     "serve_http",
     "serve_stdio",
     "subject_of",
     "tool_named",
+    "upstream_error",
 ]
 
 ListTools = Callable[[Any], Awaitable[list[Any]]]
@@ -57,19 +60,17 @@ def build_server(
     more: Any = None,
     state_keys: Sequence[bytes] | None = None,
 ) -> Server[Any]:
-    """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources` and
-    `read_resource(ctx, ...)` coroutines when prompts and resources are offered too. `state_keys`
-    seal `requestState` with keys every replica shares (else a key of this process only)."""
+    """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources`,
+    `list_resource_templates` and `read_resource(ctx, ...)` coroutines when prompts and resources
+    are offered too. `state_keys` seal `requestState` with keys every replica shares (else a key
+    of this process only)."""
 
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
 
     async def on_call_tool(ctx: Any, params: t.CallToolRequestParams) -> Any:
-        responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
-        result = await call_tool(
-            ctx, params.name, dict(params.arguments or {}), params.request_state, responses
-        )
-        return result
+        arguments = dict(params.arguments or {})
+        return await call_tool(ctx, params.name, arguments, params.request_state, _responses(params))
 
     handlers: dict[str, Any] = {"on_list_tools": on_list_tools, "on_call_tool": on_call_tool}
     if more is not None:
@@ -78,18 +79,25 @@ def build_server(
             return t.ListPromptsResult(prompts=await more.list_prompts(ctx))
 
         async def on_get_prompt(ctx: Any, params: t.GetPromptRequestParams) -> Any:
-            return await more.get_prompt(ctx, params.name, dict(params.arguments or {}))
+            arguments = dict(params.arguments or {})
+            return await more.get_prompt(
+                ctx, params.name, arguments, params.request_state, _responses(params)
+            )
 
         async def on_list_resources(ctx: Any, params: Any) -> t.ListResourcesResult:
             return t.ListResourcesResult(resources=await more.list_resources(ctx))
 
+        async def on_list_resource_templates(ctx: Any, params: Any) -> t.ListResourceTemplatesResult:
+            return t.ListResourceTemplatesResult(resource_templates=await more.list_resource_templates(ctx))
+
         async def on_read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> Any:
-            return await more.read_resource(ctx, str(params.uri))
+            return await more.read_resource(ctx, str(params.uri), params.request_state, _responses(params))
 
         handlers.update(
             on_list_prompts=on_list_prompts,
             on_get_prompt=on_get_prompt,
             on_list_resources=on_list_resources,
+            on_list_resource_templates=on_list_resource_templates,
             on_read_resource=on_read_resource,
         )
     server: Server[Any] = Server(name, version=version, **handlers)
@@ -97,6 +105,11 @@ def build_server(
     security = RequestStateSecurity(keys=list(state_keys)) if state_keys else RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
+
+
+def _responses(params: Any) -> dict[str, Any]:
+    """A retry's `inputResponses` as plain JSON, by key."""
+    return {k: _plain(v) for k, v in (params.input_responses or {}).items()}
 
 
 def _plain(value: Any) -> Any:
@@ -130,8 +143,34 @@ def result_json(result: Any) -> Any:
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def result_from_json(value: Any) -> t.CallToolResult:
-    return t.CallToolResult.model_validate(value)
+_RESULTS: dict[str, type[BaseModel]] = {
+    "tools/call": t.CallToolResult,
+    "prompts/get": t.GetPromptResult,
+    "resources/read": t.ReadResourceResult,
+}
+
+
+def result_from_json(value: Any, method: str = "tools/call") -> Any:
+    """A result `result_json` made, as the model of the request `method` answers."""
+    return _RESULTS[method].model_validate(value)
+
+
+def request_failed(text: str, code: int = INTERNAL_ERROR) -> BaseException:
+    """The JSON-RPC error for a held prompt or resource request that cannot go on."""
+    return MCPError(code=code, message=text)
+
+
+def upstream_error(exc: BaseException) -> BaseException:
+    """What a held prompt or resource request answers when the upstream request failed: the
+    upstream's own JSON-RPC error as it is, else one naming the failure."""
+    if isinstance(exc, MCPError):
+        return exc
+    return request_failed(f"The upstream request failed: {type(exc).__name__}.")
+
+
+def error_text(exc: BaseException) -> str:
+    """An error's message for the client (a replica hands it to the one the client reached)."""
+    return exc.error.message if isinstance(exc, MCPError) else str(exc)
 
 
 def tool_named(tool: Any, name: str) -> Any:
