@@ -15,6 +15,14 @@ to its writer thread. `append_now` never waits: when the connection or the datab
 is busy it returns None and the caller queues for the writer thread. The WAL is then not
 checkpointed on commit (that fsyncs and can take milliseconds); `maintain`, run on the writer
 thread every `CHECKPOINT_EVERY_COMMITS` commits, does it there.
+
+The journal (audit/journal.py): at ``process_crash`` a lone record on the caller's thread is not
+committed at all but written to this sink's journal file (one ``write``, as durable as the
+commit it replaces); `maintain` merges the journal into the database in batches on the writer
+thread, and every transaction of this sink (`append_many`, a read, `close`) merges what waits
+first, so a process's records are chained in the order they were journaled and its own readers
+see them. Opening the trail (also read-only) and `verify` first merge the journals of processes
+that are gone.
 """
 
 from __future__ import annotations
@@ -23,14 +31,24 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
-from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, create_private, row_of
+from mcp_elicit.audit import journal as jr
+from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, new_record_id, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
-from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
+from mcp_elicit.core.chain import VerifyReport
+from mcp_elicit.core.consent import (
+    DEFAULT_LEVEL,
+    GENESIS_HASH,
+    ConsentEvent,
+    Level,
+    make_unchained_record,
+    seal_unchained,
+)
 from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
 
 logger = logging.getLogger("mcp_elicit.audit")
@@ -80,6 +98,52 @@ class _Busy(Exception):
     """The database's write lock is held elsewhere and this attempt must not wait for it."""
 
 
+_INSERT: Final = (
+    f"INSERT INTO {TABLE} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_TAIL: Final = f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
+_IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
+
+
+def _tail(conn: sqlite3.Connection) -> tuple[int, str]:
+    row = conn.execute(_TAIL).fetchone()
+    return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+
+def _chain_lines(
+    conn: sqlite3.Connection, lines: list[bytes], refused: list[bytes], seq: int, prev: str
+) -> list[tuple[dict[str, Any], str]]:
+    """Journal lines chained after (seq, prev): each parsed, refused (added to `refused`) when it
+    is not an unchained record, skipped when its id is already in the trail (merged before)."""
+    parsed: list[tuple[bytes, dict[str, Any]]] = []
+    for line in lines:
+        record = jr.parse_line(line)
+        if record is None:
+            refused.append(line)
+        else:
+            parsed.append((line, record))
+    ids = [r["id"] for _, r in parsed]
+    known: set[str] = set()
+    for k in range(0, len(ids), _IDS_PER_QUERY):
+        part = ids[k : k + _IDS_PER_QUERY]
+        query = f"SELECT id FROM {TABLE} WHERE id IN ({','.join('?' * len(part))})"  # noqa: S608
+        known.update(i for (i,) in conn.execute(query, part))
+    sealed = []
+    for line, record in parsed:
+        if record["id"] in known:
+            continue  # merged before this journal could be removed: idempotent
+        known.add(record["id"])
+        try:
+            pair = seal_unchained(record, seq + 1, prev)
+        except (ValueError, TypeError):  # NaN or the like: not what a sink writes
+            refused.append(line)
+            continue
+        sealed.append(pair)
+        seq, prev = seq + 1, pair[0]["hash"]
+    return sealed
+
+
 class SqliteAuditSink(SqlSinkBase):
     """Consent records in a SQLite file (created with its folder when missing, unless read-only)."""
 
@@ -98,13 +162,20 @@ class SqliteAuditSink(SqlSinkBase):
         self.checkpoint = checkpoint
         self.level: Level = level
         self.durability: Durability = durability
+        self._readonly = readonly
         self._lock = threading.Lock()
         # Commits may run on the caller's thread only when they do not fsync (see the module doc).
         self._inline = durability == "process_crash"
+        self._journaling = self._inline and not readonly and jr.HAVE_FLOCK
+        self._journal: jr.Journal | None = None
+        self._retired: list[jr.Journal] = []  # rotated out, merged and removed by `maintain`
+        self._journal_start = threading.Lock()
+        self._merge_failed = False  # the last merge failed: records commit directly until one works
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
         self._since_checkpoint = 0
         if readonly:
             self._open_readonly()
+            self._recover_readonly()
             return
         try:
             create_private(self.path)  # SQLite gives its -wal and -shm files the same mode
@@ -119,6 +190,7 @@ class SqliteAuditSink(SqlSinkBase):
             self._has_table = True
         except (sqlite3.Error, OSError) as exc:
             raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self._recover(self._conn)
 
     def _open_readonly(self) -> None:
         """Open for reading only: never creates the file; a missing or broken file is an OSError."""
@@ -134,6 +206,56 @@ class SqliteAuditSink(SqlSinkBase):
             raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
         self._has_table = found is not None
 
+    def _recover_readonly(self) -> None:
+        """A reader merges the journals of processes that are gone, as a writer would, through a
+        connection of its own (SQLite's readers likewise roll back a crashed writer's journal)."""
+        if not jr.journals_of(self.path):
+            return
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        except sqlite3.Error as exc:
+            logger.warning("cannot merge the journals beside %s: %s", self.path, exc)
+            return
+        try:
+            conn.executescript(_SCHEMA)
+            self._has_table = True
+            self._recover(conn)
+        except sqlite3.Error as exc:
+            logger.warning("cannot merge the journals beside %s: %s", self.path, exc)
+        finally:
+            conn.close()
+
+    def _recover(self, conn: sqlite3.Connection) -> None:
+        """Merge every journal whose lock is free (its process is gone) into the chain, in order,
+        then remove it; one transaction per `MERGE_READ_BYTES`. Failures are logged: the journal
+        stays for the next try."""
+        own = {j.path for j in (self._journal, *self._retired) if j is not None}
+        for path in jr.journals_of(self.path):
+            fd = None if path in own else jr.lock_orphan(path)
+            if fd is None:
+                continue
+            try:
+                offset, size = 0, os.fstat(fd).st_size
+                while offset < size:
+                    refused: list[bytes] = []
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        lines, refused, offset = jr.split_lines(fd, offset, size, final=True)
+                        sealed = _chain_lines(conn, lines, refused, *_tail(conn))
+                        conn.executemany(_INSERT, [row_of(r, body) for r, body in sealed])
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        raise
+                    jr.reject(self.path, refused, path)
+                    self._checkpointed(sealed)
+                os.unlink(path)
+            except (sqlite3.Error, OSError, AuditWriteError) as exc:
+                logger.error("could not merge the journal %s into %s: %s", path, self.path, exc)
+            finally:
+                os.close(fd)
+
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)
         if self.level == "none" or not events:
@@ -142,19 +264,28 @@ class SqliteAuditSink(SqlSinkBase):
             self._busy(int(BUSY_TIMEOUT_S * 1000))
             sealed = self._write(events)
         self._checkpointed(sealed)
-        if self.wants_maintenance:  # a caller that never goes through a writer checkpoints here
+        if self.wants_maintenance:  # a caller that never goes through a writer maintains here
             self.maintain()
-        return [r for r, _ in sealed]
+        return [r for r, _ in sealed[-len(events) :]]
 
     def append_now(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]] | None:
         """`append_many` without waiting: None when it would have to wait (the connection is in
-        use, another writer holds the database, or every commit fsyncs); errors as `append_many`."""
-        if not self._inline or not self._lock.acquire(blocking=False):
+        use, another writer holds the database, or every commit fsyncs); errors as `append_many`.
+
+        A lone event without a record id of its own is journaled instead (audit/journal.py): the
+        returned record then has no seq, prev_hash or hash yet (the merge gives them)."""
+        if not self._inline:
+            return None
+        events = list(events)
+        if self.level == "none" or not events:
+            return []
+        if self._journaling and len(events) == 1 and not events[0].record_id and not self._merge_failed:
+            journaled = self._journal_append(events[0])
+            if journaled is not None:
+                return journaled
+        if not self._lock.acquire(blocking=False):
             return None
         try:
-            events = list(events)
-            if self.level == "none" or not events:
-                return []
             self._busy(0)
             try:
                 sealed = self._write(events)
@@ -163,21 +294,100 @@ class SqliteAuditSink(SqlSinkBase):
         finally:
             self._lock.release()
         self._checkpointed(sealed)
-        return [r for r, _ in sealed]
+        return [r for r, _ in sealed[-len(events) :]]
+
+    def _journal_append(self, event: ConsentEvent) -> list[dict[str, Any]] | None:
+        """The record, once its line is in the journal; None to commit it directly instead."""
+        made = make_unchained_record(event, self.level, new_record_id())
+        if made is None:
+            return []
+        record, line = made
+        if len(line) > jr.MAX_JOURNAL_LINE_BYTES:
+            return None
+        for _ in range(2):  # a journal rotated out meanwhile takes no lines: once more, the new one
+            journal = self._journal or self._start_journal()
+            if journal.pid != os.getpid() or not journal.usable():
+                return None  # a forked child, or too much waits: commit directly
+            if journal.append(line):
+                return [record]
+        return None
+
+    def _start_journal(self) -> jr.Journal:
+        with self._journal_start:
+            if self._journal is None:
+                self._journal = jr.Journal(self.path)
+            return self._journal
+
+    def _own(self) -> list[jr.Journal]:
+        """This process's journals with lines waiting, oldest first."""
+        journals = [*self._retired, *([self._journal] if self._journal is not None else [])]
+        return [j for j in journals if j.pid == os.getpid() and (j.merged < j.end or j.closed)]
+
+    def maintenance_after(self) -> float | None:
+        """Seconds until `maintain` should run (0: now), None when nothing waits for it."""
+        if self._inline and self._since_checkpoint >= CHECKPOINT_EVERY_COMMITS:
+            return 0.0
+        if self._merge_failed:  # the next direct commit merges; no retrying in a loop here
+            return None
+        if self._retired:
+            return 0.0
+        journal = self._journal
+        since = None if journal is None else journal.pending_since
+        if since is None:
+            return None
+        assert journal is not None
+        if (
+            journal.written - journal.merged_lines >= jr.JOURNAL_MERGE_RECORDS
+            or journal.end - journal.merged >= jr.MERGE_READ_BYTES
+            or journal.end >= jr.JOURNAL_ROTATE_BYTES
+        ):
+            return 0.0
+        return max(0.0, since + jr.JOURNAL_MERGE_SECONDS - time.monotonic())
 
     @property
     def wants_maintenance(self) -> bool:
-        return self._inline and self._since_checkpoint >= CHECKPOINT_EVERY_COMMITS
+        return self.maintenance_after() == 0.0
 
     def maintain(self) -> None:
-        """Checkpoint the WAL into the database file (on the writer thread); PASSIVE: never waits
+        """Merge the journal (on the writer thread), rotate it when full, and checkpoint the WAL
+        into the database file every `CHECKPOINT_EVERY_COMMITS` commits; PASSIVE: never waits
         for readers, and the next maintenance picks up what this one could not copy."""
         with self._lock:
+            journal = self._journal
+            if journal is not None and journal.end >= jr.JOURNAL_ROTATE_BYTES:
+                try:
+                    self._journal = jr.Journal(self.path)
+                    journal.retire()
+                    self._retired.append(journal)
+                except AuditWriteError as exc:
+                    logger.warning("audit journal %s not rotated: %s", journal.path, exc)
+            try:
+                self._flush()
+            except AuditWriteError as exc:  # records stay journaled; appends commit directly now
+                logger.warning("audit journal of %s not merged: %s", self.path, exc)
+            if not self._inline or self._since_checkpoint < CHECKPOINT_EVERY_COMMITS:
+                return
             self._since_checkpoint = 0
             try:
                 self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             except sqlite3.Error as exc:  # the records are committed; the next run tries again
                 logger.warning("audit WAL checkpoint of %s failed: %s", self.path, exc)
+
+    def _flush(self) -> None:
+        """Merge every line this process journaled so far (the sink's lock held); remove journals
+        that were rotated out once merged. Raises AuditWriteError."""
+        targets = [(j, j.end) for j in self._own()]
+        for journal, end in targets:
+            while journal.merged < end:
+                before = journal.merged
+                self._busy(int(BUSY_TIMEOUT_S * 1000))
+                self._checkpointed(self._write([]))
+                if journal.merged == before:
+                    break
+        for journal in list(self._retired):
+            if journal.merged >= journal.end:
+                journal.remove()
+                self._retired.remove(journal)
 
     def _busy(self, ms: int) -> None:
         if ms != self._busy_ms:
@@ -193,29 +403,73 @@ class SqliteAuditSink(SqlSinkBase):
             raise
 
     def _write(self, events: list[ConsentEvent]) -> list[tuple[dict[str, Any], str]]:
-        """One transaction: take the write lock, read the tail, insert the chained records."""
+        """One transaction: take the write lock, read the tail, chain what this process journaled
+        (up to `MERGE_READ_BYTES` of each journal) and then `events`, insert them all. Returns
+        every record stored, the journaled ones first."""
+        merged: list[tuple[jr.Journal, int, int, float]] = []
+        refused: list[tuple[jr.Journal, list[bytes]]] = []
         try:
             self._begin()
             try:
-                tail = self._conn.execute(
-                    f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
-                ).fetchone()
-                seq, prev = tail if tail else (0, GENESIS_HASH)
-                sealed = chain_sealed(events, self.level, seq, prev)
-                self._conn.executemany(
-                    f"INSERT INTO {TABLE} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [row_of(r, body) for r, body in sealed],
-                )
+                seq, prev = _tail(self._conn)
+                sealed: list[tuple[dict[str, Any], str]] = []
+                for journal in self._own():
+                    since = time.monotonic()
+                    with journal.lock:
+                        end, final = journal.end, journal.closed
+                    lines, bad, upto = jr.split_lines(journal.fd, journal.merged, end, final)
+                    sealed += _chain_lines(self._conn, lines, bad, seq, prev)
+                    if sealed:
+                        seq, prev = sealed[-1][0]["seq"], sealed[-1][0]["hash"]
+                    merged.append((journal, upto, len(lines), since))
+                    refused.append((journal, bad))
+                sealed += chain_sealed(events, self.level, seq, prev)
+                self._conn.executemany(_INSERT, [row_of(r, body) for r, body in sealed])
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
+            if merged:
+                self._merge_failed = True
             raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self._merge_failed = False
+        for journal, upto, lines_merged, since in merged:
+            journal.merged_upto(upto, lines_merged, since)
+        for journal, bad in refused:
+            jr.reject(self.path, bad, journal.path)
         self._since_checkpoint += 1
         return sealed
+
+    def _catch_up(self) -> None:
+        """Before reading: merge what this process journaled, so it reads its own records."""
+        if not self._journaling or not self._own():
+            return
+        with self._lock:
+            try:
+                self._flush()
+            except AuditWriteError as exc:
+                logger.warning("audit journal of %s not merged before reading: %s", self.path, exc)
+
+    def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
+        self._catch_up()
+        return super()._records(filters)
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        self._catch_up()
+        return super().get(record_id)
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        """Verify the chain, after merging this process's journal and those of processes gone."""
+        self._catch_up()
+        if jr.journals_of(self.path):
+            if self._readonly:
+                self._recover_readonly()
+            else:
+                with self._lock:
+                    self._recover(self._conn)
+        return super().verify(expected_head)
 
     def _page(
         self, after: int, where: str, params: list[Any], columns: str, limit: int
@@ -232,5 +486,20 @@ class SqliteAuditSink(SqlSinkBase):
                 raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
 
     def close(self) -> None:
+        """Merge what this process journaled and remove its journal; a journal that cannot be
+        merged stays for the next opening of the trail."""
         with self._lock:
+            own = [j for j in (*self._retired, self._journal) if j is not None and j.pid == os.getpid()]
+            for journal in own:
+                journal.retire()
+            self._retired, self._journal = own, None
+            try:
+                self._flush()
+            except AuditWriteError as exc:
+                logger.error(
+                    "audit journal of %s not merged at close (kept for the next open): %s", self.path, exc
+                )
+            for journal in self._retired:
+                journal.release()
+            self._retired = []
             self._conn.close()

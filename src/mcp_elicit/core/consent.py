@@ -55,7 +55,9 @@ __all__ = [
     "format_time",
     "make_record",
     "make_sealed_record",
+    "make_unchained_record",
     "record_hash",
+    "seal_unchained",
     "time_bound",
 ]
 
@@ -259,6 +261,41 @@ def make_sealed_record(
     event: ConsentEvent, level: Level, prev_hash: str, *, seq: int = 1, record_id: str | None = None
 ) -> tuple[dict[str, Any], str] | None:
     """`make_record`, plus the record's canonical JSON text (what sinks store), encoded only once."""
+    halves = _halves(event, level, record_id, seq, prev_hash)
+    return None if halves is None else _seal(*halves)
+
+
+def make_unchained_record(
+    event: ConsentEvent, level: Level, record_id: str | None = None
+) -> tuple[dict[str, Any], bytes] | None:
+    """The record for `event` at `level` without its place in a chain (no ``seq``, ``prev_hash``
+    or ``hash``), and its canonical JSON as one line (bytes ending in a newline); None at level
+    ``none``. `seal_unchained` later gives it its place: the result is what `make_sealed_record`
+    gives for the same event, seq and previous hash."""
+    halves = _halves(event, level, record_id, None, None)
+    if halves is None:
+        return None
+    low, high = halves
+    before, after = _ENCODE(low)[1:-1].encode("utf-8"), _ENCODE(high)[1:-1].encode("utf-8")
+    line = b"{" + b",".join(p for p in (before, after) if p) + b"}\n"
+    return {**low, **high}, line
+
+
+def seal_unchained(record: Mapping[str, Any], seq: int, prev_hash: str) -> tuple[dict[str, Any], str]:
+    """An unchained record (`make_unchained_record`, as parsed back) placed at `seq` after
+    `prev_hash`: the sealed record and its canonical text. Raises ValueError when a value cannot
+    be encoded canonically (NaN, infinity)."""
+    low = {k: v for k, v in record.items() if k < "hash"}
+    high = {k: v for k, v in record.items() if k > "hash"}
+    high["seq"], high["prev_hash"] = seq, prev_hash
+    return _seal(low, high)
+
+
+def _halves(
+    event: ConsentEvent, level: Level, record_id: str | None, seq: int | None, prev_hash: str | None
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The record's keys that sort before "hash" and those after it (see `_seal`); without seq
+    and prev_hash when they are None (an unchained record)."""
     if level not in LEVELS:
         raise InvalidArgument("level", f"unknown audit level {level!r}; expected one of {', '.join(LEVELS)}")
     if level == "none":
@@ -310,6 +347,8 @@ def make_sealed_record(
         "latency_ms": round(event.latency_ms) if math.isfinite(event.latency_ms) else -1,
         "prev_hash": prev_hash,
     }
+    if seq is None or prev_hash is None:
+        del high["seq"], high["prev_hash"]
     if event.mode == "url" or event.url is not None:
         high["url"] = _url_part(event, level)
     if event.details is not None:  # only when given, so other records keep their exact shape
@@ -330,7 +369,7 @@ def make_sealed_record(
                 redacted.append(name)
         low["content"] = kept
         high["redacted"] = sorted(redacted)
-    return _seal(low, high)
+    return low, high
 
 
 def _seal(low: dict[str, Any], high: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -1,0 +1,283 @@
+"""The SQLite trail's journal: where a record goes on the answer's path before it is chained.
+
+Committing a record to SQLite costs a transaction per elicitation (file locks, WAL frames). At
+durability "process_crash" the SQLite sink (audit/sqlite.py) instead writes the record, redacted
+at its level but not yet chained (no seq, prev_hash or hash), as one line of canonical JSON to a
+journal file of its own beside the database: one ``write`` on a file opened ``O_APPEND``. Once
+that returns, the record is in the operating system's hands, which is what a WAL commit at
+``synchronous=NORMAL`` promises too: it survives the process crashing, not a power cut. A write
+that fails (or writes only part of the line) fails the elicitation closed, as a failed commit
+does. The sink's writer thread then merges the journal into the database in batches, giving each
+record its seq and hash there, so the stored rows are exactly what a direct commit stores.
+
+Files: ``<db>.journal-<pid>-<16 hex>``, made for the owner alone, one per sink that journals,
+held with an exclusive ``flock`` while it lives (created under a temporary name, locked, then
+renamed, so nobody ever sees it unlocked and empty). A journal whose lock is free belongs to a
+process that is gone: whoever opens the trail next (a writer, or a reader before it reads)
+merges it, in order, and removes it. Merging is idempotent: a line whose record id is already in
+the trail was merged before (the merge commits, then the process dies before the file goes), so
+it is skipped. A line that is not an unchained record (not JSON, a required key missing or of
+the wrong type, chain keys present, a torn last line) is refused: kept in ``<db>.journal-rejected``
+and logged, never chained.
+
+Bounds: a record reaches the database (and readers in other processes) at most
+`JOURNAL_MERGE_SECONDS` after it was journaled, or at once when `JOURNAL_MERGE_RECORDS` wait;
+a process's own readers merge before they read. A journal is replaced by a fresh one once it
+holds `JOURNAL_ROTATE_BYTES` (and removed when merged); while more than `JOURNAL_MAX_PENDING_BYTES`
+wait (the database cannot be written), records bypass the journal and commit directly, failing
+closed as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from mcp_elicit.audit.base import PRIVATE_FILE_MODE
+from mcp_elicit.errors import AuditWriteError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no journal, every record commits directly
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger("mcp_elicit.audit")
+
+HAVE_FLOCK: Final = fcntl is not None  # without it (Windows) nothing is journaled
+
+__all__ = [
+    "HAVE_FLOCK",
+    "JOURNAL_MAX_PENDING_BYTES",
+    "JOURNAL_MERGE_RECORDS",
+    "JOURNAL_MERGE_SECONDS",
+    "JOURNAL_ROTATE_BYTES",
+    "MAX_JOURNAL_LINE_BYTES",
+    "MERGE_READ_BYTES",
+    "Journal",
+    "journals_of",
+    "lock_orphan",
+    "parse_line",
+    "reject",
+    "split_lines",
+]
+
+# Longest a journaled record waits before the writer thread merges it into the database: what
+# another process's readers may lag behind (plus the merge's own transaction).
+JOURNAL_MERGE_SECONDS: Final = 0.25
+
+# Records waiting in the journal that make the writer thread merge at once.
+JOURNAL_MERGE_RECORDS: Final = 256
+
+# A journal holding this much is replaced by a fresh one (the full one is removed once merged).
+JOURNAL_ROTATE_BYTES: Final = 1_048_576  # 1 MiB
+
+# Unmerged bytes beyond which records bypass the journal and commit directly (a database that
+# cannot be written then fails elicitations closed instead of a journal growing without end).
+JOURNAL_MAX_PENDING_BYTES: Final = 4_194_304  # 4 MiB
+
+# Largest record line the journal takes; a larger record (request levels, a huge schema) commits
+# directly. Records are a few hundred bytes at "metadata".
+MAX_JOURNAL_LINE_BYTES: Final = 262_144  # 256 KiB
+
+# Journal bytes read into one merge transaction at most (bounds the write lock's hold and memory).
+MERGE_READ_BYTES: Final = 1_048_576  # 1 MiB
+
+_REJECTED_SUFFIX: Final = ".journal-rejected"
+
+# What a journal line must hold to be chained: the keys the stored row and readers rely on.
+_REQUIRED: Final[dict[str, type]] = {
+    "v": int,
+    "id": str,
+    "time": str,
+    "level": str,
+    "side": str,
+    "mode": str,
+    "action": str,
+    "decided_by": str,
+    "server": dict,
+    "client": dict,
+    "fields": list,
+}
+_CHAIN_KEYS: Final = ("seq", "prev_hash", "hash")
+
+
+def _pattern(db: Path) -> re.Pattern[str]:
+    return re.compile(re.escape(db.name) + r"\.journal-\d+-[0-9a-f]{16}")
+
+
+def journals_of(db: Path) -> list[Path]:
+    """The journal files beside the database `db`, oldest first."""
+    pattern = _pattern(db)
+    try:
+        names = [e for e in os.scandir(db.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return []
+    found = []
+    for entry in names:
+        with contextlib.suppress(OSError):  # gone meanwhile: merged by someone else
+            found.append((entry.stat().st_mtime_ns, entry.name))
+    return [db.parent / name for _, name in sorted(found)]
+
+
+class Journal:
+    """This sink's journal: appends on the answer's path, read back by the merge."""
+
+    def __init__(self, db: Path) -> None:
+        if fcntl is None:  # pragma: no cover - Windows
+            raise AuditWriteError("sqlite", str(db), "no journal without flock")
+        self.pid = os.getpid()
+        name = f"{db.name}.journal-{self.pid}-{os.urandom(8).hex()}"
+        self.path = db.parent / name
+        tmp = db.parent / f".{name}.new"  # never matches journals_of: nobody merges it unlocked
+        try:
+            self.fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+        except OSError as exc:
+            raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(tmp, self.path)
+        except OSError as exc:
+            os.close(self.fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self.lock = threading.Lock()
+        self.end = 0  # bytes written (all complete lines)
+        self.written = 0  # lines written
+        self.merged = 0  # bytes merged into the database
+        self.merged_lines = 0
+        self.pending_since: float | None = None  # monotonic time of the oldest unmerged line
+        self.broken = False  # a failed write could not be undone: take no more lines
+        self.closed = False
+
+    def usable(self) -> bool:
+        return not self.broken and not self.closed and self.end - self.merged < JOURNAL_MAX_PENDING_BYTES
+
+    def append(self, line: bytes) -> bool:
+        """Write one record line; False when this journal is closed (use the current one).
+        Raises AuditWriteError when the line is not written whole (fail closed)."""
+        with self.lock:
+            if self.closed:
+                return False
+            try:
+                done = os.write(self.fd, line)
+            except OSError as exc:
+                self._undo()
+                raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+            if done != len(line):
+                self._undo()
+                raise AuditWriteError("sqlite", str(self.path), f"wrote {done} of {len(line)} bytes")
+            self.end += done
+            self.written += 1
+            if self.pending_since is None:
+                self.pending_since = time.monotonic()
+        return True
+
+    def _undo(self) -> None:
+        """Cut a partly written line off, or stop using this journal if that fails too."""
+        try:
+            os.ftruncate(self.fd, self.end)
+        except OSError:
+            self.broken = True  # the torn line stays last; whoever merges this journal refuses it
+
+    def merged_upto(self, offset: int, lines: int, since: float) -> None:
+        """Note that the merge committed everything up to `offset`; `since` is when it read."""
+        with self.lock:
+            self.merged, self.merged_lines = offset, self.merged_lines + lines
+            self.pending_since = None if self.merged_lines >= self.written else since
+
+    def retire(self) -> bool:
+        """Stop taking lines if everything written was merged; True when it did (then `remove`)."""
+        with self.lock:
+            if self.merged < self.end:
+                return False
+            self.closed = True
+            return True
+
+    def remove(self) -> None:
+        """Delete the (fully merged) file and release it."""
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        self.release()
+
+    def release(self) -> None:
+        """Close the file, keeping it: whoever opens the trail next merges what it holds."""
+        with self.lock:
+            self.closed = True
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+
+def lock_orphan(path: Path) -> int | None:
+    """An open descriptor on `path` with its lock held, if nobody holds it (its process is gone)
+    and it is still that file; None otherwise."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino == os.stat(path).st_ino:  # not merged and removed meanwhile
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def split_lines(fd: int, start: int, end: int, final: bool) -> tuple[list[bytes], list[bytes], int]:
+    """(complete lines, refused pieces, offset after them) of the journal between `start` and
+    `end`, reading at most `MERGE_READ_BYTES`. When `final` (nobody writes there any more), an
+    unterminated last piece is a torn line: refused."""
+    data = os.pread(fd, min(end - start, MERGE_READ_BYTES), start)
+    cut = data.rfind(b"\n") + 1
+    refused: list[bytes] = []
+    if cut == 0 and len(data) == MERGE_READ_BYTES:
+        return [], [data], start + len(data)  # no line ends in a whole read: not our lines
+    if final and start + len(data) == end and cut < len(data):
+        refused.append(data[cut:])
+        cut = len(data)
+    return data[:cut].split(b"\n")[:-1], refused, start + cut
+
+
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """The unchained record in a journal line, or None when it is not one."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or any(k in record for k in _CHAIN_KEYS):
+        return None
+    for key, kind in _REQUIRED.items():
+        value = record.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return None
+    if not record["id"] or not isinstance(record["server"].get("name"), str):
+        return None
+    return record
+
+
+def reject(db: Path, pieces: list[bytes], source: Path) -> None:
+    """Keep refused journal pieces in ``<db>.journal-rejected`` (never chained) and log them."""
+    if not pieces:
+        return
+    target = db.with_name(db.name + _REJECTED_SUFFIX)
+    logger.error("%d journal line(s) of %s are not records: kept in %s", len(pieces), source.name, target)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+        try:
+            header = f"# from {source.name}\n".encode()
+            os.write(fd, header + b"".join(p if p.endswith(b"\n") else p + b"\n" for p in pieces))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        logger.error("could not keep refused journal lines in %s: %s", target, exc)
