@@ -48,6 +48,7 @@ from mcp_elicit.core.consent import (
     Level,
     make_unchained_record,
     seal_unchained,
+    unchained_id,
 )
 from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
 
@@ -114,31 +115,24 @@ def _tail(conn: sqlite3.Connection) -> tuple[int, str]:
 def _chain_lines(
     conn: sqlite3.Connection, lines: list[bytes], refused: list[bytes], seq: int, prev: str
 ) -> list[tuple[dict[str, Any], str]]:
-    """Journal lines chained after (seq, prev): each parsed, refused (added to `refused`) when it
-    is not an unchained record, skipped when its id is already in the trail (merged before)."""
-    parsed: list[tuple[bytes, dict[str, Any]]] = []
-    for line in lines:
-        record = jr.parse_line(line)
-        if record is None:
-            refused.append(line)
-        else:
-            parsed.append((line, record))
-    ids = [r["id"] for _, r in parsed]
+    """Journal lines chained after (seq, prev): refused (added to `refused`) when a line is not
+    a record the sink journaled, skipped when its id is already in the trail (merged before)."""
+    ids = [unchained_id(line) for line in lines]
+    wanted = [i for i in ids if i is not None]
     known: set[str] = set()
-    for k in range(0, len(ids), _IDS_PER_QUERY):
-        part = ids[k : k + _IDS_PER_QUERY]
+    for k in range(0, len(wanted), _IDS_PER_QUERY):
+        part = wanted[k : k + _IDS_PER_QUERY]
         query = f"SELECT id FROM {TABLE} WHERE id IN ({','.join('?' * len(part))})"  # noqa: S608
         known.update(i for (i,) in conn.execute(query, part))
     sealed = []
-    for line, record in parsed:
-        if record["id"] in known:
+    for line, record_id in zip(lines, ids, strict=True):
+        if record_id in known:
             continue  # merged before this journal could be removed: idempotent
-        known.add(record["id"])
-        try:
-            pair = seal_unchained(record, seq + 1, prev)
-        except (ValueError, TypeError):  # NaN or the like: not what a sink writes
+        pair = None if record_id is None else seal_unchained(line, seq + 1, prev)
+        if pair is None or not jr.valid_record(pair[0]):
             refused.append(line)
             continue
+        known.add(pair[0]["id"])
         sealed.append(pair)
         seq, prev = seq + 1, pair[0]["hash"]
     return sealed

@@ -107,7 +107,7 @@ class GroupWriter:
         self._cost += (time.perf_counter() - start - self._cost) * _AVERAGE_WEIGHT
         if self._upkeep_after is not None:
             after = self._upkeep_after()
-            if after == 0.0:
+            if after == 0.0 and not self._maintain:
                 self._submit(None)
             elif after is not None and not self._timed:  # wake the thread to wait for it
                 self._submit(None, now=False)
@@ -121,6 +121,7 @@ class GroupWriter:
         with self._cond:
             if pending is None:
                 self._maintain = self._maintain or now
+                self._timed = True  # the thread looks at the sink's upkeep when it wakes
             else:
                 self._queue.append(pending)
             if self._thread is None:

@@ -59,6 +59,7 @@ __all__ = [
     "record_hash",
     "seal_unchained",
     "time_bound",
+    "unchained_id",
 ]
 
 Level: TypeAlias = Literal["none", "metadata", "request", "request_response"]
@@ -269,26 +270,82 @@ def make_unchained_record(
     event: ConsentEvent, level: Level, record_id: str | None = None
 ) -> tuple[dict[str, Any], bytes] | None:
     """The record for `event` at `level` without its place in a chain (no ``seq``, ``prev_hash``
-    or ``hash``), and its canonical JSON as one line (bytes ending in a newline); None at level
-    ``none``. `seal_unchained` later gives it its place: the result is what `make_sealed_record`
-    gives for the same event, seq and previous hash."""
+    or ``hash``), and the line a journal keeps for it; None at level ``none``.
+
+    The line is ``B P S {json}`` and a newline: the record's canonical JSON without the chain
+    keys, after three offsets that say where `seal_unchained` splices them in (the end of the
+    keys before "hash", then, in the text of the keys after it, where "protocol" and where
+    "server" start), so that sealing it later hashes without encoding the record again."""
     halves = _halves(event, level, record_id, None, None)
     if halves is None:
         return None
     low, high = halves
     before, after = _ENCODE(low)[1:-1].encode("utf-8"), _ENCODE(high)[1:-1].encode("utf-8")
-    line = b"{" + b",".join(p for p in (before, after) if p) + b"}\n"
+    # Only scalars precede "protocol" among the keys after "hash", and only strings and the url
+    # object (no "server" key) follow "server": the first and the last match are the keys.
+    at_protocol, at_server = after.find(b',"protocol":'), after.rfind(b',"server":')
+    line = b"%d %d %d {%b,%b}\n" % (len(before), at_protocol, at_server, before, after)
     return {**low, **high}, line
 
 
-def seal_unchained(record: Mapping[str, Any], seq: int, prev_hash: str) -> tuple[dict[str, Any], str]:
-    """An unchained record (`make_unchained_record`, as parsed back) placed at `seq` after
-    `prev_hash`: the sealed record and its canonical text. Raises ValueError when a value cannot
-    be encoded canonically (NaN, infinity)."""
-    low = {k: v for k, v in record.items() if k < "hash"}
-    high = {k: v for k, v in record.items() if k > "hash"}
-    high["seq"], high["prev_hash"] = seq, prev_hash
-    return _seal(low, high)
+def unchained_id(line: bytes) -> str | None:
+    """The record id in a journal line (`make_unchained_record`), None when it has no usable one."""
+    parts = _split_line(line)
+    return None if parts is None else parts[4]
+
+
+def seal_unchained(line: bytes, seq: int, prev_hash: str) -> tuple[dict[str, Any], str] | None:
+    """The record of a journal line (`make_unchained_record`) placed at `seq` after `prev_hash`:
+    the sealed record and its canonical text, as `make_sealed_record` makes them; None when the
+    line is not such a line (its offsets do not fall on those keys, or the text is not JSON).
+
+    The record is hashed as the line spells it: a line rewritten into other JSON (other key
+    order, spacing) is stored so, and `verify` reports it as ``non_canonical``."""
+    parts = _split_line(line)
+    if parts is None:
+        return None
+    before, keys, middle, tail, record_id = parts
+    rest = b'%b,"prev_hash":"%b"%b,"seq":%d%b' % (keys, prev_hash.encode("ascii"), middle, seq, tail)
+    digest = hashlib.sha256(b"{%b,%b}" % (before, rest)).hexdigest()
+    try:
+        text = (b'{%b,"hash":"%s",%b}' % (before, digest.encode("ascii"), rest)).decode("utf-8")
+        record = json.loads(text)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+    if (
+        not isinstance(record, dict)
+        or record.get("seq") != seq
+        or record.get("prev_hash") != prev_hash
+        or record.get("hash") != digest
+        or record.get("id") != record_id
+    ):
+        return None
+    return record, text
+
+
+def _split_line(line: bytes) -> tuple[bytes, bytes, bytes, bytes, str] | None:
+    """(keys before "hash", keys from "id" to "protocol", from "protocol" to "server", from
+    "server" on, the record id) of a journal line; None when it is not one."""
+    try:
+        head, at_protocol, at_server, body = line.rstrip(b"\n").split(b" ", 3)
+        cut, p, q = int(head), int(at_protocol), int(at_server)
+    except ValueError:
+        return None
+    if not (body[:1] == b"{" and body[-1:] == b"}" and 0 < cut < len(body) - 2 and 0 < p < q):
+        return None
+    before, after = body[1 : cut + 1], body[cut + 2 : -1]
+    if not (
+        body[cut + 1 : cut + 2] == b","
+        and after.startswith(b'"id":"')
+        and after[p:].startswith(b',"protocol":')
+        and after[q:].startswith(b',"server":')
+    ):
+        return None
+    end = after.find(b'"', 6)
+    record_id = after[6:end]
+    if end < 0 or not record_id or b"\\" in record_id:
+        return None
+    return before, after[:p], after[p:q], after[q:], record_id.decode("utf-8", "replace")
 
 
 def _halves(

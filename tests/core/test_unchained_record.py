@@ -1,0 +1,117 @@
+"""A record journaled unchained and sealed later is exactly the record sealed at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_elicit.core.chain import verify_chain
+from mcp_elicit.core.consent import (
+    GENESIS_HASH,
+    CallRef,
+    ConsentEvent,
+    ServerIdentity,
+    make_sealed_record,
+    make_unchained_record,
+    seal_unchained,
+    unchained_id,
+)
+
+# Keys that name the record's own keys, so a nested object could be mistaken for the record.
+TRICKY_KEYS = ["protocol", "server", "id", "hash", "seq", "prev_hash", "fields", "v", ',"server":']
+keys = st.sampled_from(TRICKY_KEYS) | st.text(max_size=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=3),
+    max_leaves=10,
+)
+
+
+def event(**changes: Any) -> ConsentEvent:
+    fields: dict[str, Any] = {
+        "time": 1_800_000_000.25,
+        "side": "server",
+        "mode": "form",
+        "action": "accept",
+        "decided_by": "person",
+        "server": ServerIdentity("deployer", "1.0", "uvx deployer"),
+        "message": "Where should this go?",
+        "call": CallRef("tools/call", 7, "deploy"),
+    }
+    fields.update(changes)
+    return ConsentEvent(**fields)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    message=st.text(max_size=40),
+    schema=st.one_of(st.none(), st.dictionaries(keys, json_values, max_size=4)),
+    content=st.one_of(st.none(), st.dictionaries(keys, json_values, max_size=4)),
+    details=st.one_of(st.none(), st.dictionaries(keys, json_values, max_size=3)),
+    name=st.text(max_size=12),
+    person=st.text(max_size=12),
+    url=st.one_of(st.none(), st.just('https://example.com/a?"server":{"name":1}')),
+    level=st.sampled_from(["metadata", "request", "request_response"]),
+    seq=st.integers(1, 10**12),
+)
+def test_a_line_sealed_later_is_the_record_sealed_at_once(
+    message: str,
+    schema: dict[str, Any] | None,
+    content: dict[str, Any] | None,
+    details: dict[str, Any] | None,
+    name: str,
+    person: str,
+    url: str | None,
+    level: Any,
+    seq: int,
+) -> None:
+    e = event(
+        message=message,
+        requested_schema=schema,
+        content=content,
+        details=details,
+        server=ServerIdentity(name, "", ""),
+        person=person,
+        url=url,
+    )
+    prev = "ab" * 32
+    made = make_unchained_record(e, level, "r1")
+    assert made is not None
+    unchained, line = made
+    assert line.endswith(b"\n")
+    assert line.count(b"\n") == 1  # one record, one line
+    assert not {"seq", "prev_hash", "hash"} & set(unchained)
+    assert unchained_id(line) == "r1"
+    direct = make_sealed_record(e, level, prev, seq=seq, record_id="r1")
+    assert seal_unchained(line, seq, prev) == direct
+
+
+def test_the_first_record_of_a_trail_sealed_from_a_line_verifies() -> None:
+    made = make_unchained_record(event(), "metadata", "r1")
+    assert made is not None
+    sealed = seal_unchained(made[1], 1, GENESIS_HASH)
+    assert sealed is not None
+    assert verify_chain([sealed[0]]).ok
+
+
+def test_level_none_journals_nothing() -> None:
+    assert make_unchained_record(event(), "none", "r1") is None
+
+
+@given(st.binary(max_size=200))
+def test_a_line_that_is_not_a_journaled_record_never_seals(junk: bytes) -> None:
+    assert seal_unchained(junk, 1, GENESIS_HASH) is None
+
+
+def test_a_line_whose_offsets_were_moved_does_not_seal() -> None:
+    made = make_unchained_record(event(), "metadata", "r1")
+    assert made is not None
+    head, at_protocol, at_server, body = made[1].split(b" ", 3)
+    for moved in (
+        b" ".join((str(int(head) + 1).encode(), at_protocol, at_server, body)),
+        b" ".join((head, str(int(at_protocol) - 2).encode(), at_server, body)),
+        b" ".join((head, at_protocol, str(int(at_server) + 3).encode(), body)),
+    ):
+        assert seal_unchained(moved, 1, GENESIS_HASH) is None
