@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_elicit.audit.base import row_of
 from mcp_elicit.core.chain import verify_chain
 from mcp_elicit.core.consent import (
     GENESIS_HASH,
@@ -85,7 +87,12 @@ def test_a_line_sealed_later_is_the_record_sealed_at_once(
     assert not {"seq", "prev_hash", "hash"} & set(unchained)
     assert unchained_id(line) == "r1"
     direct = make_sealed_record(e, level, prev, seq=seq, record_id="r1")
-    assert seal_unchained(line, seq, prev) == direct
+    assert direct is not None
+    sealed = seal_unchained(line, seq, prev)
+    assert sealed is not None
+    values, text = sealed
+    assert text == direct[1]
+    assert row_of(values, text) == row_of(direct[0], direct[1])
 
 
 def test_the_first_record_of_a_trail_sealed_from_a_line_verifies() -> None:
@@ -93,7 +100,7 @@ def test_the_first_record_of_a_trail_sealed_from_a_line_verifies() -> None:
     assert made is not None
     sealed = seal_unchained(made[1], 1, GENESIS_HASH)
     assert sealed is not None
-    assert verify_chain([sealed[0]]).ok
+    assert verify_chain([json.loads(sealed[1])]).ok
 
 
 def test_level_none_journals_nothing() -> None:

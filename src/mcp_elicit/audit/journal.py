@@ -37,7 +37,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from mcp_elicit.audit.base import PRIVATE_FILE_MODE
 from mcp_elicit.errors import AuditWriteError
@@ -64,7 +64,6 @@ __all__ = [
     "lock_orphan",
     "reject",
     "split_lines",
-    "valid_record",
 ]
 
 # Longest a journaled record waits before the writer thread merges it into the database: what
@@ -90,21 +89,6 @@ MAX_JOURNAL_LINE_BYTES: Final = 262_144  # 256 KiB
 MERGE_READ_BYTES: Final = 1_048_576  # 1 MiB
 
 _REJECTED_SUFFIX: Final = ".journal-rejected"
-
-# What a journal line must hold to be chained: the keys the stored row and readers rely on.
-_REQUIRED: Final[dict[str, type]] = {
-    "v": int,
-    "id": str,
-    "time": str,
-    "level": str,
-    "side": str,
-    "mode": str,
-    "action": str,
-    "decided_by": str,
-    "server": dict,
-    "client": dict,
-    "fields": list,
-}
 
 
 def _pattern(db: Path) -> re.Pattern[str]:
@@ -246,15 +230,6 @@ def split_lines(fd: int, start: int, end: int, final: bool) -> tuple[list[bytes]
         refused.append(data[cut:])
         cut = len(data)
     return data[:cut].split(b"\n")[:-1], refused, start + cut
-
-
-def valid_record(record: dict[str, Any]) -> bool:
-    """Whether a sealed journal record has what the stored row and readers rely on."""
-    for key, kind in _REQUIRED.items():
-        value = record.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            return False
-    return bool(record["id"]) and isinstance(record["server"].get("name"), str)
 
 
 def reject(db: Path, pieces: list[bytes], source: Path) -> None:

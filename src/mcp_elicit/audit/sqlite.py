@@ -115,8 +115,9 @@ def _tail(conn: sqlite3.Connection) -> tuple[int, str]:
 def _chain_lines(
     conn: sqlite3.Connection, lines: list[bytes], refused: list[bytes], seq: int, prev: str
 ) -> list[tuple[dict[str, Any], str]]:
-    """Journal lines chained after (seq, prev): refused (added to `refused`) when a line is not
-    a record the sink journaled, skipped when its id is already in the trail (merged before)."""
+    """Journal lines chained after (seq, prev), each as its indexed values and stored text:
+    refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
+    is already in the trail (merged before)."""
     ids = [unchained_id(line) for line in lines]
     wanted = [i for i in ids if i is not None]
     known: set[str] = set()
@@ -129,7 +130,7 @@ def _chain_lines(
         if record_id in known:
             continue  # merged before this journal could be removed: idempotent
         pair = None if record_id is None else seal_unchained(line, seq + 1, prev)
-        if pair is None or not jr.valid_record(pair[0]):
+        if pair is None:
             refused.append(line)
             continue
         known.add(pair[0]["id"])

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
@@ -296,31 +296,45 @@ def unchained_id(line: bytes) -> str | None:
 
 def seal_unchained(line: bytes, seq: int, prev_hash: str) -> tuple[dict[str, Any], str] | None:
     """The record of a journal line (`make_unchained_record`) placed at `seq` after `prev_hash`:
-    the sealed record and its canonical text, as `make_sealed_record` makes them; None when the
-    line is not such a line (its offsets do not fall on those keys, or the text is not JSON).
+    its indexed values (seq, id, time, server name, action, prev_hash, hash, as `row_of` reads
+    them) and its canonical text, the text `make_sealed_record` makes; None when the line is not
+    such a line (its offsets do not fall on those keys, a value is not where it belongs).
 
-    The record is hashed as the line spells it: a line rewritten into other JSON (other key
-    order, spacing) is stored so, and `verify` reports it as ``non_canonical``."""
+    Nothing is parsed or encoded again: the chain keys are spliced in and the text hashed as the
+    line spells it. A line rewritten into other JSON (other key order, spacing, not JSON at all)
+    is stored so, and `verify` reports it (``non_canonical``, ``malformed``, ``column_mismatch``)."""
     parts = _split_line(line)
     if parts is None:
         return None
     before, keys, middle, tail, record_id = parts
     rest = b'%b,"prev_hash":"%b"%b,"seq":%d%b' % (keys, prev_hash.encode("ascii"), middle, seq, tail)
     digest = hashlib.sha256(b"{%b,%b}" % (before, rest)).hexdigest()
+    at_time = tail.find(b',"time":"') + 9
     try:
         text = (b'{%b,"hash":"%s",%b}' % (before, digest.encode("ascii"), rest)).decode("utf-8")
-        record = json.loads(text)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        server, _ = _scanstring(tail.decode("utf-8"), len(_SERVER_NAME))
+    except ValueError:  # not UTF-8, or no JSON string where the server's name belongs
         return None
-    if (
-        not isinstance(record, dict)
-        or record.get("seq") != seq
-        or record.get("prev_hash") != prev_hash
-        or record.get("hash") != digest
-        or record.get("id") != record_id
-    ):
+    action, when = before[10 : before.find(b'"', 10)], tail[at_time : tail.find(b'"', at_time)]
+    if not (before.startswith(b'"action":"') and tail.startswith(_SERVER_NAME) and at_time > 9):
         return None
-    return record, text
+    if not action or not when or b"\\" in action + when:
+        return None
+    values = {
+        "seq": seq,
+        "id": record_id,
+        "time": when.decode("ascii", "replace"),
+        "server": {"name": server},
+        "action": action.decode("ascii", "replace"),
+        "prev_hash": prev_hash,
+        "hash": digest,
+    }
+    return values, text
+
+
+_SERVER_NAME: Final = b',"server":{"name":"'
+# The JSON string reader json.loads uses (C): the text of a string starting at an index.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def _split_line(line: bytes) -> tuple[bytes, bytes, bytes, bytes, str] | None:
