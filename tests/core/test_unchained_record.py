@@ -16,10 +16,8 @@ from mcp_elicit.core.consent import (
     ConsentEvent,
     ServerIdentity,
     make_sealed_record,
-    make_unchained_record,
-    seal_unchained,
-    unchained_id,
 )
+from mcp_elicit.core.unchained import make_unchained_record, seal_unchained, unchained_id
 
 # Keys that name the record's own keys, so a nested object could be mistaken for the record.
 TRICKY_KEYS = ["protocol", "server", "id", "hash", "seq", "prev_hash", "fields", "v", ',"server":']

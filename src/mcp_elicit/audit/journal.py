@@ -34,12 +34,14 @@ import contextlib
 import logging
 import os
 import re
+import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from mcp_elicit.audit.base import PRIVATE_FILE_MODE
+from mcp_elicit.core.unchained import seal_unchained, unchained_id
 from mcp_elicit.errors import AuditWriteError
 
 try:
@@ -60,6 +62,7 @@ __all__ = [
     "MAX_JOURNAL_LINE_BYTES",
     "MERGE_READ_BYTES",
     "Journal",
+    "chain_lines",
     "journals_of",
     "lock_orphan",
     "reject",
@@ -89,6 +92,7 @@ MAX_JOURNAL_LINE_BYTES: Final = 262_144  # 256 KiB
 MERGE_READ_BYTES: Final = 1_048_576  # 1 MiB
 
 _REJECTED_SUFFIX: Final = ".journal-rejected"
+_IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
 
 
 def _pattern(db: Path) -> re.Pattern[str]:
@@ -230,6 +234,33 @@ def split_lines(fd: int, start: int, end: int, final: bool) -> tuple[list[bytes]
         refused.append(data[cut:])
         cut = len(data)
     return data[:cut].split(b"\n")[:-1], refused, start + cut
+
+
+def chain_lines(
+    conn: sqlite3.Connection, table: str, lines: list[bytes], refused: list[bytes], seq: int, prev: str
+) -> list[tuple[dict[str, Any], str]]:
+    """Journal lines chained after (seq, prev), each as its indexed values and stored text:
+    refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
+    is already in the trail (merged before)."""
+    ids = [unchained_id(line) for line in lines]
+    wanted = [i for i in ids if i is not None]
+    known: set[str] = set()
+    for k in range(0, len(wanted), _IDS_PER_QUERY):
+        part = wanted[k : k + _IDS_PER_QUERY]
+        query = f"SELECT id FROM {table} WHERE id IN ({','.join('?' * len(part))})"  # noqa: S608
+        known.update(i for (i,) in conn.execute(query, part))
+    sealed = []
+    for line, record_id in zip(lines, ids, strict=True):
+        if record_id in known:
+            continue  # merged before this journal could be removed: idempotent
+        pair = None if record_id is None else seal_unchained(line, seq + 1, prev)
+        if pair is None:
+            refused.append(line)
+            continue
+        known.add(pair[0]["id"])
+        sealed.append(pair)
+        seq, prev = seq + 1, pair[0]["hash"]
+    return sealed
 
 
 def reject(db: Path, pieces: list[bytes], source: Path) -> None:

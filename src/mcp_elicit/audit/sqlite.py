@@ -41,15 +41,8 @@ from mcp_elicit.audit import journal as jr
 from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, new_record_id, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import VerifyReport
-from mcp_elicit.core.consent import (
-    DEFAULT_LEVEL,
-    GENESIS_HASH,
-    ConsentEvent,
-    Level,
-    make_unchained_record,
-    seal_unchained,
-    unchained_id,
-)
+from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
+from mcp_elicit.core.unchained import make_unchained_record
 from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
 
 logger = logging.getLogger("mcp_elicit.audit")
@@ -104,39 +97,11 @@ _INSERT: Final = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _TAIL: Final = f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
-_IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
 
 
 def _tail(conn: sqlite3.Connection) -> tuple[int, str]:
     row = conn.execute(_TAIL).fetchone()
     return (row[0], row[1]) if row else (0, GENESIS_HASH)
-
-
-def _chain_lines(
-    conn: sqlite3.Connection, lines: list[bytes], refused: list[bytes], seq: int, prev: str
-) -> list[tuple[dict[str, Any], str]]:
-    """Journal lines chained after (seq, prev), each as its indexed values and stored text:
-    refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
-    is already in the trail (merged before)."""
-    ids = [unchained_id(line) for line in lines]
-    wanted = [i for i in ids if i is not None]
-    known: set[str] = set()
-    for k in range(0, len(wanted), _IDS_PER_QUERY):
-        part = wanted[k : k + _IDS_PER_QUERY]
-        query = f"SELECT id FROM {TABLE} WHERE id IN ({','.join('?' * len(part))})"  # noqa: S608
-        known.update(i for (i,) in conn.execute(query, part))
-    sealed = []
-    for line, record_id in zip(lines, ids, strict=True):
-        if record_id in known:
-            continue  # merged before this journal could be removed: idempotent
-        pair = None if record_id is None else seal_unchained(line, seq + 1, prev)
-        if pair is None:
-            refused.append(line)
-            continue
-        known.add(pair[0]["id"])
-        sealed.append(pair)
-        seq, prev = seq + 1, pair[0]["hash"]
-    return sealed
 
 
 class SqliteAuditSink(SqlSinkBase):
@@ -236,7 +201,7 @@ class SqliteAuditSink(SqlSinkBase):
                     conn.execute("BEGIN IMMEDIATE")
                     try:
                         lines, refused, offset = jr.split_lines(fd, offset, size, final=True)
-                        sealed = _chain_lines(conn, lines, refused, *_tail(conn))
+                        sealed = jr.chain_lines(conn, TABLE, lines, refused, *_tail(conn))
                         conn.executemany(_INSERT, [row_of(r, body) for r, body in sealed])
                         conn.execute("COMMIT")
                     except BaseException:
@@ -413,7 +378,7 @@ class SqliteAuditSink(SqlSinkBase):
                     with journal.lock:
                         end, final = journal.end, journal.closed
                     lines, bad, upto = jr.split_lines(journal.fd, journal.merged, end, final)
-                    sealed += _chain_lines(self._conn, lines, bad, seq, prev)
+                    sealed += jr.chain_lines(self._conn, TABLE, lines, bad, seq, prev)
                     if sealed:
                         seq, prev = sealed[-1][0]["seq"], sealed[-1][0]["hash"]
                     merged.append((journal, upto, len(lines), since))
