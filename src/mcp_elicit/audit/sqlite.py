@@ -232,8 +232,8 @@ class SqliteAuditSink(SqlSinkBase):
         """`append_many` without waiting: None when it would have to wait (the connection is in
         use, another writer holds the database, or every commit fsyncs); errors as `append_many`.
 
-        A lone event without a record id of its own is journaled instead (audit/journal.py): the
-        returned record then has no seq, prev_hash or hash yet (the merge gives them)."""
+        A lone event without a record id of its own is journaled instead (audit/journal.py): what
+        is returned for it is then its id and level (the record is stored when merged)."""
         if not self._inline:
             return None
         events = list(events)
@@ -258,10 +258,10 @@ class SqliteAuditSink(SqlSinkBase):
 
     def _journal_append(self, event: ConsentEvent) -> list[dict[str, Any]] | None:
         """The record, once its line is in the journal; None to commit it directly instead."""
-        made = make_unchained_record(event, self.level, new_record_id())
-        if made is None:
+        record_id = new_record_id()
+        line = make_unchained_record(event, self.level, record_id)
+        if line is None:
             return []
-        record, line = made
         if len(line) > jr.MAX_JOURNAL_LINE_BYTES:
             return None
         for _ in range(2):  # a journal rotated out meanwhile takes no lines: once more, the new one
@@ -269,7 +269,7 @@ class SqliteAuditSink(SqlSinkBase):
             if journal.pid != os.getpid() or not journal.usable():
                 return None  # a forked child, or too much waits: commit directly
             if journal.append(line):
-                return [record]
+                return [{"id": record_id, "level": self.level}]
         return None
 
     def _start_journal(self) -> jr.Journal:

@@ -80,8 +80,8 @@ class GroupWriter:
         self._cost = 0.0
 
     async def append(self, event: ConsentEvent) -> dict[str, Any] | None:
-        """The stored record (None at level "none") once committed (or journaled: then without
-        seq, prev_hash and hash, audit/journal.py); the sink's error otherwise."""
+        """The stored record (None at level "none") once committed (once journaled, only its id
+        and level: audit/journal.py); the sink's error otherwise."""
         if self._append_now is not None:
             records = self._inline(event)
             if records is not None:

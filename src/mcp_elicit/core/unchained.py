@@ -14,32 +14,27 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from mcp_elicit.core.consent import ConsentEvent, Level, encode_half, record_halves
+from mcp_elicit.core.consent import ConsentEvent, Level, unchained_texts
 
 __all__ = ["make_unchained_record", "seal_unchained", "unchained_id"]
 
 
-def make_unchained_record(
-    event: ConsentEvent, level: Level, record_id: str | None = None
-) -> tuple[dict[str, Any], bytes] | None:
-    """The record for `event` at `level` without its place in a chain (no ``seq``, ``prev_hash``
-    or ``hash``), and the line a journal keeps for it; None at level ``none``.
+def make_unchained_record(event: ConsentEvent, level: Level, record_id: str) -> bytes | None:
+    """The line a journal keeps for the record of `event` at `level` (id `record_id`) before it
+    has a place in a chain; None at level ``none``.
 
-    The line is ``B P S {json}`` and a newline: the record's canonical JSON without the chain
-    keys, after three offsets that say where `seal_unchained` splices them in (the end of the
-    keys before "hash", then, in the text of the keys after it, where "protocol" and where
-    "server" start), so that sealing it later hashes without encoding the record again."""
-    halves = record_halves(event, level, record_id, None, None)
-    if halves is None:
+    The line is ``B P S {json}`` and a newline: the record's canonical JSON without ``seq``,
+    ``prev_hash`` and ``hash``, after three offsets that say where `seal_unchained` splices them
+    in (the end of the keys before "hash", then, in the text of the keys after it, where
+    "protocol" and where "server" start), so that sealing it hashes without encoding again."""
+    texts = unchained_texts(event, level, record_id)
+    if texts is None:
         return None
-    low, high = halves
-    before, after = encode_half(low)[1:-1].encode("utf-8"), encode_half(high)[1:-1].encode("utf-8")
+    before, after = texts[0].encode("utf-8"), texts[1].encode("utf-8")
     # Only scalars precede "protocol" among the keys after "hash", and only strings and the url
     # object (no "server" key) follow "server": the first and the last match are the keys.
     at_protocol, at_server = after.find(b',"protocol":'), after.rfind(b',"server":')
-    line = b"%d %d %d {%b,%b}\n" % (len(before), at_protocol, at_server, before, after)
-    low.update(high)
-    return low, line
+    return b"%d %d %d {%b,%b}\n" % (len(before), at_protocol, at_server, before, after)
 
 
 def unchained_id(line: bytes) -> str | None:
