@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from mcp_elicit.core.consent import (
     CallRef,
     ConsentEvent,
     ServerIdentity,
+    format_time,
     make_sealed_record,
 )
 from mcp_elicit.core.unchained import make_unchained_record, seal_unchained, unchained_id
@@ -135,3 +137,14 @@ def test_a_line_whose_offsets_were_moved_does_not_seal() -> None:
         b" ".join((head, at_protocol, str(int(at_server) + 3).encode(), body)),
     ):
         assert seal_unchained(moved, 1, GENESIS_HASH) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.floats(0, 253_402_300_799.0)
+    | st.integers(0, 253_402_300_799).map(float)
+    | st.sampled_from([0.9999995, 1.0000005, 1_800_000_000.9999996, 0.0000005, 2.5e-7])
+)
+def test_times_are_formatted_as_datetime_formats_them(ts: float) -> None:
+    expected = datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    assert format_time(ts) == expected

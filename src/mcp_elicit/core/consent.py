@@ -192,8 +192,23 @@ def record_hash(record: Mapping[str, Any]) -> str:
 
 def format_time(ts: float) -> str:
     """Unix seconds as fixed-width UTC ISO 8601 with microseconds; such strings sort by time."""
-    # isoformat is twice as fast as strftime and gives the same text ("+00:00" becomes "Z")
-    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    if not 0 <= ts < _YEAR_10000:  # (NaN too) datetime's own range checks and errors
+        # isoformat is twice as fast as strftime and gives the same text ("+00:00" becomes "Z")
+        return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    # What datetime.fromtimestamp does (microseconds rounded half to even), with the text of
+    # the whole second remembered: the records of one second differ in the microseconds only.
+    fraction, whole = math.modf(ts)
+    micros = round(fraction * 1e6)
+    if micros >= 1_000_000:
+        micros, whole = micros - 1_000_000, whole + 1.0
+    second, hit = int(whole), _last_second[0]  # one tuple: threads never see half an update
+    if hit[0] != second:
+        hit = _last_second[0] = (second, datetime.fromtimestamp(second, tz=UTC).isoformat()[:-6])
+    return f"{hit[1]}.{micros:06d}Z"
+
+
+_YEAR_10000: Final = 253_402_300_800.0  # datetime's range ends before it
+_last_second: list[tuple[int, str]] = [(-1, "")]
 
 
 def time_bound(value: float | datetime | str) -> str:
