@@ -422,3 +422,19 @@ def test_a_line_written_only_in_part_fails_closed_and_is_cut_off(tmp_path: Path)
     with SqliteAuditSink(db) as sink:
         assert sink.verify().count == 1
     assert not db.with_name(db.name + ".journal-rejected").exists()
+
+
+def test_a_line_edited_into_what_is_not_json_is_chained_and_caught_by_verify(tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    sink = SqliteAuditSink(db)
+    ids = journaled(sink, 2)
+    assert sink._journal is not None
+    path = sink._journal.path
+    crash(sink)
+    lines = path.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b'"mode":"form"', b'"mode":{form}')  # same length: offsets still fit
+    path.write_bytes(b"\n".join(lines))
+    with SqliteAuditSink(db) as again:
+        report = again.verify()
+    assert [(b.record_id, b.kind) for b in report.breaks] == [("", "malformed")]
+    assert [rid for _, rid in rows(db)] == ids

@@ -188,6 +188,9 @@ _writers_lock = threading.Lock()
 
 def writer_for(sink: Any) -> GroupWriter:
     """The one writer of `sink`, kept on the sink itself (made on first use)."""
+    writer = getattr(sink, "_mcp_elicit_writer", None)
+    if writer is not None:  # set once, never replaced: no lock needed to read it
+        return writer  # type: ignore[no-any-return]
     with _writers_lock:
         writer = getattr(sink, "_mcp_elicit_writer", None)
         if writer is None:
