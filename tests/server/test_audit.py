@@ -65,6 +65,9 @@ async def test_every_question_leaves_exactly_one_record_and_the_chain_verifies(e
     assert sink.verify().ok
     first = sink.records[0]
     assert first["server"]["name"] == "audited"
+    assert first["server"]["version"] == "1.2.3"
+    assert first["protocol"]  # the revision the session negotiated
+    assert first["client"]["name"]
     assert first["call"]["name"] == "two"
     assert "content" not in first  # metadata level: no answer values
 
