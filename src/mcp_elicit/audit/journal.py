@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mcp_elicit.audit.base import PRIVATE_FILE_MODE
-from mcp_elicit.core.unchained import seal_unchained, unchained_id
+from mcp_elicit.core.unchained import seal_split, split_line
 from mcp_elicit.errors import AuditWriteError
 
 try:
@@ -52,6 +52,12 @@ except ImportError:  # pragma: no cover - Windows: no journal, every record comm
 logger = logging.getLogger("mcp_elicit.audit")
 
 HAVE_FLOCK: Final = fcntl is not None  # without it (Windows) nothing is journaled
+
+# This process's id, kept current across fork: a journal belongs to the process that made it
+# (one look-up per record instead of a getpid call).
+_PID = [os.getpid()]
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 
 __all__ = [
     "HAVE_FLOCK",
@@ -145,7 +151,18 @@ class Journal:
         self.closed = False
 
     def usable(self) -> bool:
-        return not self.broken and not self.closed and self.end - self.merged < JOURNAL_MAX_PENDING_BYTES
+        """Whether this process may append here: it made the journal (not a forked child), the
+        journal took every line whole and is open, and not too much waits unmerged."""
+        return (
+            self.pid == _PID[0]
+            and not self.broken
+            and not self.closed
+            and self.end - self.merged < JOURNAL_MAX_PENDING_BYTES
+        )
+
+    def mine(self) -> bool:
+        """Whether this process made the journal (a forked child leaves its parent's alone)."""
+        return self.pid == _PID[0]
 
     def append(self, line: bytes) -> bool:
         """Write one record line; False when this journal is closed (use the current one).
@@ -242,18 +259,18 @@ def chain_lines(
     """Journal lines chained after (seq, prev), each as its indexed values and stored text:
     refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
     is already in the trail (merged before)."""
-    ids = [unchained_id(line) for line in lines]
-    wanted = [i for i in ids if i is not None]
+    split = [split_line(line) for line in lines]
+    wanted = [parts[4] for parts in split if parts is not None]
     known: set[str] = set()
     for k in range(0, len(wanted), _IDS_PER_QUERY):
         part = wanted[k : k + _IDS_PER_QUERY]
         query = f"SELECT id FROM {table} WHERE id IN ({','.join('?' * len(part))})"  # noqa: S608
         known.update(i for (i,) in conn.execute(query, part))
     sealed = []
-    for line, record_id in zip(lines, ids, strict=True):
-        if record_id in known:
+    for line, parts in zip(lines, split, strict=True):
+        if parts is not None and parts[4] in known:
             continue  # merged before this journal could be removed: idempotent
-        pair = None if record_id is None else seal_unchained(line, seq + 1, prev)
+        pair = None if parts is None else seal_split(parts, seq + 1, prev)
         if pair is None:
             refused.append(line)
             continue

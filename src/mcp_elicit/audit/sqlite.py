@@ -266,7 +266,7 @@ class SqliteAuditSink(SqlSinkBase):
             return None
         for _ in range(2):  # a journal rotated out meanwhile takes no lines: once more, the new one
             journal = self._journal or self._start_journal()
-            if journal.pid != os.getpid() or not journal.usable():
+            if not journal.usable():
                 return None  # a forked child, or too much waits: commit directly
             if journal.append(line):
                 return [{"id": record_id, "level": self.level}]
@@ -281,7 +281,7 @@ class SqliteAuditSink(SqlSinkBase):
     def _own(self) -> list[jr.Journal]:
         """This process's journals with lines waiting, oldest first."""
         journals = [*self._retired, *([self._journal] if self._journal is not None else [])]
-        return [j for j in journals if j.pid == os.getpid() and (j.merged < j.end or j.closed)]
+        return [j for j in journals if j.mine() and (j.merged < j.end or j.closed)]
 
     def maintenance_after(self) -> float | None:
         """Seconds until `maintain` should run (0: now), None when nothing waits for it."""
@@ -449,7 +449,7 @@ class SqliteAuditSink(SqlSinkBase):
         """Merge what this process journaled and remove its journal; a journal that cannot be
         merged stays for the next opening of the trail."""
         with self._lock:
-            own = [j for j in (*self._retired, self._journal) if j is not None and j.pid == os.getpid()]
+            own = [j for j in (*self._retired, self._journal) if j is not None and j.mine()]
             for journal in own:
                 journal.retire()
             self._retired, self._journal = own, None

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from mcp_elicit.core.consent import ConsentEvent, Level, unchained_texts
 
-__all__ = ["make_unchained_record", "seal_unchained", "unchained_id"]
+__all__ = ["Split", "make_unchained_record", "seal_split", "seal_unchained", "split_line", "unchained_id"]
 
 
 def make_unchained_record(event: ConsentEvent, level: Level, record_id: str) -> bytes | None:
@@ -39,7 +39,7 @@ def make_unchained_record(event: ConsentEvent, level: Level, record_id: str) -> 
 
 def unchained_id(line: bytes) -> str | None:
     """The record id in a journal line (`make_unchained_record`), None when it has no usable one."""
-    parts = _split_line(line)
+    parts = split_line(line)
     return None if parts is None else parts[4]
 
 
@@ -52,9 +52,12 @@ def seal_unchained(line: bytes, seq: int, prev_hash: str) -> tuple[dict[str, Any
     Nothing is parsed or encoded again: the chain keys are spliced in and the text hashed as the
     line spells it. A line rewritten into other JSON (other key order, spacing, not JSON at all)
     is stored so, and `verify` reports it (``non_canonical``, ``malformed``, ``column_mismatch``)."""
-    parts = _split_line(line)
-    if parts is None:
-        return None
+    parts = split_line(line)
+    return None if parts is None else seal_split(parts, seq, prev_hash)
+
+
+def seal_split(parts: Split, seq: int, prev_hash: str) -> tuple[dict[str, Any], str] | None:
+    """`seal_unchained` of a line already split (`split_line`)."""
     before, keys, middle, tail, record_id = parts
     rest = b'%b,"prev_hash":"%b"%b,"seq":%d%b' % (keys, prev_hash.encode("ascii"), middle, seq, tail)
     digest = hashlib.sha256(b"{%b,%b}" % (before, rest)).hexdigest()
@@ -86,7 +89,12 @@ _SERVER_NAME: Final = b',"server":{"name":"'
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
-def _split_line(line: bytes) -> tuple[bytes, bytes, bytes, bytes, str] | None:
+# A journal line's parts: keys before "hash", keys from "id" to "protocol", from "protocol" to
+# "server", from "server" on (texts), and the record id.
+Split = tuple[bytes, bytes, bytes, bytes, str]
+
+
+def split_line(line: bytes) -> Split | None:
     """(keys before "hash", keys from "id" to "protocol", from "protocol" to "server", from
     "server" on, the record id) of a journal line; None when it is not one."""
     try:
