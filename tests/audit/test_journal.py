@@ -64,6 +64,22 @@ def crash(sink: SqliteAuditSink) -> None:
     sink._conn.close()
 
 
+def crashed(db: Path, n: int) -> tuple[list[str], Path]:
+    """A process journals `n` records into the trail `db` and dies: their ids, its journal."""
+    sink = SqliteAuditSink(db)
+    ids = journaled(sink, n)
+    assert sink._journal is not None
+    path = sink._journal.path
+    crash(sink)
+    return ids, path
+
+
+def edit_line(path: Path, index: int, old: bytes, new: bytes) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[index] = lines[index].replace(old, new)
+    path.write_bytes(b"\n".join(lines))
+
+
 async def test_a_record_is_in_the_journal_before_the_answer_goes_on(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     sink = SqliteAuditSink(db)
@@ -265,14 +281,8 @@ def test_a_journal_that_cannot_be_created_fails_the_append_closed(tmp_path: Path
 
 def test_an_edited_journal_line_is_refused_and_kept_aside(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
-    sink = SqliteAuditSink(db)
-    ids = journaled(sink, 3)
-    assert sink._journal is not None
-    path = sink._journal.path
-    crash(sink)
-    lines = path.read_bytes().split(b"\n")
-    lines[1] = lines[1].replace(b'"accept"', b'"accepted"')  # the offsets no longer fit
-    path.write_bytes(b"\n".join(lines))
+    ids, path = crashed(db, 3)
+    edit_line(path, 1, b'"accept"', b'"accepted"')  # the offsets no longer fit
     with SqliteAuditSink(db) as again:
         report = again.verify()
         stored = [r["id"] for r in again.iter_records()]
@@ -285,11 +295,7 @@ def test_an_edited_journal_line_is_refused_and_kept_aside(tmp_path: Path) -> Non
 
 def test_a_torn_last_line_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
-    sink = SqliteAuditSink(db)
-    ids = journaled(sink, 2)
-    assert sink._journal is not None
-    path = sink._journal.path
-    crash(sink)
+    ids, path = crashed(db, 2)
     with path.open("ab") as f:
         f.write(b'17 30 40 {"action":')  # a write cut short by a crash
     with SqliteAuditSink(db) as again:
@@ -302,12 +308,8 @@ def test_a_well_formed_edit_before_the_merge_is_chained_as_edited(tmp_path: Path
     """The journal is as trusted as the database beside it: an edit that keeps the line a
     record is not caught (documented in docs/security.md)."""
     db = tmp_path / "audit.sqlite3"
-    sink = SqliteAuditSink(db)
-    journaled(sink, 1)
-    assert sink._journal is not None
-    path = sink._journal.path
-    crash(sink)
-    path.write_bytes(path.read_bytes().replace(b'"accept"', b'"cancel"'))  # same length
+    _, path = crashed(db, 1)
+    edit_line(path, 0, b'"accept"', b'"cancel"')  # same length
     with SqliteAuditSink(db) as again:
         assert [r["action"] for r in again.iter_records()] == ["cancel"]
         assert again.verify().ok
@@ -426,14 +428,8 @@ def test_a_line_written_only_in_part_fails_closed_and_is_cut_off(tmp_path: Path)
 
 def test_a_line_edited_into_what_is_not_json_is_chained_and_caught_by_verify(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
-    sink = SqliteAuditSink(db)
-    ids = journaled(sink, 2)
-    assert sink._journal is not None
-    path = sink._journal.path
-    crash(sink)
-    lines = path.read_bytes().split(b"\n")
-    lines[0] = lines[0].replace(b'"mode":"form"', b'"mode":{form}')  # same length: offsets still fit
-    path.write_bytes(b"\n".join(lines))
+    ids, path = crashed(db, 2)
+    edit_line(path, 0, b'"mode":"form"', b'"mode":{form}')  # same length: offsets still fit
     with SqliteAuditSink(db) as again:
         report = again.verify()
     assert [(b.record_id, b.kind) for b in report.breaks] == [("", "malformed")]

@@ -14,12 +14,13 @@ from mcp_elicit.core.chain import verify_chain
 from mcp_elicit.core.consent import (
     GENESIS_HASH,
     CallRef,
-    ConsentEvent,
     ServerIdentity,
     format_time,
     make_sealed_record,
 )
 from mcp_elicit.core.unchained import make_unchained_record, seal_unchained, unchained_id
+
+from .test_consent import event
 
 # Keys that name the record's own keys, so a nested object could be mistaken for the record.
 TRICKY_KEYS = ["protocol", "server", "id", "hash", "seq", "prev_hash", "fields", "v", ',"server":']
@@ -29,21 +30,6 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=3),
     max_leaves=10,
 )
-
-
-def event(**changes: Any) -> ConsentEvent:
-    fields: dict[str, Any] = {
-        "time": 1_800_000_000.25,
-        "side": "server",
-        "mode": "form",
-        "action": "accept",
-        "decided_by": "person",
-        "server": ServerIdentity("deployer", "1.0", "uvx deployer"),
-        "message": "Where should this go?",
-        "call": CallRef("tools/call", 7, "deploy"),
-    }
-    fields.update(changes)
-    return ConsentEvent(**fields)
 
 
 @settings(max_examples=300, deadline=None)
