@@ -434,3 +434,14 @@ def test_a_line_edited_into_what_is_not_json_is_chained_and_caught_by_verify(tmp
         report = again.verify()
     assert [(b.record_id, b.kind) for b in report.breaks] == [("", "malformed")]
     assert [rid for _, rid in rows(db)] == ids
+
+
+def test_an_append_after_close_fails_closed_and_leaves_no_journal(tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    sink = SqliteAuditSink(db)
+    journaled(sink, 1)
+    sink.close()
+    with pytest.raises(AuditWriteError):
+        sink.append_now([make_event(2)])
+    assert journal_files(db) == []
+    assert len(rows(db)) == 1

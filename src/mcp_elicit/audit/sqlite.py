@@ -266,15 +266,16 @@ class SqliteAuditSink(SqlSinkBase):
             return None
         for _ in range(2):  # a journal rotated out meanwhile takes no lines: once more, the new one
             journal = self._journal or self._start_journal()
-            if not journal.usable():
+            if journal is None or not journal.usable():
                 return None  # a forked child, or too much waits: commit directly
             if journal.append(line):
                 return [{"id": record_id, "level": self.level}]
         return None
 
-    def _start_journal(self) -> jr.Journal:
+    def _start_journal(self) -> jr.Journal | None:
+        """This sink's journal, made on first use; None once the sink is closing."""
         with self._journal_start:
-            if self._journal is None:
+            if self._journal is None and self._journaling:
                 self._journal = jr.Journal(self.path)
             return self._journal
 
@@ -351,7 +352,10 @@ class SqliteAuditSink(SqlSinkBase):
 
     def _busy(self, ms: int) -> None:
         if ms != self._busy_ms:
-            self._conn.execute(f"PRAGMA busy_timeout={ms}")
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout={ms}")
+            except sqlite3.Error as exc:  # a closed sink, say: fail closed like a failed commit
+                raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
             self._busy_ms = ms
 
     def _begin(self) -> None:
@@ -449,6 +453,8 @@ class SqliteAuditSink(SqlSinkBase):
         """Merge what this process journaled and remove its journal; a journal that cannot be
         merged stays for the next opening of the trail."""
         with self._lock:
+            with self._journal_start:
+                self._journaling = False  # appends from now on commit (and fail: it is closed)
             own = [j for j in (*self._retired, self._journal) if j is not None and j.mine()]
             for journal in own:
                 journal.retire()
