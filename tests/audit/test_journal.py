@@ -321,10 +321,12 @@ def test_a_full_journal_is_replaced_and_removed_once_merged(tmp_path: Path) -> N
         ids = []
         while sink._journal is None or sink._journal.end < jr.JOURNAL_ROTATE_BYTES:
             ids += journaled(sink, 100, start=len(ids))
-        first = sink._journal.path
+        full = sink._journal
+        first = full.path
         assert sink.maintenance_after() == 0.0
         sink.maintain()
         assert not first.exists()
+        assert full.append(b"late\n") is False  # a journal rotated out takes no more lines
         ids += journaled(sink, 1, start=len(ids))
         assert sink._journal.path != first
         assert [r["id"] for r in sink.iter_records()] == ids

@@ -197,13 +197,11 @@ class Journal:
             self.merged, self.merged_lines = offset, self.merged_lines + lines
             self.pending_since = None if self.merged_lines >= self.written else since
 
-    def retire(self) -> bool:
-        """Stop taking lines if everything written was merged; True when it did (then `remove`)."""
+    def retire(self) -> None:
+        """Take no more lines (an append in flight finishes first); what it holds is merged with
+        an unterminated last piece refused, then it is removed."""
         with self.lock:
-            if self.merged < self.end:
-                return False
             self.closed = True
-            return True
 
     def remove(self) -> None:
         """Delete the (fully merged) file and release it."""
