@@ -231,16 +231,20 @@ def test_two_processes_journaling_into_one_trail_make_one_chain_with_every_recor
     assert journal_files(db) == []
 
 
-def test_a_live_journal_of_another_process_is_left_alone(tmp_path: Path) -> None:
+def test_a_reader_sees_what_another_live_process_journaled_and_leaves_it_its_journal(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     live = SqliteAuditSink(db)
-    journaled(live, 2)
+    ids = journaled(live, 2)
+    with SqliteAuditSink(db, readonly=True) as reader:  # another process's reader
+        assert [r["id"] for r in reader.iter_records()] == ids
+        more = journaled(live, 1, start=2)
+        assert reader.verify().count == 3  # read again: merged up to the live journal's end
+    assert len(journal_files(db)) == 1  # still its process's
+    live.close()  # merges what it journaled: what a reader merged is not stored twice
+    assert [rid for _, rid in rows(db)] == [*ids, *more]
+    assert journal_files(db) == []
     with SqliteAuditSink(db, readonly=True) as reader:
-        assert reader.verify().count == 0  # still locked by its process: not an orphan
-    assert len(journal_files(db)) == 1
-    live.close()
-    with SqliteAuditSink(db, readonly=True) as reader:
-        assert reader.verify().count == 2
+        assert reader.verify().ok
 
 
 async def test_a_journal_that_cannot_be_written_fails_the_append_closed(tmp_path: Path) -> None:

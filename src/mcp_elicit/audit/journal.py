@@ -13,16 +13,17 @@ record its seq and hash there, so the stored rows are exactly what a direct comm
 Files: ``<db>.journal-<pid>-<16 hex>``, made for the owner alone, one per sink that journals,
 held with an exclusive ``flock`` while it lives (created under a temporary name, locked, then
 renamed, so nobody ever sees it unlocked and empty). A journal whose lock is free belongs to a
-process that is gone: whoever opens the trail next (a writer, or a reader before it reads)
-merges it, in order, and removes it. Merging is idempotent: a line whose record id is already in
-the trail was merged before (the merge commits, then the process dies before the file goes), so
-it is skipped. A line that is not an unchained record (not JSON, a required key missing or of
+process that is gone: whoever opens the trail next (a writer, or a reader) merges it, in order,
+and removes it; every read also merges the journals of live processes up to their last whole
+line (left to them), so readers anywhere see every journaled record. Merging is idempotent: a
+line whose record id is already in the trail was merged before (by a reader, or the merge
+committed and then the process died before the file went), so it is skipped. A line that is not an unchained record (not JSON, a required key missing or of
 the wrong type, chain keys present, a torn last line) is refused: kept in ``<db>.journal-rejected``
 and logged, never chained.
 
-Bounds: a record reaches the database (and readers in other processes) at most
-`JOURNAL_MERGE_SECONDS` after it was journaled, or at once when `JOURNAL_MERGE_RECORDS` wait;
-a process's own readers merge before they read. A journal is replaced by a fresh one once it
+Bounds: the writer thread merges a record at most `JOURNAL_MERGE_SECONDS` after it was
+journaled, or at once when `JOURNAL_MERGE_RECORDS` wait (what bounds how late something reading
+the database directly, not through a sink, sees it). A journal is replaced by a fresh one once it
 holds `JOURNAL_ROTATE_BYTES` (and removed when merged); while more than `JOURNAL_MAX_PENDING_BYTES`
 wait (the database cannot be written), records bypass the journal and commit directly, failing
 closed as before.
@@ -40,7 +41,8 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from mcp_elicit.audit.base import PRIVATE_FILE_MODE
+from mcp_elicit.audit.base import PRIVATE_FILE_MODE, row_of
+from mcp_elicit.core.consent import GENESIS_HASH
 from mcp_elicit.core.unchained import seal_split, split_line
 from mcp_elicit.errors import AuditWriteError
 
@@ -69,15 +71,18 @@ __all__ = [
     "MERGE_READ_BYTES",
     "Journal",
     "chain_lines",
+    "insert_rows",
     "journals_of",
     "lock_orphan",
+    "merge_file",
     "reject",
     "split_lines",
+    "tail_of",
 ]
 
-# Longest a journaled record waits before the writer thread merges it into the database: what
-# another process's readers may lag behind (plus the merge's own transaction). Each merge has a
-# fixed cost (a transaction, waking the thread); a second makes it vanish per record.
+# Longest a journaled record waits before the writer thread merges it into the database (the
+# sink's readers merge before they read; this bounds what reads the database directly). Each
+# merge has a fixed cost (a transaction, waking the thread); a second makes it vanish per record.
 JOURNAL_MERGE_SECONDS: Final = 1.0
 
 # Records waiting in the journal that make the writer thread merge at once.
@@ -276,6 +281,46 @@ def chain_lines(
         sealed.append(pair)
         seq, prev = seq + 1, pair[0]["hash"]
     return sealed
+
+
+def tail_of(conn: sqlite3.Connection, table: str) -> tuple[int, str]:
+    """(seq, hash) of the last record in `table` (0 and GENESIS_HASH when there is none)."""
+    row = conn.execute(f"SELECT seq, hash FROM {table} ORDER BY seq DESC LIMIT 1").fetchone()  # noqa: S608
+    return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+
+def insert_rows(conn: sqlite3.Connection, table: str, sealed: list[tuple[dict[str, Any], str]]) -> None:
+    conn.executemany(
+        f"INSERT INTO {table} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [row_of(r, body) for r, body in sealed],
+    )
+
+
+def merge_file(
+    conn: sqlite3.Connection, table: str, db: Path, path: Path, fd: int, start: int, final: bool
+) -> tuple[int, list[tuple[dict[str, Any], str]]]:
+    """Merge another process's journal (open at `fd`) from `start` into the chain, one
+    transaction per `MERGE_READ_BYTES`: (the offset after the last whole line merged, the
+    records stored). `final` when its process is gone (a torn last line is then refused)."""
+    offset, size, stored = start, os.fstat(fd).st_size, []
+    while offset < size:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            lines, refused, upto = split_lines(fd, offset, size, final)
+            sealed = chain_lines(conn, table, lines, refused, *tail_of(conn, table))
+            insert_rows(conn, table, sealed)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        reject(db, refused, path)
+        stored += sealed
+        if upto == offset:
+            break  # a line still being written: its process merges it, or the next reader
+        offset = upto
+    return offset, stored
 
 
 def reject(db: Path, pieces: list[bytes], source: Path) -> None:

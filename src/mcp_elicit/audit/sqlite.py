@@ -20,9 +20,10 @@ The journal (audit/journal.py): at ``process_crash`` a lone record on the caller
 committed at all but written to this sink's journal file (one ``write``, as durable as the
 commit it replaces); `maintain` merges the journal into the database in batches on the writer
 thread, and every transaction of this sink (`append_many`, a read, `close`) merges what waits
-first, so a process's records are chained in the order they were journaled and its own readers
-see them. Opening the trail (also read-only) and `verify` first merge the journals of processes
-that are gone.
+first, so a process's records are chained in the order they were journaled. Opening the trail
+(also read-only) and every read (listing, `get`, `verify`) first merge the other journals beside
+it: those of processes that are gone whole (then removed), those of live ones up to their last
+whole line, so a reader in any process sees every journaled record.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from typing import Any, Final, Literal
 from urllib.parse import quote
 
 from mcp_elicit.audit import journal as jr
-from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, new_record_id, row_of
+from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, new_record_id
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import VerifyReport
-from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
+from mcp_elicit.core.consent import DEFAULT_LEVEL, ConsentEvent, Level
 from mcp_elicit.core.unchained import make_unchained_record
 from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
 
@@ -92,18 +93,6 @@ class _Busy(Exception):
     """The database's write lock is held elsewhere and this attempt must not wait for it."""
 
 
-_INSERT: Final = (
-    f"INSERT INTO {TABLE} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_TAIL: Final = f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
-
-
-def _tail(conn: sqlite3.Connection) -> tuple[int, str]:
-    row = conn.execute(_TAIL).fetchone()
-    return (row[0], row[1]) if row else (0, GENESIS_HASH)
-
-
 class SqliteAuditSink(SqlSinkBase):
     """Consent records in a SQLite file (created with its folder when missing, unless read-only)."""
 
@@ -131,6 +120,7 @@ class SqliteAuditSink(SqlSinkBase):
         self._retired: list[jr.Journal] = []  # rotated out, merged and removed by `maintain`
         self._journal_start = threading.Lock()
         self._merge_failed = False  # the last merge failed: records commit directly until one works
+        self._peers: dict[str, tuple[int, int]] = {}  # other live journals: (inode, bytes merged)
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
         self._since_checkpoint = 0
         if readonly:
@@ -186,35 +176,33 @@ class SqliteAuditSink(SqlSinkBase):
             conn.close()
 
     def _recover(self, conn: sqlite3.Connection) -> None:
-        """Merge every journal whose lock is free (its process is gone) into the chain, in order,
-        then remove it; one transaction per `MERGE_READ_BYTES`. Failures are logged: the journal
-        stays for the next try."""
+        """Merge the other journals beside the trail into the chain, in order: one whose lock is
+        free belongs to a process that is gone (merged whole, then removed); a live process's is
+        merged up to its last whole line and left to it (which skips what is merged already), so
+        a reader sees every journaled record. Failures are logged: the lines stay for next time."""
         own = {j.path for j in (self._journal, *self._retired) if j is not None}
         for path in jr.journals_of(self.path):
-            fd = None if path in own else jr.lock_orphan(path)
-            if fd is None:
+            if path in own:
                 continue
+            fd = jr.lock_orphan(path)
+            final = fd is not None
             try:
-                offset, size = 0, os.fstat(fd).st_size
-                while offset < size:
-                    refused: list[bytes] = []
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        lines, refused, offset = jr.split_lines(fd, offset, size, final=True)
-                        sealed = jr.chain_lines(conn, TABLE, lines, refused, *_tail(conn))
-                        conn.executemany(_INSERT, [row_of(r, body) for r, body in sealed])
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                        raise
-                    jr.reject(self.path, refused, path)
-                    self._checkpointed(sealed)
-                os.unlink(path)
+                if fd is None:
+                    fd = os.open(path, os.O_RDONLY)
+                key, ino = str(path), os.fstat(fd).st_ino
+                seen = self._peers.get(key)
+                start = seen[1] if seen is not None and seen[0] == ino else 0
+                offset, stored = jr.merge_file(conn, TABLE, self.path, path, fd, start, final)
+                self._checkpointed(stored)
+                self._peers[key] = (ino, offset)
+                if final:
+                    os.unlink(path)
+                    self._peers.pop(key, None)
             except (sqlite3.Error, OSError, AuditWriteError) as exc:
                 logger.error("could not merge the journal %s into %s: %s", path, self.path, exc)
             finally:
-                os.close(fd)
+                if fd is not None:
+                    os.close(fd)
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)
@@ -375,7 +363,7 @@ class SqliteAuditSink(SqlSinkBase):
         try:
             self._begin()
             try:
-                seq, prev = _tail(self._conn)
+                seq, prev = jr.tail_of(self._conn, TABLE)
                 sealed: list[tuple[dict[str, Any], str]] = []
                 for journal in self._own():
                     since = time.monotonic()
@@ -388,7 +376,7 @@ class SqliteAuditSink(SqlSinkBase):
                     merged.append((journal, upto, len(lines), since))
                     refused.append((journal, bad))
                 sealed += chain_sealed(events, self.level, seq, prev)
-                self._conn.executemany(_INSERT, [row_of(r, body) for r, body in sealed])
+                jr.insert_rows(self._conn, TABLE, sealed)
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:
@@ -407,14 +395,21 @@ class SqliteAuditSink(SqlSinkBase):
         return sealed
 
     def _catch_up(self) -> None:
-        """Before reading: merge what this process journaled, so it reads its own records."""
-        if not self._journaling or not self._own():
-            return
-        with self._lock:
-            try:
-                self._flush()
-            except AuditWriteError as exc:
-                logger.warning("audit journal of %s not merged before reading: %s", self.path, exc)
+        """Before reading: merge what this process journaled (it reads its own records) and
+        what the journals of other processes hold (`_recover`)."""
+        if self._journaling and self._own():
+            with self._lock:
+                try:
+                    self._flush()
+                except AuditWriteError as exc:
+                    logger.warning("audit journal of %s not merged before reading: %s", self.path, exc)
+        own = {j.path for j in (self._journal, *self._retired) if j is not None}
+        if any(path not in own for path in jr.journals_of(self.path)):
+            if self._readonly:
+                self._recover_readonly()
+            else:
+                with self._lock:
+                    self._recover(self._conn)
 
     def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
         self._catch_up()
@@ -425,14 +420,8 @@ class SqliteAuditSink(SqlSinkBase):
         return super().get(record_id)
 
     def verify(self, expected_head: str | None = None) -> VerifyReport:
-        """Verify the chain, after merging this process's journal and those of processes gone."""
+        """Verify the chain, after merging every journal beside it (`_catch_up`)."""
         self._catch_up()
-        if jr.journals_of(self.path):
-            if self._readonly:
-                self._recover_readonly()
-            else:
-                with self._lock:
-                    self._recover(self._conn)
         return super().verify(expected_head)
 
     def _page(
