@@ -17,9 +17,11 @@ process that is gone: whoever opens the trail next (a writer, or a reader) merge
 and removes it; every read also merges the journals of live processes up to their last whole
 line (left to them), so readers anywhere see every journaled record. Merging is idempotent: a
 line whose record id is already in the trail was merged before (by a reader, or the merge
-committed and then the process died before the file went), so it is skipped. A line that is not an unchained record (not JSON, a required key missing or of
-the wrong type, chain keys present, a torn last line) is refused: kept in ``<db>.journal-rejected``
-and logged, never chained.
+committed and then the process died before the file went), so it is skipped. A line that is
+not one a sink wrote (its offsets off the chain keys, no id, action, time or server name where
+they belong, a torn last line: core/unchained.py) is refused: kept in ``<db>.journal-rejected``
+and logged, never chained; what else was rewritten is chained as it stands and `verify` reports
+it.
 
 Bounds: the writer thread merges a record at most `JOURNAL_MERGE_SECONDS` after it was
 journaled, or at once when `JOURNAL_MERGE_RECORDS` wait (what bounds how late something reading
