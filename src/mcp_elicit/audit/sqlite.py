@@ -181,7 +181,9 @@ class SqliteAuditSink(SqlSinkBase):
         merged up to its last whole line and left to it (which skips what is merged already), so
         a reader sees every journaled record. Failures are logged: the lines stay for next time."""
         own = {j.path for j in (self._journal, *self._retired) if j is not None}
-        for path in jr.journals_of(self.path):
+        journals = jr.journals_of(self.path)
+        self._peers = {k: v for k, v in self._peers.items() if Path(k) in journals}  # gone: forget
+        for path in journals:
             if path in own:
                 continue
             fd = jr.lock_orphan(path)
