@@ -451,3 +451,29 @@ def test_an_append_after_close_fails_closed_and_leaves_no_journal(tmp_path: Path
         sink.append_now([make_event(2)])
     assert journal_files(db) == []
     assert len(rows(db)) == 1
+
+
+FORKED = """
+import os, sys
+from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.core.consent import ConsentEvent
+sink = SqliteAuditSink(sys.argv[1])
+event = ConsentEvent(time=1.0, side="server", mode="form", action="accept", decided_by="person")
+for i in range(300):  # enough to ask for a merge at once
+    sink.append_now([event])
+assert sink.maintenance_after() == 0.0
+pid = os.fork()
+if pid == 0:  # the child: its parent's journal is not its own
+    os._exit(0 if sink.maintenance_after() is None and not sink._journal.usable() else 1)
+_, status = os.waitpid(pid, 0)
+sink.close()
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_leaves_its_parents_journal_alone(tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    command = [sys.executable, "-c", FORKED, str(db)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=BOUND_SECONDS, check=False)
+    assert proc.stdout.split() == ["0"], proc.stderr
+    assert len(rows(db)) == 300

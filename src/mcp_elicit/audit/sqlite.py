@@ -280,13 +280,12 @@ class SqliteAuditSink(SqlSinkBase):
             return 0.0
         if self._merge_failed:  # the next direct commit merges; no retrying in a loop here
             return None
-        if self._retired:
+        if any(j.mine() for j in self._retired):
             return 0.0
         journal = self._journal
-        since = None if journal is None else journal.pending_since
-        if since is None:
-            return None
-        assert journal is not None
+        if journal is None or journal.pending_since is None or not journal.mine():
+            return None  # (a forked child leaves its parent's journal alone)
+        since = journal.pending_since
         if (
             journal.written - journal.merged_lines >= jr.JOURNAL_MERGE_RECORDS
             or journal.end - journal.merged >= jr.MERGE_READ_BYTES
@@ -305,7 +304,7 @@ class SqliteAuditSink(SqlSinkBase):
         for readers, and the next maintenance picks up what this one could not copy."""
         with self._lock:
             journal = self._journal
-            if journal is not None and journal.end >= jr.JOURNAL_ROTATE_BYTES:
+            if journal is not None and journal.mine() and journal.end >= jr.JOURNAL_ROTATE_BYTES:
                 try:
                     self._journal = jr.Journal(self.path)
                     journal.retire()
