@@ -8,6 +8,7 @@ sees ``decline`` while the hash, computed over the last-wins parse, still matche
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,7 +87,7 @@ def test_postgres_a_body_with_a_duplicated_key_is_refused(pg_sink: Any, pg_url: 
 
 @given(st.sampled_from(["action", "seq", "id", "person", "time"]), st.text(max_size=8))
 def test_any_key_given_twice_is_non_canonical(key: str, value: str) -> None:
-    with SqliteAuditSink(":memory:") as sink:
+    with tempfile.TemporaryDirectory() as folder, SqliteAuditSink(Path(folder) / "trail.db") as sink:
         (record,) = sink.append_many([make_event(0)])
     from mcp_elicit.core.consent import canonical_json
 

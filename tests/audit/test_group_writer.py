@@ -155,7 +155,7 @@ async def test_the_wal_is_checkpointed_on_the_writer_thread_after_enough_commits
     writer = GroupWriter(sink)
     for i in range(CHECKPOINT_EVERY_COMMITS):
         writer._cost = 0.0  # appends one after another here: keep them all on this thread
-        await writer.append(make_event(i))
+        await writer.append(make_event(i, record_id=f"r{i}"))  # an id of its own: not journaled
     assert await anyio.to_thread.run_sync(sink.maintained.wait, BOUND_SECONDS)
     assert sink.maintained_on
     assert threading.get_ident() not in sink.maintained_on

@@ -51,6 +51,19 @@ def make_server(sink: Any, fail_closed: bool = True) -> MCPServer[Any]:
     return server
 
 
+@pytest.mark.parametrize("level", ["metadata", "request", "request_response"])
+async def test_answer_values_are_recorded_at_request_response_only(level: str) -> None:
+    sink = MemoryAuditSink(level=level)  # type: ignore[arg-type]
+    cb = ScriptedCallback([{"action": "accept", "content": {"name": "Ada"}}, {"action": "decline"}])
+    async with Client(make_server(sink), mode="legacy", elicitation_callback=cb) as c:
+        await c.call_tool("two", {})
+    first = sink.records[0]
+    if level == "request_response":
+        assert first["content"] == {"name": "Ada"}
+    else:
+        assert "content" not in first
+
+
 @pytest.mark.parametrize("era", ERAS)
 async def test_every_question_leaves_exactly_one_record_and_the_chain_verifies(era: str) -> None:
     sink = MemoryAuditSink()
@@ -65,6 +78,9 @@ async def test_every_question_leaves_exactly_one_record_and_the_chain_verifies(e
     assert sink.verify().ok
     first = sink.records[0]
     assert first["server"]["name"] == "audited"
+    assert first["server"]["version"] == "1.2.3"
+    assert first["protocol"]  # the revision the session negotiated
+    assert first["client"]["name"]
     assert first["call"]["name"] == "two"
     assert "content" not in first  # metadata level: no answer values
 

@@ -15,6 +15,15 @@ to its writer thread. `append_now` never waits: when the connection or the datab
 is busy it returns None and the caller queues for the writer thread. The WAL is then not
 checkpointed on commit (that fsyncs and can take milliseconds); `maintain`, run on the writer
 thread every `CHECKPOINT_EVERY_COMMITS` commits, does it there.
+
+The journal (audit/journal.py): at ``process_crash`` a lone record on the caller's thread is not
+committed at all but written to this sink's journal file (one ``write``, as durable as the
+commit it replaces); `maintain` merges the journal into the database in batches on the writer
+thread, and every transaction of this sink (`append_many`, a read, `close`) merges what waits
+first, so a process's records are chained in the order they were journaled. Opening the trail
+(also read-only) and every read (listing, `get`, `verify`) first merge the other journals beside
+it: those of processes that are gone whole (then removed), those of live ones up to their last
+whole line, so a reader in any process sees every journaled record.
 """
 
 from __future__ import annotations
@@ -22,14 +31,19 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
-from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, create_private, row_of
+from mcp_elicit.audit import journal as jr
+from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, new_record_id
 from mcp_elicit.audit.checkpoint import Checkpoint
-from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
+from mcp_elicit.core.chain import VerifyReport
+from mcp_elicit.core.consent import DEFAULT_LEVEL, ConsentEvent, Level
+from mcp_elicit.core.unchained import make_unchained_record
 from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
 
 logger = logging.getLogger("mcp_elicit.audit")
@@ -96,12 +110,20 @@ class SqliteAuditSink(SqlSinkBase):
         super().__init__(level, checkpoint)
         self.path = Path(path)
         self.durability: Durability = durability
+        self._readonly = readonly
         # Commits may run on the caller's thread only when they do not fsync (see the module doc).
         self._inline = durability == "process_crash"
+        self._journaling = self._inline and not readonly and jr.HAVE_FLOCK
+        self._journal: jr.Journal | None = None
+        self._retired: list[jr.Journal] = []  # rotated out, merged and removed by `maintain`
+        self._journal_start = threading.Lock()
+        self._merge_failed = False  # the last merge failed: records commit directly until one works
+        self._peers: dict[str, tuple[int, int]] = {}  # other live journals: (inode, bytes merged)
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
         self._since_checkpoint = 0
         if readonly:
             self._open_readonly()
+            self._recover_readonly()
             return
         try:
             create_private(self.path)  # SQLite gives its -wal and -shm files the same mode
@@ -116,6 +138,7 @@ class SqliteAuditSink(SqlSinkBase):
             self._has_table = True
         except (sqlite3.Error, OSError) as exc:
             raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self._recover(self._conn)
 
     def _open_readonly(self) -> None:
         """Open for reading only: never creates the file; a missing or broken file is an OSError."""
@@ -131,6 +154,56 @@ class SqliteAuditSink(SqlSinkBase):
             raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
         self._has_table = found is not None
 
+    def _recover_readonly(self) -> None:
+        """A reader merges the journals of processes that are gone, as a writer would, through a
+        connection of its own (SQLite's readers likewise roll back a crashed writer's journal)."""
+        if not jr.journals_of(self.path):
+            return
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        except sqlite3.Error as exc:
+            logger.warning("cannot merge the journals beside %s: %s", self.path, exc)
+            return
+        try:
+            conn.executescript(_SCHEMA)
+            self._has_table = True
+            self._recover(conn)
+        except sqlite3.Error as exc:
+            logger.warning("cannot merge the journals beside %s: %s", self.path, exc)
+        finally:
+            conn.close()
+
+    def _recover(self, conn: sqlite3.Connection) -> None:
+        """Merge the other journals beside the trail into the chain, in order: one whose lock is
+        free belongs to a process that is gone (merged whole, then removed); a live process's is
+        merged up to its last whole line and left to it (which skips what is merged already), so
+        a reader sees every journaled record. Failures are logged: the lines stay for next time."""
+        own = {j.path for j in (self._journal, *self._retired) if j is not None}
+        journals = jr.journals_of(self.path)
+        self._peers = {k: v for k, v in self._peers.items() if Path(k) in journals}  # gone: forget
+        for path in journals:
+            if path in own:
+                continue
+            fd = jr.lock_orphan(path)
+            final = fd is not None
+            try:
+                if fd is None:
+                    fd = os.open(path, os.O_RDONLY)
+                key, ino = str(path), os.fstat(fd).st_ino
+                seen = self._peers.get(key)
+                start = seen[1] if seen is not None and seen[0] == ino else 0
+                offset, stored = jr.merge_file(conn, TABLE, self.path, path, fd, start, final)
+                self._checkpointed(stored)
+                self._peers[key] = (ino, offset)
+                if final:
+                    os.unlink(path)
+                    self._peers.pop(key, None)
+            except (sqlite3.Error, OSError, AuditWriteError) as exc:
+                logger.error("could not merge the journal %s into %s: %s", path, self.path, exc)
+            finally:
+                if fd is not None:
+                    os.close(fd)
+
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)
         if self.level == "none" or not events:
@@ -139,19 +212,28 @@ class SqliteAuditSink(SqlSinkBase):
             self._busy(int(BUSY_TIMEOUT_S * 1000))
             sealed = self._write(events)
         self._checkpointed(sealed)
-        if self.wants_maintenance:  # a caller that never goes through a writer checkpoints here
+        if self.wants_maintenance:  # a caller that never goes through a writer maintains here
             self.maintain()
-        return [r for r, _ in sealed]
+        return [r for r, _ in sealed[-len(events) :]]
 
     def append_now(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]] | None:
         """`append_many` without waiting: None when it would have to wait (the connection is in
-        use, another writer holds the database, or every commit fsyncs); errors as `append_many`."""
-        if not self._inline or not self._lock.acquire(blocking=False):
+        use, another writer holds the database, or every commit fsyncs); errors as `append_many`.
+
+        A lone event without a record id of its own is journaled instead (audit/journal.py): what
+        is returned for it is then its id and level (the record is stored when merged)."""
+        if not self._inline:
+            return None
+        events = list(events)
+        if self.level == "none" or not events:
+            return []
+        if self._journaling and len(events) == 1 and not events[0].record_id and not self._merge_failed:
+            journaled = self._journal_append(events[0])
+            if journaled is not None:
+                return journaled
+        if not self._lock.acquire(blocking=False):
             return None
         try:
-            events = list(events)
-            if self.level == "none" or not events:
-                return []
             self._busy(0)
             try:
                 sealed = self._write(events)
@@ -160,25 +242,107 @@ class SqliteAuditSink(SqlSinkBase):
         finally:
             self._lock.release()
         self._checkpointed(sealed)
-        return [r for r, _ in sealed]
+        return [r for r, _ in sealed[-len(events) :]]
+
+    def _journal_append(self, event: ConsentEvent) -> list[dict[str, Any]] | None:
+        """The record, once its line is in the journal; None to commit it directly instead."""
+        record_id = new_record_id()
+        line = make_unchained_record(event, self.level, record_id)
+        if line is None:
+            return []
+        if len(line) > jr.MAX_JOURNAL_LINE_BYTES:
+            return None
+        for _ in range(2):  # a journal rotated out meanwhile takes no lines: once more, the new one
+            journal = self._journal or self._start_journal()
+            if journal is None or not journal.usable():
+                return None  # a forked child, or too much waits: commit directly
+            if journal.append(line):
+                return [{"id": record_id, "level": self.level}]
+        return None
+
+    def _start_journal(self) -> jr.Journal | None:
+        """This sink's journal, made on first use; None once the sink is closing."""
+        with self._journal_start:
+            if self._journal is None and self._journaling:
+                self._journal = jr.Journal(self.path)
+            return self._journal
+
+    def _own(self) -> list[jr.Journal]:
+        """This process's journals with lines waiting, oldest first."""
+        journals = [*self._retired, *([self._journal] if self._journal is not None else [])]
+        return [j for j in journals if j.mine() and (j.merged < j.end or j.closed)]
+
+    def maintenance_after(self) -> float | None:
+        """Seconds until `maintain` should run (0: now), None when nothing waits for it."""
+        if self._inline and self._since_checkpoint >= CHECKPOINT_EVERY_COMMITS:
+            return 0.0
+        if self._merge_failed:  # the next direct commit merges; no retrying in a loop here
+            return None
+        if any(j.mine() for j in self._retired):
+            return 0.0
+        journal = self._journal
+        if journal is None or journal.pending_since is None or not journal.mine():
+            return None  # (a forked child leaves its parent's journal alone)
+        since = journal.pending_since
+        if (
+            journal.written - journal.merged_lines >= jr.JOURNAL_MERGE_RECORDS
+            or journal.end - journal.merged >= jr.MERGE_READ_BYTES
+            or journal.end >= jr.JOURNAL_ROTATE_BYTES
+        ):
+            return 0.0
+        return max(0.0, since + jr.JOURNAL_MERGE_SECONDS - time.monotonic())
 
     @property
     def wants_maintenance(self) -> bool:
-        return self._inline and self._since_checkpoint >= CHECKPOINT_EVERY_COMMITS
+        return self.maintenance_after() == 0.0
 
     def maintain(self) -> None:
-        """Checkpoint the WAL into the database file (on the writer thread); PASSIVE: never waits
+        """Merge the journal (on the writer thread), rotate it when full, and checkpoint the WAL
+        into the database file every `CHECKPOINT_EVERY_COMMITS` commits; PASSIVE: never waits
         for readers, and the next maintenance picks up what this one could not copy."""
         with self._lock:
+            journal = self._journal
+            if journal is not None and journal.mine() and journal.end >= jr.JOURNAL_ROTATE_BYTES:
+                try:
+                    self._journal = jr.Journal(self.path)
+                    journal.retire()
+                    self._retired.append(journal)
+                except AuditWriteError as exc:
+                    logger.warning("audit journal %s not rotated: %s", journal.path, exc)
+            try:
+                self._flush()
+            except AuditWriteError as exc:  # records stay journaled; appends commit directly now
+                logger.warning("audit journal of %s not merged: %s", self.path, exc)
+            if not self._inline or self._since_checkpoint < CHECKPOINT_EVERY_COMMITS:
+                return
             self._since_checkpoint = 0
             try:
                 self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             except sqlite3.Error as exc:  # the records are committed; the next run tries again
                 logger.warning("audit WAL checkpoint of %s failed: %s", self.path, exc)
 
+    def _flush(self) -> None:
+        """Merge every line this process journaled so far (the sink's lock held); remove journals
+        that were rotated out once merged. Raises AuditWriteError."""
+        targets = [(j, j.end) for j in self._own()]
+        for journal, end in targets:
+            while journal.merged < end:
+                before = journal.merged
+                self._busy(int(BUSY_TIMEOUT_S * 1000))
+                self._checkpointed(self._write([]))
+                if journal.merged == before:
+                    break
+        for journal in list(self._retired):
+            if journal.merged >= journal.end:
+                journal.remove()
+                self._retired.remove(journal)
+
     def _busy(self, ms: int) -> None:
         if ms != self._busy_ms:
-            self._conn.execute(f"PRAGMA busy_timeout={ms}")
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout={ms}")
+            except sqlite3.Error as exc:  # a closed sink, say: fail closed like a failed commit
+                raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
             self._busy_ms = ms
 
     def _begin(self) -> None:
@@ -190,29 +354,74 @@ class SqliteAuditSink(SqlSinkBase):
             raise
 
     def _write(self, events: list[ConsentEvent]) -> list[tuple[dict[str, Any], str]]:
-        """One transaction: take the write lock, read the tail, insert the chained records."""
+        """One transaction: take the write lock, read the tail, chain what this process journaled
+        (up to `MERGE_READ_BYTES` of each journal) and then `events`, insert them all. Returns
+        every record stored, the journaled ones first."""
+        merged: list[tuple[jr.Journal, int, int, float]] = []
+        refused: list[tuple[jr.Journal, list[bytes]]] = []
         try:
             self._begin()
             try:
-                tail = self._conn.execute(
-                    f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1"  # noqa: S608
-                ).fetchone()
-                seq, prev = tail if tail else (0, GENESIS_HASH)
-                sealed = chain_sealed(events, self.level, seq, prev)
-                self._conn.executemany(
-                    f"INSERT INTO {TABLE} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [row_of(r, body) for r, body in sealed],
-                )
+                seq, prev = jr.tail_of(self._conn, TABLE)
+                sealed: list[tuple[dict[str, Any], str]] = []
+                for journal in self._own():
+                    since = time.monotonic()
+                    with journal.lock:
+                        end, final = journal.end, journal.closed
+                    lines, bad, upto = jr.split_lines(journal.fd, journal.merged, end, final)
+                    sealed += jr.chain_lines(self._conn, TABLE, lines, bad, seq, prev)
+                    if sealed:
+                        seq, prev = sealed[-1][0]["seq"], sealed[-1][0]["hash"]
+                    merged.append((journal, upto, len(lines), since))
+                    refused.append((journal, bad))
+                sealed += chain_sealed(events, self.level, seq, prev)
+                jr.insert_rows(self._conn, TABLE, sealed)
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
+            if merged:
+                self._merge_failed = True
             raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self._merge_failed = False
+        for journal, upto, lines_merged, since in merged:
+            journal.merged_upto(upto, lines_merged, since)
+        for journal, bad in refused:
+            jr.reject(self.path, bad, journal.path)
         self._since_checkpoint += 1
         return sealed
+
+    def _catch_up(self) -> None:
+        """Before reading: merge what this process journaled (it reads its own records) and
+        what the journals of other processes hold (`_recover`)."""
+        if self._journaling and self._own():
+            with self._lock:
+                try:
+                    self._flush()
+                except AuditWriteError as exc:
+                    logger.warning("audit journal of %s not merged before reading: %s", self.path, exc)
+        own = {j.path for j in (self._journal, *self._retired) if j is not None}
+        if any(path not in own for path in jr.journals_of(self.path)):
+            if self._readonly:
+                self._recover_readonly()
+            else:
+                with self._lock:
+                    self._recover(self._conn)
+
+    def _records(self, filters: Filters) -> Iterator[dict[str, Any]]:
+        self._catch_up()
+        return super()._records(filters)
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        self._catch_up()
+        return super().get(record_id)
+
+    def verify(self, expected_head: str | None = None) -> VerifyReport:
+        """Verify the chain, after merging every journal beside it (`_catch_up`)."""
+        self._catch_up()
+        return super().verify(expected_head)
 
     def _page(
         self, after: int, where: str, params: list[Any], columns: str, limit: int
@@ -229,5 +438,22 @@ class SqliteAuditSink(SqlSinkBase):
                 raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
 
     def close(self) -> None:
+        """Merge what this process journaled and remove its journal; a journal that cannot be
+        merged stays for the next opening of the trail."""
         with self._lock:
+            with self._journal_start:
+                self._journaling = False  # appends from now on commit (and fail: it is closed)
+            own = [j for j in (*self._retired, self._journal) if j is not None and j.mine()]
+            for journal in own:
+                journal.retire()
+            self._retired, self._journal = own, None
+            try:
+                self._flush()
+            except AuditWriteError as exc:
+                logger.error(
+                    "audit journal of %s not merged at close (kept for the next open): %s", self.path, exc
+                )
+            for journal in self._retired:
+                journal.release()
+            self._retired = []
             self._conn.close()

@@ -14,8 +14,9 @@ audit/sqlite.py) offers `append_now`. When nothing is queued and such commits ha
 `INLINE_MAX_LOOP_SHARE` of the time between appends, the append commits right there on the
 caller's thread (a hop to a thread and back costs more than that commit, and much more on a busy
 machine). A burst of appends goes through the writer thread again, where it shares commits and
-leaves the event loop free. A sink's periodic upkeep (`maintain`, the WAL checkpoint) runs on the
-writer thread when the sink asks for it.
+leaves the event loop free. A sink's upkeep (`maintain`: the SQLite sink's journal merge and WAL
+checkpoint) runs on the writer thread when the sink asks for it: at once when its
+`maintenance_after()` says 0, or when that many seconds have passed (the thread waits for it).
 """
 
 from __future__ import annotations
@@ -71,13 +72,16 @@ class GroupWriter:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._append_now = getattr(sink, "append_now", None)
+        self._upkeep_after = getattr(sink, "maintenance_after", None)
         self._maintain = False
+        self._timed = False  # the thread knows the sink's upkeep is pending and will wake for it
         self._last_append = time.perf_counter()
         self._gap = 0.0  # moving averages: seconds between appends, seconds per inline commit
         self._cost = 0.0
 
     async def append(self, event: ConsentEvent) -> dict[str, Any] | None:
-        """The stored record (None at level "none") once committed; the sink's error otherwise."""
+        """The stored record (None at level "none") once committed (once journaled, only its id
+        and level: audit/journal.py); the sink's error otherwise."""
         if self._append_now is not None:
             records = self._inline(event)
             if records is not None:
@@ -101,15 +105,23 @@ class GroupWriter:
         if records is None:
             return None
         self._cost += (time.perf_counter() - start - self._cost) * _AVERAGE_WEIGHT
-        if getattr(self.sink, "wants_maintenance", False):
+        if self._upkeep_after is not None:
+            after = self._upkeep_after()
+            if after == 0.0 and not self._maintain:
+                self._submit(None)
+            elif after is not None and not self._timed:  # wake the thread to wait for it
+                self._submit(None, now=False)
+        elif getattr(self.sink, "wants_maintenance", False):
             self._submit(None)
         return records
 
-    def _submit(self, pending: _Pending | None) -> None:
-        """Queue `pending` (None: ask for the sink's upkeep) and wake the writer thread."""
+    def _submit(self, pending: _Pending | None, now: bool = True) -> None:
+        """Queue `pending` (None: ask for the sink's upkeep, at once unless not `now`) and wake
+        the writer thread."""
         with self._cond:
             if pending is None:
-                self._maintain = True
+                self._maintain = self._maintain or now
+                self._timed = True  # the thread looks at the sink's upkeep when it wakes
             else:
                 self._queue.append(pending)
             if self._thread is None:
@@ -117,13 +129,24 @@ class GroupWriter:
                 self._thread.start()
             self._cond.notify()
 
+    def _due(self) -> float | None:
+        """Seconds until the sink's upkeep is due (0: now), None when none is pending; under
+        the condition's lock, so an append that journals after this wakes the thread."""
+        after = None if self._upkeep_after is None else self._upkeep_after()
+        self._timed = after is not None
+        return after
+
     def _run(self) -> None:
         while True:
             with self._cond:
-                if not self._queue and not self._maintain:
-                    self._cond.wait(WRITER_IDLE_SECONDS)
-                maintain, self._maintain = self._maintain, False
+                due = self._due()
+                if not self._queue and not self._maintain and due != 0.0:
+                    self._cond.wait(WRITER_IDLE_SECONDS if due is None else due)
+                    due = self._due()
+                maintain, self._maintain = self._maintain or due == 0.0, False
                 if not self._queue and not maintain:
+                    if due is not None:
+                        continue  # woken before the upkeep is due: wait for it again
                     self._thread = None  # idle: end; append starts another under this lock
                     return
                 batch = [self._queue.popleft() for _ in range(min(len(self._queue), MAX_GROUP_RECORDS))]
@@ -165,6 +188,9 @@ _writers_lock = threading.Lock()
 
 def writer_for(sink: Any) -> GroupWriter:
     """The one writer of `sink`, kept on the sink itself (made on first use)."""
+    writer = getattr(sink, "_mcp_elicit_writer", None)
+    if writer is not None:  # set once, never replaced: no lock needed to read it
+        return writer  # type: ignore[no-any-return]
     with _writers_lock:
         writer = getattr(sink, "_mcp_elicit_writer", None)
         if writer is None:

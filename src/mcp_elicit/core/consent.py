@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
@@ -57,6 +57,7 @@ __all__ = [
     "make_sealed_record",
     "record_hash",
     "time_bound",
+    "unchained_texts",
 ]
 
 Level: TypeAlias = Literal["none", "metadata", "request", "request_response"]
@@ -161,6 +162,23 @@ class ConsentEvent:
 _ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
+def _unencodable(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _record_encoder() -> Callable[[Any], str]:
+    """`_ENCODE` for the halves of a record, made once: the same text, without building an
+    encoder per call or checking for cycles (a record's values are fresh, depth-limited copies)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - a Python without the C accelerator
+        return _ENCODE
+    encoder = make(None, _unencodable, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+    return lambda value: "".join(encoder(value, 0))
+
+
+_ENCODE_HALF = _record_encoder()
+
+
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, no whitespace, UTF-8, no NaN: the bytes the hash is computed over."""
     return _ENCODE(value).encode("utf-8")
@@ -174,8 +192,23 @@ def record_hash(record: Mapping[str, Any]) -> str:
 
 def format_time(ts: float) -> str:
     """Unix seconds as fixed-width UTC ISO 8601 with microseconds; such strings sort by time."""
-    # isoformat is twice as fast as strftime and gives the same text ("+00:00" becomes "Z")
-    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    if not 0 <= ts < _YEAR_10000:  # (NaN too) datetime's own range checks and errors
+        # isoformat is twice as fast as strftime and gives the same text ("+00:00" becomes "Z")
+        return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    # What datetime.fromtimestamp does (microseconds rounded half to even), with the text of
+    # the whole second remembered: the records of one second differ in the microseconds only.
+    fraction, whole = math.modf(ts)
+    micros = round(fraction * 1e6)
+    if micros >= 1_000_000:
+        micros, whole = micros - 1_000_000, whole + 1.0
+    second, hit = int(whole), _last_second[0]  # one tuple: threads never see half an update
+    if hit[0] != second:
+        hit = _last_second[0] = (second, datetime.fromtimestamp(second, tz=UTC).isoformat()[:-6])
+    return f"{hit[1]}.{micros:06d}Z"
+
+
+_YEAR_10000: Final = 253_402_300_800.0  # datetime's range ends before it
+_last_second: list[tuple[int, str]] = [(-1, "")]
 
 
 def time_bound(value: float | datetime | str) -> str:
@@ -259,6 +292,73 @@ def make_sealed_record(
     event: ConsentEvent, level: Level, prev_hash: str, *, seq: int = 1, record_id: str | None = None
 ) -> tuple[dict[str, Any], str] | None:
     """`make_record`, plus the record's canonical JSON text (what sinks store), encoded only once."""
+    halves = _halves(event, level, record_id, seq, prev_hash)
+    return None if halves is None else _seal(*halves)
+
+
+def unchained_texts(event: ConsentEvent, level: Level, record_id: str) -> tuple[str, str] | None:
+    """The text of the record's keys before "hash" and of those after it, without seq and
+    prev_hash (core/unchained.py): what encoding `record_halves` gives, built directly at level
+    "metadata" (what trails record by default; no dicts, one call per value), through the dicts
+    at the other levels. None at level "none"."""
+    if level != "metadata":
+        halves = _halves(event, level, record_id, None, None)
+        return None if halves is None else (_ENCODE_HALF(halves[0])[1:-1], _ENCODE_HALF(halves[1])[1:-1])
+    schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
+    verdict = None
+    if event.mode == "form" and schema is not None:
+        verdict = event.form_verdict or classify_schema(schema, None)
+    properties = schema.get("properties") if schema is not None else None
+    _, fields = _fields_of(properties if isinstance(properties, Mapping) else {}, verdict)
+    known = _fields_texts.get(id(fields))
+    if known is None or known[0] is not fields:
+        if len(_fields_texts) >= _FIELDS_CACHE_SIZE:
+            _fields_texts.clear()
+        known = _fields_texts[id(fields)] = (fields, _ENCODE_HALF(list(fields)))
+    call, client, server = event.call, event.client, event.server
+    call_text = "null"
+    if call is not None:
+        method, name = _STR(_text(call.method)), _STR(_text(call.name))
+        call_text = (
+            f'{{"method":{method},"name":{name},"request_id":{_ENCODE_HALF(_jsonable(call.request_id))}}}'
+        )
+    details = "" if event.details is None else f',"details":{_ENCODE_HALF(_jsonable(event.details))}'
+    low = (
+        f'"action":{_value(event.action)},"call":{call_text},"client":{{"name":{_STR(_text(client.name))},'
+        f'"version":{_STR(_text(client.version))}}},"decided_by":{_value(event.decided_by)}{details},'
+        f'"fields":{known[1]}'
+    )
+    latency = round(event.latency_ms) if math.isfinite(event.latency_ms) else -1
+    digest = hashlib.sha256(_text(event.message).encode("utf-8")).hexdigest()
+    url = _ENCODE_HALF(_url_part(event, level)) if event.mode == "url" or event.url is not None else "null"
+    where = _STR(redact_where(_text(server.where)))
+    high = (
+        f'"id":{_STR(_text(record_id))},"latency_ms":{_ENCODE_HALF(latency)},"level":"metadata",'
+        f'"message_sha256":"{digest}","mode":{_value(event.mode)},"person":{_STR(_text(event.person))},'
+        f'"protocol":{_STR(_text(event.protocol_revision))},"reason":{_STR(_text(event.reason))},'
+        f'"server":{{"name":{_STR(_text(server.name))},"version":{_STR(_text(server.version))},'
+        f'"where":{where}}},"side":{_value(event.side)},"time":"{format_time(event.time)}",'
+        f'"url":{url},"v":{RECORD_VERSION}'
+    )
+    return low, high
+
+
+# The string encoder of the record's encoder (ensure_ascii off), for values known to be strings.
+_STR: Final[Callable[[str], str]] = json.encoder.encode_basestring
+# The encoded "fields" list of a form, remembered per field list object (`_fields_of` keeps them).
+_fields_texts: dict[int, tuple[Any, str]] = {}
+
+
+def _value(value: Any) -> str:
+    """A value the event holds as given (its action, mode, ...), encoded as the encoder would."""
+    return _STR(value) if type(value) is str else _ENCODE_HALF(value)
+
+
+def _halves(
+    event: ConsentEvent, level: Level, record_id: str | None, seq: int | None, prev_hash: str | None
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The record's keys that sort before "hash" and those after it (see `_seal`); without seq
+    and prev_hash when they are None (an unchained record, core/unchained.py)."""
     if level not in LEVELS:
         raise InvalidArgument("level", f"unknown audit level {level!r}; expected one of {', '.join(LEVELS)}")
     if level == "none":
@@ -310,6 +410,8 @@ def make_sealed_record(
         "latency_ms": round(event.latency_ms) if math.isfinite(event.latency_ms) else -1,
         "prev_hash": prev_hash,
     }
+    if seq is None or prev_hash is None:
+        del high["seq"], high["prev_hash"]
     if event.mode == "url" or event.url is not None:
         high["url"] = _url_part(event, level)
     if event.details is not None:  # only when given, so other records keep their exact shape
@@ -330,7 +432,7 @@ def make_sealed_record(
                 redacted.append(name)
         low["content"] = kept
         high["redacted"] = sorted(redacted)
-    return _seal(low, high)
+    return low, high
 
 
 def _seal(low: dict[str, Any], high: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -340,8 +442,8 @@ def _seal(low: dict[str, Any], high: dict[str, Any]) -> tuple[dict[str, Any], st
     "hash" (`low`) and of those after it (`high`), joined, is the hashed text, and with the hash
     member between them it is the stored text.
     """
-    before = _ENCODE(low)[1:-1].encode("utf-8")
-    after = _ENCODE(high)[1:-1].encode("utf-8")
+    before = _ENCODE_HALF(low)[1:-1].encode("utf-8")
+    after = _ENCODE_HALF(high)[1:-1].encode("utf-8")
     hashed = b"{" + b",".join(p for p in (before, after) if p) + b"}"
     digest = hashlib.sha256(hashed).hexdigest()
     member = b'"hash":"' + digest.encode("ascii") + b'"'

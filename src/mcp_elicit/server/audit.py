@@ -45,14 +45,16 @@ def _verdict(schema: Mapping[str, Any] | None) -> FormVerdict | None:
 logger = logging.getLogger("mcp_elicit.server")
 
 
-def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str]:
-    (server_name, server_version), (client_name, client_version), call = sdk.identities(ctx)
+def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str, str]:
+    """(server, client, call, person, protocol revision) of the request behind `ctx`."""
+    (server_name, server_version), (client_name, client_version), call, protocol = sdk.identities(ctx)
     ref = CallRef(method=call[0], request_id=call[1], name=call[2]) if call is not None else None
     return (
         ServerIdentity(name=server_name, version=server_version),
         ClientIdentity(name=client_name, version=client_version),
         ref,
         sdk.access_subject(),
+        protocol,
     )
 
 
@@ -75,7 +77,7 @@ async def record(
     sink = settings.audit
     if sink is None:
         return
-    server, client, call, person = _identities(ctx)
+    server, client, call, person, protocol = _identities(ctx)
     event = ConsentEvent(
         time=settings.clock(),
         side="server",
@@ -84,7 +86,7 @@ async def record(
         decided_by=decided_by,  # type: ignore[arg-type]
         server=server,
         client=client,
-        protocol_revision=sdk.protocol_version(ctx) or "",
+        protocol_revision=protocol,
         person=person,
         message=message,
         requested_schema=requested_schema,

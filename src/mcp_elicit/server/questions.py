@@ -230,6 +230,8 @@ async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any,
         return  # sampling and roots requests are not elicitations
     reason = "secret_guard_overridden" if key in step.secret_overridden else ""
     content = answer.data if isinstance(answer, Answer) and answer.accepted else None
+    if getattr(era.settings.audit, "level", None) != "request_response":
+        content = None  # only that level stores answer values: no copy of them for the others
     await audit.record(
         ctx,
         era.settings,

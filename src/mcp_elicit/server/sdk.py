@@ -117,17 +117,27 @@ def request_id(ctx: Any) -> Any:
     return call.request_id if call is not None else None
 
 
-def identities(ctx: Any) -> tuple[tuple[str, str], tuple[str, str], tuple[str, Any, str] | None]:
-    """((server name, version), (client name, version), (method, request id, target) or None)."""
-    app = getattr(ctx, "mcp_server", None) or getattr(ctx, "fastmcp", None)
+def identities(
+    ctx: Any,
+) -> tuple[tuple[str, str], tuple[str, str], tuple[str, Any, str] | None, str]:
+    """((server name, version), (client name, version), (method, request id, target) or None,
+    the protocol revision or ""), finding the request behind `ctx` once."""
+    # MCPServer's Context keeps the server and the request as pydantic private attributes; read
+    # there, they skip two properties that cost microseconds each (one record per elicitation).
+    private = getattr(ctx, "__pydantic_private__", None)
+    rc = private.get("_request_context") if isinstance(private, dict) else None
+    call: Call | None
+    if isinstance(rc, ServerRequestContext):
+        app, call = private.get("_mcp_server"), rc  # type: ignore[union-attr]
+    else:
+        app, call = getattr(ctx, "mcp_server", None) or getattr(ctx, "fastmcp", None), call_of(ctx)
     server = (str(getattr(app, "name", "") or ""), str(getattr(app, "version", "") or ""))
-    call = call_of(ctx)
     if call is None:
-        return server, ("", ""), None
+        return server, ("", ""), None, ""
     params = call.session.client_params
     client = (params.client_info.name, params.client_info.version) if params is not None else ("", "")
     target = (call.params or {}).get("name") or (call.params or {}).get("uri") or ""
-    return server, client, (call.method, call.request_id, str(target))
+    return server, client, (call.method, call.request_id, str(target)), call.protocol_version or ""
 
 
 # --- wire shapes ------------------------------------------------------------------------------

@@ -1,0 +1,342 @@
+"""The SQLite trail's journal: where a record goes on the answer's path before it is chained.
+
+Committing a record to SQLite costs a transaction per elicitation (file locks, WAL frames). At
+durability "process_crash" the SQLite sink (audit/sqlite.py) instead writes the record, redacted
+at its level but not yet chained (no seq, prev_hash or hash), as one line of canonical JSON to a
+journal file of its own beside the database: one ``write`` on a file opened ``O_APPEND``. Once
+that returns, the record is in the operating system's hands, which is what a WAL commit at
+``synchronous=NORMAL`` promises too: it survives the process crashing, not a power cut. A write
+that fails (or writes only part of the line) fails the elicitation closed, as a failed commit
+does. The sink's writer thread then merges the journal into the database in batches, giving each
+record its seq and hash there, so the stored rows are exactly what a direct commit stores.
+
+Files: ``<db>.journal-<pid>-<16 hex>``, made for the owner alone, one per sink that journals,
+held with an exclusive ``flock`` while it lives (created under a temporary name, locked, then
+renamed, so nobody ever sees it unlocked and empty). A journal whose lock is free belongs to a
+process that is gone: whoever opens the trail next (a writer, or a reader) merges it, in order,
+and removes it; every read also merges the journals of live processes up to their last whole
+line (left to them), so readers anywhere see every journaled record. Merging is idempotent: a
+line whose record id is already in the trail was merged before (by a reader, or the merge
+committed and then the process died before the file went), so it is skipped. A line that is
+not one a sink wrote (its offsets off the chain keys, no id, action, time or server name where
+they belong, a torn last line: core/unchained.py) is refused: kept in ``<db>.journal-rejected``
+and logged, never chained; what else was rewritten is chained as it stands and `verify` reports
+it.
+
+Bounds: the writer thread merges a record at most `JOURNAL_MERGE_SECONDS` after it was
+journaled, or at once when `JOURNAL_MERGE_RECORDS` wait (what bounds how late something reading
+the database directly, not through a sink, sees it). A journal is replaced by a fresh one once it
+holds `JOURNAL_ROTATE_BYTES` (and removed when merged); while more than `JOURNAL_MAX_PENDING_BYTES`
+wait (the database cannot be written), records bypass the journal and commit directly, failing
+closed as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from mcp_elicit.audit.base import PRIVATE_FILE_MODE, row_of
+from mcp_elicit.core.consent import GENESIS_HASH
+from mcp_elicit.core.unchained import seal_split, split_line
+from mcp_elicit.errors import AuditWriteError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no journal, every record commits directly
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger("mcp_elicit.audit")
+
+HAVE_FLOCK: Final = fcntl is not None  # without it (Windows) nothing is journaled
+
+# This process's id, kept current across fork: a journal belongs to the process that made it
+# (one look-up per record instead of a getpid call).
+_PID = [os.getpid()]
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+
+__all__ = [
+    "HAVE_FLOCK",
+    "JOURNAL_MAX_PENDING_BYTES",
+    "JOURNAL_MERGE_RECORDS",
+    "JOURNAL_MERGE_SECONDS",
+    "JOURNAL_ROTATE_BYTES",
+    "MAX_JOURNAL_LINE_BYTES",
+    "MERGE_READ_BYTES",
+    "Journal",
+    "chain_lines",
+    "insert_rows",
+    "journals_of",
+    "lock_orphan",
+    "merge_file",
+    "reject",
+    "split_lines",
+    "tail_of",
+]
+
+# Longest a journaled record waits before the writer thread merges it into the database (the
+# sink's readers merge before they read; this bounds what reads the database directly). Each
+# merge has a fixed cost (a transaction, waking the thread); a second makes it vanish per record.
+JOURNAL_MERGE_SECONDS: Final = 1.0
+
+# Records waiting in the journal that make the writer thread merge at once.
+JOURNAL_MERGE_RECORDS: Final = 256
+
+# A journal holding this much is replaced by a fresh one (the full one is removed once merged).
+JOURNAL_ROTATE_BYTES: Final = 1_048_576  # 1 MiB
+
+# Unmerged bytes beyond which records bypass the journal and commit directly (a database that
+# cannot be written then fails elicitations closed instead of a journal growing without end).
+JOURNAL_MAX_PENDING_BYTES: Final = 4_194_304  # 4 MiB
+
+# Largest record line the journal takes; a larger record (request levels, a huge schema) commits
+# directly. Records are a few hundred bytes at "metadata".
+MAX_JOURNAL_LINE_BYTES: Final = 262_144  # 256 KiB
+
+# Journal bytes read into one merge transaction at most (bounds the write lock's hold and memory).
+MERGE_READ_BYTES: Final = 1_048_576  # 1 MiB
+
+_REJECTED_SUFFIX: Final = ".journal-rejected"
+_IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
+
+
+def _pattern(db: Path) -> re.Pattern[str]:
+    return re.compile(re.escape(db.name) + r"\.journal-\d+-[0-9a-f]{16}")
+
+
+def journals_of(db: Path) -> list[Path]:
+    """The journal files beside the database `db`, oldest first."""
+    pattern = _pattern(db)
+    try:
+        names = [e for e in os.scandir(db.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return []
+    found = []
+    for entry in names:
+        with contextlib.suppress(OSError):  # gone meanwhile: merged by someone else
+            found.append((entry.stat().st_mtime_ns, entry.name))
+    return [db.parent / name for _, name in sorted(found)]
+
+
+class Journal:
+    """This sink's journal: appends on the answer's path, read back by the merge."""
+
+    def __init__(self, db: Path) -> None:
+        if fcntl is None:  # pragma: no cover - Windows
+            raise AuditWriteError("sqlite", str(db), "no journal without flock")
+        self.pid = os.getpid()
+        name = f"{db.name}.journal-{self.pid}-{os.urandom(8).hex()}"
+        self.path = db.parent / name
+        tmp = db.parent / f".{name}.new"  # never matches journals_of: nobody merges it unlocked
+        try:
+            self.fd = os.open(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+        except OSError as exc:
+            raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(tmp, self.path)
+        except OSError as exc:
+            os.close(self.fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+        self.lock = threading.Lock()
+        self.end = 0  # bytes written (all complete lines)
+        self.written = 0  # lines written
+        self.merged = 0  # bytes merged into the database
+        self.merged_lines = 0
+        self.pending_since: float | None = None  # monotonic time of the oldest unmerged line
+        self.broken = False  # a failed write could not be undone: take no more lines
+        self.closed = False
+
+    def usable(self) -> bool:
+        """Whether this process may append here: it made the journal (not a forked child), the
+        journal took every line whole and is open, and not too much waits unmerged."""
+        return (
+            self.pid == _PID[0]
+            and not self.broken
+            and not self.closed
+            and self.end - self.merged < JOURNAL_MAX_PENDING_BYTES
+        )
+
+    def mine(self) -> bool:
+        """Whether this process made the journal (a forked child leaves its parent's alone)."""
+        return self.pid == _PID[0]
+
+    def append(self, line: bytes) -> bool:
+        """Write one record line; False when this journal is closed (use the current one).
+        Raises AuditWriteError when the line is not written whole (fail closed)."""
+        with self.lock:
+            if self.closed:
+                return False
+            try:
+                done = os.write(self.fd, line)
+            except OSError as exc:
+                self._undo()
+                raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
+            if done != len(line):
+                self._undo()
+                raise AuditWriteError("sqlite", str(self.path), f"wrote {done} of {len(line)} bytes")
+            self.end += done
+            self.written += 1
+            if self.pending_since is None:
+                self.pending_since = time.monotonic()
+        return True
+
+    def _undo(self) -> None:
+        """Cut a partly written line off, or stop using this journal if that fails too."""
+        try:
+            os.ftruncate(self.fd, self.end)
+        except OSError:
+            self.broken = True  # the torn line stays last; whoever merges this journal refuses it
+
+    def merged_upto(self, offset: int, lines: int, since: float) -> None:
+        """Note that the merge committed everything up to `offset`; `since` is when it read."""
+        with self.lock:
+            self.merged, self.merged_lines = offset, self.merged_lines + lines
+            self.pending_since = None if self.merged_lines >= self.written else since
+
+    def retire(self) -> None:
+        """Take no more lines (an append in flight finishes first); what it holds is merged with
+        an unterminated last piece refused, then it is removed."""
+        with self.lock:
+            self.closed = True
+
+    def remove(self) -> None:
+        """Delete the (fully merged) file and release it."""
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        self.release()
+
+    def release(self) -> None:
+        """Close the file, keeping it: whoever opens the trail next merges what it holds."""
+        with self.lock:
+            self.closed = True
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+
+def lock_orphan(path: Path) -> int | None:
+    """An open descriptor on `path` with its lock held, if nobody holds it (its process is gone)
+    and it is still that file; None otherwise."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino == os.stat(path).st_ino:  # not merged and removed meanwhile
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def split_lines(fd: int, start: int, end: int, final: bool) -> tuple[list[bytes], list[bytes], int]:
+    """(complete lines, refused pieces, offset after them) of the journal between `start` and
+    `end`, reading at most `MERGE_READ_BYTES`. When `final` (nobody writes there any more), an
+    unterminated last piece is a torn line: refused."""
+    data = os.pread(fd, min(end - start, MERGE_READ_BYTES), start)
+    cut = data.rfind(b"\n") + 1
+    refused: list[bytes] = []
+    if cut == 0 and len(data) == MERGE_READ_BYTES:
+        return [], [data], start + len(data)  # no line ends in a whole read: not our lines
+    if final and start + len(data) == end and cut < len(data):
+        refused.append(data[cut:])
+        cut = len(data)
+    return data[:cut].split(b"\n")[:-1], refused, start + cut
+
+
+def chain_lines(
+    conn: sqlite3.Connection, table: str, lines: list[bytes], refused: list[bytes], seq: int, prev: str
+) -> list[tuple[dict[str, Any], str]]:
+    """Journal lines chained after (seq, prev), each as its indexed values and stored text:
+    refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
+    is already in the trail (merged before)."""
+    split = [split_line(line) for line in lines]
+    wanted = [parts[4] for parts in split if parts is not None]
+    known: set[str] = set()
+    for k in range(0, len(wanted), _IDS_PER_QUERY):
+        part = wanted[k : k + _IDS_PER_QUERY]
+        query = f"SELECT id FROM {table} WHERE id IN ({','.join('?' * len(part))})"  # noqa: S608
+        known.update(i for (i,) in conn.execute(query, part))
+    sealed = []
+    for line, parts in zip(lines, split, strict=True):
+        if parts is not None and parts[4] in known:
+            continue  # merged before this journal could be removed: idempotent
+        pair = None if parts is None else seal_split(parts, seq + 1, prev)
+        if pair is None:
+            refused.append(line)
+            continue
+        known.add(pair[0]["id"])
+        sealed.append(pair)
+        seq, prev = seq + 1, pair[0]["hash"]
+    return sealed
+
+
+def tail_of(conn: sqlite3.Connection, table: str) -> tuple[int, str]:
+    """(seq, hash) of the last record in `table` (0 and GENESIS_HASH when there is none)."""
+    row = conn.execute(f"SELECT seq, hash FROM {table} ORDER BY seq DESC LIMIT 1").fetchone()  # noqa: S608
+    return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+
+def insert_rows(conn: sqlite3.Connection, table: str, sealed: list[tuple[dict[str, Any], str]]) -> None:
+    conn.executemany(
+        f"INSERT INTO {table} (seq, id, time, server, action, prev_hash, hash, body)"  # noqa: S608
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [row_of(r, body) for r, body in sealed],
+    )
+
+
+def merge_file(
+    conn: sqlite3.Connection, table: str, db: Path, path: Path, fd: int, start: int, final: bool
+) -> tuple[int, list[tuple[dict[str, Any], str]]]:
+    """Merge another process's journal (open at `fd`) from `start` into the chain, one
+    transaction per `MERGE_READ_BYTES`: (the offset after the last whole line merged, the
+    records stored). `final` when its process is gone (a torn last line is then refused)."""
+    offset, size, stored = start, os.fstat(fd).st_size, []
+    while offset < size:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            lines, refused, upto = split_lines(fd, offset, size, final)
+            sealed = chain_lines(conn, table, lines, refused, *tail_of(conn, table))
+            insert_rows(conn, table, sealed)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        reject(db, refused, path)
+        stored += sealed
+        if upto == offset:
+            break  # a line still being written: its process merges it, or the next reader
+        offset = upto
+    return offset, stored
+
+
+def reject(db: Path, pieces: list[bytes], source: Path) -> None:
+    """Keep refused journal pieces in ``<db>.journal-rejected`` (never chained) and log them."""
+    if not pieces:
+        return
+    target = db.with_name(db.name + _REJECTED_SUFFIX)
+    logger.error("%d journal line(s) of %s are not records: kept in %s", len(pieces), source.name, target)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+        try:
+            header = f"# from {source.name}\n".encode()
+            os.write(fd, header + b"".join(p if p.endswith(b"\n") else p + b"\n" for p in pieces))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        logger.error("could not keep refused journal lines in %s: %s", target, exc)
