@@ -164,7 +164,7 @@ class _Guarded:
         self, ctx: Context[Any, Any], sql: str, exc: QueryRefused, **facts: Any
     ) -> t.CallToolResult:
         await self.record(ctx, sql, exc.reason, action="decline", decided_by="policy", **facts)
-        logger.info("query refused: %s", exc)
+        logger.info("%s", exc)  # the text starts "query refused (reason)"
         return _result({"status": "refused", "reason": exc.reason, "detail": exc.detail}, error=True)
 
     async def query(self, ctx: Context[Any, Any], sql: str) -> t.CallToolResult:
