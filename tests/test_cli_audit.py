@@ -264,9 +264,10 @@ def test_the_commands_read_the_jsonl_trail_the_configuration_names(tmp_path: Pat
     code, out = run("verify")
     assert code == 0
     assert out.startswith("ok: 2 records")
-    code, out = run("show", "j2")
-    assert code == 0
-    assert json.loads(out)["id"] == "j2"
+    for key in ("j2", "#2", "2"):
+        code, out = run("show", key)
+        assert code == 0
+        assert json.loads(out)["id"] == "j2"
 
 
 def test_the_configured_sqlite_path_is_read_when_no_store_is_named(db: Path) -> None:

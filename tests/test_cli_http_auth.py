@@ -27,15 +27,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def bearer_gate(app: Any) -> Any:
-    """An ASGI app letting through only HTTP requests with `Authorization: Bearer GOOD_TOKEN`."""
+def bearer_gate(app: Any, status: int = 401) -> Any:
+    """An ASGI app letting through only HTTP requests with `Authorization: Bearer GOOD_TOKEN`;
+    the others get `status` with a bare `WWW-Authenticate: Bearer`."""
 
     async def gated(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = dict(scope["headers"])
             if headers.get(b"authorization") != f"Bearer {GOOD_TOKEN}".encode():
                 challenge = [(b"www-authenticate", b"Bearer"), (b"content-type", b"text/plain")]
-                await send({"type": "http.response.start", "status": 401, "headers": challenge})
+                await send({"type": "http.response.start", "status": status, "headers": challenge})
                 await send({"type": "http.response.body", "body": b"unauthorized"})
                 return
         await app(scope, receive, send)
@@ -43,14 +44,14 @@ def bearer_gate(app: Any) -> Any:
     return gated
 
 
-def protected_app(origin: str) -> Any:
+def protected_app(origin: str, status: int = 401) -> Any:
     server = MCPServer("gated")
 
     @server.tool()
     async def hello() -> str:
         return "hello"
 
-    return bearer_gate(server.streamable_http_app())
+    return bearer_gate(server.streamable_http_app(), status)
 
 
 async def call(url: str, *extra: str, as_json: bool = True) -> Result:
@@ -101,3 +102,11 @@ async def test_the_summary_says_so_in_one_error_line_naming_the_credential_optio
     assert errors[0].startswith("error: AuthorizationFailed:")
     assert all(option in errors[0] for option in ("--bearer", "--header", "--oauth"))
     assert "Traceback" not in done.output
+
+
+async def test_a_403_is_an_authorization_error_with_status_403() -> None:
+    async with serving_built(lambda origin: protected_app(origin, 403)) as origin:
+        done = await call(f"{origin}/mcp", "--no-oauth")
+    assert done.exit_code == 1
+    error = json.loads(done.stdout)["error"]
+    assert (error["type"], error["reason"], error["status"]) == ("AuthorizationFailed", "required", 403)
