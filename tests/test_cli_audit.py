@@ -61,23 +61,30 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def ids(listing: str) -> list[str]:
+    """The record ids of an `audit list` table (its last column), below the header row."""
+    header, *rows = listing.splitlines()
+    assert header.split() == ["TIME", "SEQ", "SERVER", "TOOL", "MODE", "ACTION", "DECIDED_BY", "REASON", "ID"]
+    return [row.split()[-1] for row in rows]
+
+
 def test_list_shows_every_record_oldest_first(db: Path) -> None:
     code, out = run("list", "--db", str(db))
     assert code == 0
-    rows = out.splitlines()
+    rows = out.splitlines()[1:]
     assert [row.split()[-1] for row in rows] == ["r1", "r2", "r3", "r4"]
     assert "rate_limit" in rows[3]
     assert "rate_limited" in rows[3]
 
 
 def test_list_filters_by_server_action_and_time(db: Path) -> None:
-    assert run("list", "--db", str(db), "--server", "weather")[1].split()[-1] == "r3"
-    assert run("list", "--db", str(db), "--action", "decline")[1].split()[-1] == "r2"
+    assert ids(run("list", "--db", str(db), "--server", "weather")[1]) == ["r3"]
+    assert ids(run("list", "--db", str(db), "--action", "decline")[1]) == ["r2"]
     code, out = run(
         "list", "--db", str(db), "--since", "2027-01-15T09:00:00", "--until", "2027-01-15T11:00:00Z"
     )
     assert code == 0
-    assert [row.split()[-1] for row in out.splitlines()] == ["r2", "r3"]
+    assert ids(out) == ["r2", "r3"]
 
 
 def test_list_limit_keeps_the_last_matches_and_json_prints_records(db: Path) -> None:
@@ -93,7 +100,7 @@ def test_since_accepts_an_age(tmp_path: Path) -> None:
         sink.append(event(0, time=time.time() - 60, record_id="new"))
     code, out = run("list", "--db", str(path), "--since", "1h")
     assert code == 0
-    assert [row.split()[-1] for row in out.splitlines()] == ["new"]
+    assert ids(out) == ["new"]
 
 
 def test_a_bad_time_is_a_usage_error(db: Path) -> None:
@@ -163,7 +170,7 @@ def test_the_default_database_comes_from_the_environment(db: Path, monkeypatch: 
     monkeypatch.setenv("MCP_ELICIT_AUDIT_DB", str(db))
     code, out = run("list")
     assert code == 0
-    assert len(out.splitlines()) == 4
+    assert ids(out) == ["r1", "r2", "r3", "r4"]
 
 
 def test_two_sources_at_once_are_a_usage_error(db: Path) -> None:
@@ -197,7 +204,7 @@ def test_the_commands_read_postgres_too(pg_url: str, pg_table: str) -> None:
         sink.append_many([event(0, record_id="p1"), event(1, record_id="p2")])
     code, out = run("list", "--postgres", pg_url, "--table", pg_table)
     assert code == 0
-    assert [row.split()[-1] for row in out.splitlines()] == ["p1", "p2"]
+    assert ids(out) == ["p1", "p2"]
     assert run("verify", "--postgres", pg_url, "--table", pg_table)[0] == 0
 
 
@@ -232,3 +239,99 @@ def test_a_server_name_with_an_escape_sequence_is_listed_cleaned_and_marked(tmp_
     assert out.exit_code == 0, out.output
     assert "\x1b" not in out.output
     assert f"bankpay{CLEANED_NAME_MARK}" in out.output
+
+
+def write_config(text: str) -> None:
+    """The user's configuration file, where `call` and the gateway find it (XDG_CONFIG_HOME)."""
+    import os
+
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "mcp-elicit" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_commands_read_the_jsonl_trail_the_configuration_names(tmp_path: Path) -> None:
+    from mcp_elicit.config import load_config, open_audit_sink
+
+    trail = tmp_path / "trail.jsonl"
+    write_config(f'[audit]\nsink = "jsonl"\npath = "{trail}"\n')
+    with open_audit_sink(load_config().audit) as sink:  # what `call` and the gateway open
+        sink.append_many([event(0, record_id="j1"), event(1, record_id="j2")])
+    assert trail.is_file()
+    code, out = run("list")
+    assert code == 0, out
+    assert ids(out) == ["j1", "j2"]
+    code, out = run("verify")
+    assert code == 0
+    assert out.startswith("ok: 2 records")
+    for key in ("j2", "#2", "2"):
+        code, out = run("show", key)
+        assert code == 0
+        assert json.loads(out)["id"] == "j2"
+
+
+def test_the_configured_sqlite_path_is_read_when_no_store_is_named(db: Path) -> None:
+    write_config(f'[audit]\npath = "{db}"\n')
+    code, out = run("list")
+    assert code == 0, out
+    assert ids(out) == ["r1", "r2", "r3", "r4"]
+
+
+def test_an_explicit_store_wins_over_the_configured_one(db: Path, tmp_path: Path) -> None:
+    write_config(f'[audit]\nsink = "jsonl"\npath = "{tmp_path / "absent.jsonl"}"\n')
+    assert run("list")[0] == 2  # the configured trail does not exist yet
+    code, out = run("list", "--db", str(db))
+    assert code == 0
+    assert ids(out) == ["r1", "r2", "r3", "r4"]
+
+
+def test_a_configuration_file_can_be_named_with_config(db: Path, tmp_path: Path) -> None:
+    config = tmp_path / "elsewhere.toml"
+    config.write_text(f'[audit]\npath = "{db}"\n', encoding="utf-8")
+    code, out = run("list", "--config", str(config))
+    assert code == 0, out
+    assert ids(out) == ["r1", "r2", "r3", "r4"]
+    assert run("list", "--config", str(tmp_path / "missing.toml"))[0] == 2
+
+
+def test_the_db_help_says_xdg_data_home_is_honoured() -> None:
+    code, out = run("list", "--help")
+    assert code == 0
+    assert "XDG_DATA_HOME" in out
+    assert "XDG_CONFIG_HOME" in out
+
+
+def test_show_finds_a_record_by_its_sequence_number_as_list_shows_it(db: Path) -> None:
+    listed = run("list", "--db", str(db))[1].splitlines()[2].split()
+    seq, record_id = listed[1], listed[-1]
+    assert seq.startswith("#")
+    for key in (seq, seq.removeprefix("#")):
+        code, out = run("show", "--db", str(db), key)
+        assert code == 0, out
+        assert json.loads(out)["id"] == record_id
+    assert run("show", "--db", str(db), "#99")[0] == 1
+
+
+def test_show_finds_a_record_by_an_unambiguous_start_of_its_id(tmp_path: Path) -> None:
+    path = tmp_path / "prefixes.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append_many([event(0, record_id="abc123"), event(1, record_id="abd456")])
+    code, out = run("show", "--db", str(path), "abc")
+    assert code == 0
+    assert json.loads(out)["id"] == "abc123"
+    assert run("show", "--db", str(path), "ab")[0] == 2  # two records start so
+    assert run("show", "--db", str(path), "zz")[0] == 1
+
+
+def test_list_has_a_header_and_the_tool_name_of_a_tool_call(tmp_path: Path) -> None:
+    from mcp_elicit.core.consent import CallRef
+
+    path = tmp_path / "tools.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append(event(0, record_id="t1", call=CallRef("tools/call", 7, "deploy_web")))
+        sink.append(event(1, record_id="t2"))
+    code, out = run("list", "--db", str(path))
+    assert code == 0
+    header, first, second = (line.split() for line in out.splitlines())
+    assert first[header.index("TOOL")] == "deploy_web"
+    assert second[header.index("TOOL")] == "-"

@@ -28,6 +28,7 @@ __all__ = [
     "CONFIG_ENV",
     "AuditConfig",
     "Config",
+    "audit_location",
     "default_audit_db_path",
     "default_config_path",
     "load_config",
@@ -146,6 +147,17 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     return parse_config(text, str(target))
 
 
+def audit_location(audit: AuditConfig) -> str:
+    """Where the trail `audit` names lives: its file (SQLite or JSON Lines, at the default path
+    when none is set) or its PostgreSQL URL. `open_audit_sink` writes there; the `mcp-elicit
+    audit` commands read there by default."""
+    if audit.sink == "postgres":
+        return audit.postgres or ""
+    if audit.sink == "jsonl":
+        return str(audit.path or default_audit_db_path().with_suffix(".jsonl"))
+    return str(audit.path or default_audit_db_path())
+
+
 def open_audit_sink(audit: AuditConfig) -> AuditSink:
     """Open the sink `audit` names (creating its file or table); AuditWriteError when it cannot.
 
@@ -154,19 +166,19 @@ def open_audit_sink(audit: AuditConfig) -> AuditSink:
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
 
     cp = None if audit.checkpoint is None else Checkpoint(audit.checkpoint, checkpoint_key_from_env())
+    where = audit_location(audit)
     if audit.sink == "postgres":
         from mcp_elicit.audit.postgres import PostgresAuditSink
 
-        return PostgresAuditSink(audit.postgres or "", table=audit.table, level=audit.level, checkpoint=cp)
+        return PostgresAuditSink(where, table=audit.table, level=audit.level, checkpoint=cp)
     if audit.sink == "jsonl":
         from mcp_elicit.audit.jsonl import JsonlAuditSink
 
-        path = audit.path or default_audit_db_path().with_suffix(".jsonl")
-        return JsonlAuditSink(path, level=audit.level, checkpoint=cp)
+        return JsonlAuditSink(where, level=audit.level, checkpoint=cp)
     from mcp_elicit.audit.sqlite import SqliteAuditSink
 
     return SqliteAuditSink(
-        audit.path or default_audit_db_path(),
+        where,
         level=audit.level,
         checkpoint=cp,
         durability="power_loss" if audit.durability == "power_loss" else "process_crash",

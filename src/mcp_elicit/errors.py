@@ -120,13 +120,15 @@ class VaultProblem(StrEnum):
 
 
 class AuthProblem(StrEnum):
-    """Why signing in to an MCP server with OAuth did not complete (AuthorizationFailed)."""
+    """Why the client is not let in to an MCP server (AuthorizationFailed): signing in with OAuth
+    did not complete, or the server answered HTTP 401/403."""
 
     DENIED = "denied"  # the person or the authorization server refused (error=access_denied, ...)
     TIMEOUT = "timeout"  # nobody came back to the loopback callback in time
     BLOCKED_URL = "blocked_url"  # the authorization link failed the URL check: never opened
     FAILED = "failed"  # discovery, registration or the token exchange failed
-    REFUSED = "refused"  # the server still refused the new token
+    REFUSED = "refused"  # the server refused the credentials sent (a new token, an Authorization header)
+    REQUIRED = "required"  # the server answered 401/403 to a request that carried no credentials
 
 
 class ElicitError(Exception):
@@ -264,17 +266,26 @@ class ServerOutputError(PeerError, ConnectionError):
 
 
 class AuthorizationFailed(PeerError, PermissionError):
-    """Signing in to the MCP server at `server` (its URL) with OAuth did not complete: `reason` is an
-    `AuthProblem`; `detail` is the authorization server's error code or what failed, in words
-    (never a token or a code)."""
+    """The MCP server at `server` (its URL) does not let the client in: signing in with OAuth did
+    not complete, or it answered HTTP `status` (401 or 403; None when no such answer was the cause).
+    `reason` is an `AuthProblem`; `detail` is the authorization server's error code, the challenge's
+    scheme or what failed, in words (never a token or a code)."""
 
-    def __init__(self, server: str, reason: str, detail: str = "") -> None:
+    def __init__(self, server: str, reason: str, detail: str = "", *, status: int | None = None) -> None:
         self.server = server
         self.reason = AuthProblem(reason)
         self.detail = detail
-        super().__init__(
-            f"signing in to {server} did not complete ({reason})" + (f": {detail}" if detail else "")
-        )
+        self.status = status
+        if status is None:
+            text = f"signing in to {server} did not complete ({reason})" + (f": {detail}" if detail else "")
+        else:
+            answer = f"HTTP {status}" + (f", {detail} challenge" if detail else "")
+            text = (
+                f"{server} requires authorization ({answer}) and no credentials were sent"
+                if self.reason is AuthProblem.REQUIRED
+                else f"{server} refused the credentials sent ({answer})"
+            )
+        super().__init__(text)
 
 
 class NotInstalled(UsageError, RuntimeError):

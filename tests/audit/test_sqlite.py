@@ -11,7 +11,7 @@ import pytest
 
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.core.consent import record_hash
-from mcp_elicit.errors import AuditReadError, AuditWriteError
+from mcp_elicit.errors import AuditReadError, AuditWriteError, InvalidArgument
 
 from .conftest import make_event
 
@@ -183,3 +183,17 @@ def test_listing_pages_through_more_than_one_page(tmp_path: Path, monkeypatch: p
         sink.append_many([make_event(i) for i in range(30)])
         assert [r["seq"] for r in sink.iter_records()] == list(range(1, 31))
         assert sink.verify().count == 30
+
+
+@pytest.mark.parametrize("sink", ["sqlite", "jsonl"])
+def test_a_memory_path_is_refused_and_no_file_named_memory_is_created(
+    sink: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_elicit.audit.jsonl import JsonlAuditSink
+
+    monkeypatch.chdir(tmp_path)
+    make = SqliteAuditSink if sink == "sqlite" else JsonlAuditSink
+    with pytest.raises(InvalidArgument) as caught:
+        make(":memory:")
+    assert caught.value.name == "path"
+    assert list(tmp_path.iterdir()) == []

@@ -164,7 +164,11 @@ PRIVATE_DIR_MODE: Final = 0o700
 
 
 def create_private(path: Path) -> None:
-    """Create the trail's folder and file for the owner alone; an existing file keeps its mode."""
+    """Create the trail's folder and file for the owner alone; an existing file keeps its mode.
+
+    A trail is a file: SQLite's ``:memory:`` name is refused (InvalidArgument), not created."""
+    if str(path) == ":memory:":
+        raise InvalidArgument("path", "a consent trail must be a file, not ':memory:'")
     path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))

@@ -11,7 +11,7 @@ from typing import Any
 from mcp_elicit.core.consent import format_time, time_bound
 from mcp_elicit.errors import AuditReadError, ConfigError, InvalidArgument
 
-__all__ = ["open_reader", "parse_time"]
+__all__ = ["find_record", "open_reader", "parse_time"]
 
 _AGE = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -50,3 +50,22 @@ def open_reader(db: str | None, postgres: str | None, table: str, jsonl: str | N
     from mcp_elicit.config import default_audit_db_path
 
     return SqliteAuditSink(db if db is not None else default_audit_db_path(), readonly=True)
+
+
+def find_record(sink: Any, key: str) -> list[dict[str, Any]]:
+    """The records `key` names in `sink`: its id; else, for ``#N`` or digits ``N``, the record of
+    sequence number N (as `mcp-elicit audit list` shows it); else every record whose id starts with
+    `key`. One record when the key is unambiguous, none when nothing matches, several for an
+    ambiguous prefix. Raises AuditReadError."""
+    key = key.strip()
+    bare = key.removeprefix("#")
+    if not key.startswith("#"):
+        found = sink.get(key) if key else None
+        if found is not None:
+            return [found]
+    if bare.isdigit():
+        seq = int(bare)
+        return [r for r in sink.iter_records() if r.get("seq") == seq][:1]
+    if not bare or key.startswith("#"):
+        return []
+    return [r for r in sink.iter_records() if str(r.get("id", "")).startswith(bare)]

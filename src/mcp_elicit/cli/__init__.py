@@ -392,7 +392,8 @@ def call_command(
                 text = item.get("text") if item.get("type") == "text" else f"<{item.get('type')} content>"
                 click.echo(show(f"{label}: {text}"))
         if report.error is not None:
-            click.echo(show(f"error: {report.error['type']}: {report.error['message']}"), err=True)
+            hint = f"; {report.error['hint']}" if report.error.get("hint") else ""
+            click.echo(show(f"error: {report.error['type']}: {report.error['message']}{hint}"), err=True)
             if report.server_log:
                 click.echo(show(f"server stderr (tail):\n{report.server_log}"), err=True)
     raise SystemExit(0 if report.completed else 1)

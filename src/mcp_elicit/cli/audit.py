@@ -12,7 +12,15 @@ from dataclasses import dataclass
 import click
 
 _T = _typing.TypeVar("_T")
-_AUDIT_SOURCE_HELP = "SQLite file (default: $MCP_ELICIT_AUDIT_DB or ~/.local/share/mcp-elicit/audit.sqlite3)."
+_AUDIT_SOURCE_HELP = (
+    "SQLite file. Without --db, --jsonl or --postgres the trail the configuration file names is read "
+    "([audit] sink and path, as `call` and `gateway` write it), else $MCP_ELICIT_AUDIT_DB, else "
+    "$XDG_DATA_HOME/mcp-elicit/audit.sqlite3 (XDG_DATA_HOME defaults to ~/.local/share)."
+)
+_CONFIG_HELP = (
+    "Configuration file naming the trail (default: $MCP_ELICIT_CONFIG, else "
+    "$XDG_CONFIG_HOME/mcp-elicit/config.toml, XDG_CONFIG_HOME defaulting to ~/.config)."
+)
 
 
 def _grouped(
@@ -45,6 +53,9 @@ def _audit_time(value: str | None, option: str) -> str | None:
         raise click.BadParameter(exc.problem, param_hint=option) from exc
 
 
+_DEFAULT_TABLE = "mcp_elicit_audit"
+
+
 class _AuditOpenError(click.ClickException):
     exit_code = 2
 
@@ -56,16 +67,35 @@ class _Source:
 
     db: str | None
     postgres: str | None
-    table: str
+    table: str | None
     jsonl: str | None
+    config: str | None = None
+
+    def resolved(self) -> _Source:
+        """The store the options name; with none named, the one the configuration's ``[audit]``
+        names (where `call` and `gateway` write), opened for reading only."""
+        from mcp_elicit.cli.options import _load_config
+        from mcp_elicit.config import audit_location
+
+        if self.db is not None or self.postgres is not None or self.jsonl is not None:
+            return _Source(self.db, self.postgres, self.table or _DEFAULT_TABLE, self.jsonl)
+        audit = _load_config(self.config).audit
+        where = audit_location(audit)
+        table = self.table or audit.table
+        if audit.sink == "postgres":
+            return _Source(None, where, table, None)
+        if audit.sink == "jsonl":
+            return _Source(None, None, table, where)
+        return _Source(where, None, table, None)
 
     def open(self) -> _typing.Any:
         """Open the chosen store for reading; never creates a SQLite file."""
         from mcp_elicit.audit.reading import open_reader
         from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
+        source = self.resolved()
         try:
-            return open_reader(self.db, self.postgres, self.table, self.jsonl)
+            return open_reader(source.db, source.postgres, source.table or _DEFAULT_TABLE, source.jsonl)
         except ConfigError as exc:
             raise click.UsageError(exc.problem) from exc
         except (AuditReadError, AuditWriteError, ValueError) as exc:
@@ -85,22 +115,23 @@ class _Source:
 
     @property
     def label(self) -> str:
-        return (
-            (self.postgres and f"PostgreSQL table {self.table}")
-            or self.jsonl
-            or self.db
-            or "the default SQLite trail"
-        )
+        source = self.resolved()
+        return (source.postgres and f"PostgreSQL table {source.table}") or source.jsonl or source.db or ""
 
 
 _audit_source = _grouped(
     "source",
     _Source,
-    ("db", "postgres", "table", "jsonl"),
+    ("db", "postgres", "table", "jsonl", "config"),
     click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=_AUDIT_SOURCE_HELP),
     click.option("--postgres", "postgres", default=None, help="libpq URL of a PostgreSQL database."),
-    click.option("--table", default="mcp_elicit_audit", show_default=True, help="PostgreSQL table."),
+    click.option(
+        "--table",
+        default=None,
+        help=f"PostgreSQL table (default: the configuration's, else {_DEFAULT_TABLE}).",
+    ),
     click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False), default=None, help="JSON Lines file."),
+    click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=_CONFIG_HELP),
 )
 
 # The record filters, read by `_audit_records` (times parsed there, as the records are read).
@@ -149,36 +180,67 @@ def audit_list(source: _Source, filters: dict[str, str | None], limit: int | Non
     import collections
     import json
 
+    from mcp_elicit.core.limits import MAX_SERVER_NAME_CHARS
+    from mcp_elicit.core.text import clean_text
+
     sink = source.open()
     try:
         records = _audit_records(sink, filters)
         shown = collections.deque(records, maxlen=limit) if limit else records
+        if not as_json:
+            click.echo(_list_row(*_LIST_HEADER))
         for r in shown:
             if as_json:
                 click.echo(json.dumps(r, sort_keys=True, ensure_ascii=False))
                 continue
-            who = r.get("server") or {}
+            who, call = r.get("server") or {}, r.get("call") or {}
+            tool = clean_text(str(call.get("name") or ""), limit=MAX_SERVER_NAME_CHARS, multiline=False)
             click.echo(
-                f"{r.get('time', '?')}  #{r.get('seq', '?'):<6} {who.get('name', '') or '-':<20} "
-                f"{r.get('mode', ''):<4} {r.get('action', ''):<7} {r.get('decided_by', ''):<12} "
-                f"{r.get('reason', '') or '-':<16} {r.get('id', '')}"
+                _list_row(
+                    str(r.get("time", "?")),
+                    f"#{r.get('seq', '?')}",
+                    who.get("name", "") or "-",
+                    tool or "-",
+                    r.get("mode", "") or "-",
+                    r.get("action", ""),
+                    r.get("decided_by", ""),
+                    r.get("reason", "") or "-",
+                    r.get("id", ""),
+                )
             )
     finally:
         sink.close()
 
 
+_LIST_HEADER = ("TIME", "SEQ", "SERVER", "TOOL", "MODE", "ACTION", "DECIDED_BY", "REASON", "ID")
+
+
+def _list_row(time: str, seq: str, server: str, tool: str, *rest: str) -> str:
+    """One line of `audit list`: the columns of `_LIST_HEADER`, aligned."""
+    mode, action, decided_by, reason, record_id = rest
+    return (
+        f"{time:<24} {seq:<7} {server:<20} {tool:<20} {mode:<4} {action:<7} {decided_by:<12} "
+        f"{reason:<16} {record_id}"
+    )
+
+
 @audit_group.command("show")
 @_audit_source
-@click.argument("record_id")
+@click.argument("record_id", metavar="RECORD")
 def audit_show(source: _Source, record_id: str) -> None:
-    """Print one record as JSON; exit 1 when there is no such record."""
+    """Print one record as JSON. RECORD is its id, its sequence number as `list` shows it (5 or
+    #5), or the start of its id; exit 1 when no record matches, 2 when a start matches several."""
     import json
 
-    record = source.read(lambda sink: sink.get(record_id))
-    if record is None:
-        click.echo(f"no record with id {record_id}", err=True)
+    from mcp_elicit.audit.reading import find_record
+
+    found = source.read(lambda sink: find_record(sink, record_id))
+    if not found:
+        click.echo(f"no record {record_id}", err=True)
         raise SystemExit(1)
-    click.echo(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False))
+    if len(found) > 1:
+        raise click.UsageError(f"{record_id} starts the id of {len(found)} records; give more of it")
+    click.echo(json.dumps(found[0], indent=2, sort_keys=True, ensure_ascii=False))
 
 
 @audit_group.command("verify")

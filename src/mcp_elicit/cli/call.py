@@ -308,4 +308,14 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         error["code"] = code
     if isinstance(exc, UrlHandoffStopped | AuthorizationFailed):
         error["reason"] = exc.reason
+    if isinstance(exc, AuthorizationFailed) and exc.status is not None:
+        error["status"] = exc.status
+        error["hint"] = _CREDENTIALS_HINT
     return error
+
+
+# What to do when an HTTP server answers 401/403 (the `call` and `connect` options that give access).
+_CREDENTIALS_HINT: Final = (
+    "give credentials with --bearer TOKEN (or $MCP_ELICIT_BEARER), --header 'NAME: VALUE', "
+    "or --oauth to sign in"
+)

@@ -19,8 +19,8 @@ def _guardrail_options(func: typing.Any) -> typing.Any:
         "config_path",
         type=click.Path(dir_okay=False),
         default=None,
-        help="Configuration file (default: $MCP_ELICIT_CONFIG or ~/.config/mcp-elicit/config.toml; "
-        "see docs/guardrails.md).",
+        help="Configuration file (default: $MCP_ELICIT_CONFIG, else $XDG_CONFIG_HOME/mcp-elicit/config.toml, "
+        "XDG_CONFIG_HOME defaulting to ~/.config; see docs/guardrails.md).",
     )(func)
     return func
 

@@ -58,6 +58,7 @@ from mcp_elicit.client.sdk import (
     handshake_refusal,
 )
 from mcp_elicit.client.sdk_transport import (
+    AccessRefusal,
     InProcessServer,
     StdioServerParameters,
     describe_server,
@@ -73,7 +74,7 @@ from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.errors import ConfigError, OutOfOrder, ServerOutputError
+from mcp_elicit.errors import AuthorizationFailed, ConfigError, OutOfOrder, ServerOutputError
 
 __all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect", "parse_server_spec"]
 
@@ -163,6 +164,7 @@ class ElicitClient:
         self._client_name = client_name
         self._read_timeout = read_timeout
         self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not UTF-8
+        self._refusal: AccessRefusal | None = None  # HTTP only: the server's last 401/403
         self._errlog = errlog
         self._sdk: KitClient | None = None
         self.url_off_reason = ""  # why URL mode is off, when a program turned it off (for display)
@@ -220,8 +222,8 @@ class ElicitClient:
             await self._connect()
         except BaseException as exc:
             self._close_audit()
-            if isinstance(exc, Exception) and self._bad_bytes is not None and self._bad_bytes.error:
-                raise ServerOutputError(self._bad_bytes.detail) from exc
+            if isinstance(exc, Exception):
+                self._raise_known_cause(exc)
             raise
         return self
 
@@ -320,6 +322,7 @@ class ElicitClient:
         server = self._server
         if isinstance(server, ServerSpec):
             self._bad_bytes = BadBytes()
+            self._refusal = AccessRefusal()
             return transport_for(
                 None,
                 self.handler,
@@ -330,6 +333,7 @@ class ElicitClient:
                 auth=self._auth,
                 errlog=self._errlog,
                 bad_bytes=self._bad_bytes,
+                refusal=self._refusal,
             )
         self._bad_bytes = BadBytes()
         return transport_for(server, self.handler, errlog=self._errlog, bad_bytes=self._bad_bytes)
@@ -367,10 +371,20 @@ class ElicitClient:
                 return await send()
             return await self.url.run(send, self.handler)
         except Exception as exc:
-            bad = self._bad_bytes
-            if bad is not None and bad.error is not None:
-                raise ServerOutputError(bad.detail) from exc
+            self._raise_known_cause(exc)
             raise
+
+    def _raise_known_cause(self, exc: Exception) -> None:
+        """Raise what the transport saw behind `exc`, when it saw something: bytes from a stdio
+        server that are not UTF-8 (`ServerOutputError`), or an HTTP server's 401/403, which the SDK
+        reports as a bare -32603 (`AuthorizationFailed`, reason "required" or "refused")."""
+        bad = self._bad_bytes
+        if bad is not None and bad.error is not None:
+            raise ServerOutputError(bad.detail) from exc
+        url = _http_url(self._server)
+        refused = self._refusal.error(url) if self._refusal is not None and url is not None else None
+        if refused is not None and not isinstance(exc, AuthorizationFailed):
+            raise refused from exc
 
     # -- listings -----------------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed
 
 __all__ = [
+    "AccessRefusal",
     "InProcessServer",
     "StdioServerParameters",
     "describe_server",
@@ -118,12 +119,47 @@ class _RewrittenStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+# Characters of a 401's challenge scheme kept in the error (a scheme is one short token: "Bearer").
+MAX_AUTH_SCHEME_CHARS: Final = 32
+
+
+class AccessRefusal:
+    """What an HTTP server last said about access: its 401/403 (status, the challenge's scheme,
+    whether the request carried credentials), forgotten once a request succeeds (the OAuth
+    provider's retry with a token). The SDK turns such an answer into a bare -32603; the
+    connection turns it into `AuthorizationFailed` with `error`."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.scheme = ""
+        self.had_credentials = False
+
+    def saw(self, request: httpx2.Request, response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            self.status = response.status_code
+            scheme = (response.headers.get("www-authenticate", "").split(None, 1) or [""])[0]
+            self.scheme = clean_text(scheme, limit=MAX_AUTH_SCHEME_CHARS, multiline=False)
+            self.had_credentials = "authorization" in request.headers
+        elif response.status_code < 400:
+            self.status = None
+
+    def error(self, url: str) -> AuthorizationFailed | None:
+        """The error to report for `url`, when the last answer refused access."""
+        if self.status is None:
+            return None
+        reason = "refused" if self.had_credentials else "required"
+        return AuthorizationFailed(url, reason, self.scheme, status=self.status)
+
+
 class _GuardedTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, refusal: AccessRefusal | None = None) -> None:
         self._inner = inner
+        self._refusal = refusal
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
+        if self._refusal is not None:
+            self._refusal.saw(request, response)
         stream = response.stream
         is_events = response.headers.get("content-type", "").startswith("text/event-stream")
         if is_events and isinstance(stream, httpx2.AsyncByteStream):
@@ -135,26 +171,32 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
 
 
 def guarded_http_client(
-    headers: Mapping[str, str] | None = None, auth: httpx2.Auth | None = None
+    headers: Mapping[str, str] | None = None,
+    auth: httpx2.Auth | None = None,
+    refusal: AccessRefusal | None = None,
 ) -> httpx2.AsyncClient:
     """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded;
-    `headers` (e.g. `Authorization`) go with every request, `auth` (the OAuth provider) signs them."""
+    `headers` (e.g. `Authorization`) go with every request, `auth` (the OAuth provider) signs them,
+    `refusal` notes the server's 401/403 answers."""
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     return httpx2.AsyncClient(
         timeout=timeout,
         headers=dict(headers or {}),
         auth=auth,
-        transport=_GuardedTransport(httpx2.AsyncHTTPTransport()),
+        transport=_GuardedTransport(httpx2.AsyncHTTPTransport(), refusal),
     )
 
 
 @asynccontextmanager
 async def guarded_streamable_http_client(
-    url: str, headers: Mapping[str, str] | None = None, auth: httpx2.Auth | None = None
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx2.Auth | None = None,
+    refusal: AccessRefusal | None = None,
 ) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport on a guarded HTTP client (closed with the transport)."""
     async with (
-        guarded_http_client(headers, auth) as http,
+        guarded_http_client(headers, auth, refusal) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
@@ -321,13 +363,14 @@ def transport_for(
     auth: httpx2.Auth | None = None,
     errlog: TextIO,
     bad_bytes: BadBytes | None = None,
+    refusal: AccessRefusal | None = None,
 ) -> Any:
     """What the SDK's `Client` connects to: a guarded HTTP transport for `url`, a guarded stdio one
     for `argv` (or the SDK's `StdioServerParameters`), an in-process server as it is, or any other
     SDK transport wrapped in the guard. `bad_bytes` notes what a stdio server wrote that is not
-    UTF-8 (see `stdio_guard`)."""
+    UTF-8 (see `stdio_guard`); `refusal` notes an HTTP server's 401/403 answers."""
     if url is not None:
-        return GuardedTransport(guarded_streamable_http_client(url, headers, auth), handler)
+        return GuardedTransport(guarded_streamable_http_client(url, headers, auth, refusal), handler)
     if argv:
         # The SDK merges `env` over its default (safe) environment.
         server = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=dict(env) if env else None)
