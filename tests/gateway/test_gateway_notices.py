@@ -90,6 +90,19 @@ async def test_a_policys_deny_on_a_prompt_leaves_the_notice_for_the_next_tool_ca
     assert told_first != told_second
 
 
+async def test_a_flood_refused_within_one_tool_call_is_said_once() -> None:
+    answers = Answers()
+    async with (
+        http_gateway(config("sdk")) as (_, url),
+        http_client(url, None, "legacy", answers) as c,
+    ):
+        result = await c.call_tool("flood", {"times": 12})
+    actions = result.content[-1].text.split(",")  # type: ignore[union-attr]
+    assert "cancel" in actions  # the default burst refused some of the twelve
+    assert result.is_error is True
+    assert result.content[0].text.count("'sdk'") == 1  # type: ignore[union-attr]
+
+
 async def test_a_secret_seeking_form_and_a_blocked_url_are_said_naming_the_upstream_server() -> None:
     answers = Answers()
     async with (

@@ -88,10 +88,14 @@ class DownstreamCall:
     hold: Hold | None = None  # a 2026-07-28 downstream: the question goes out as a round
     asking: int = 0  # questions of this call open downstream now
     method: str = TOOLS_CALL
+    said: set[str] = field(default_factory=set)  # what `refusals` already says, by key
 
-    def say(self, text: str) -> None:
-        """Keep `text` for the call's result (once: a question asked again says it once)."""
-        if text not in self.refusals:
+    def say(self, text: str, key: str | None = None) -> None:
+        """Keep `text` for the call's result, once per `key` (default: the text itself), so a
+        question asked again, or a flood refused within one call, is said once."""
+        key = text if key is None else key
+        if key not in self.said:
+            self.said.add(key)
             self.refusals.append(text)
 
 
@@ -280,12 +284,17 @@ class RelayUI:
         call's result; for a prompt or a read (no place for it) logged, its notice not counted."""
         told, self._told = self._told, []
         denied = e.policy_decision if isinstance(e.policy_decision, Deny) else None
-        if not told and not (denied is not None and outcome.decided_by in _POLICY_DECIDERS):
+        if outcome.decided_by not in _POLICY_DECIDERS:
+            denied = None
+        if not told and denied is None:
             return
         call = self.book.find(e.purpose)
         if call is not None and call.method == TOOLS_CALL:
-            for text in told or [self._streak_line(denied, outcome.action)]:
-                call.say(text)
+            if denied is None:
+                for text in told:
+                    call.say(text)
+            else:  # one reason per streak in a call, however many of its questions it refused
+                call.say(" ".join(told) or self._streak_line(denied, outcome.action), denied.reason)
             return
         if call is None:
             logger.info(
