@@ -4,7 +4,8 @@
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
 the FastMCP server does the same with FastMCP's `ctx.elicit`, and offers a resource template
 (`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment) and a prompt whose
-argument is required (`summary`). `python peers.py proxy FILE [http]`
+argument is required (`summary`); the raw-SDK one a prompt that fails without an answer
+(`strict`). `python peers.py proxy FILE [http]`
 is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
 today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
@@ -33,6 +34,13 @@ def sdk_server() -> None:
     async def greet(ctx: Context) -> str:
         answer = await ctx.elicit("Who are you?", Name)
         return f"hello {answer.data.name}" if answer.action == "accept" and answer.data else answer.action
+
+    @server.prompt(description="Asks who is reading; fails the request without an answer.")
+    async def strict(ctx: Context) -> str:
+        answer = await ctx.elicit("Who is reading?", Name)
+        if answer.action != "accept" or answer.data is None:
+            raise ValueError(f"strict needs a reader ({answer.action})")
+        return f"Greet {answer.data.name}."
 
     @server.tool(description="Asks for a password in a form (a secret-seeking form).")
     async def login(ctx: Context) -> str:

@@ -62,6 +62,11 @@ def _failed(method: str, text: str, code: int = INTERNAL_ERROR) -> Any:
     raise sdk.request_failed(text, code)
 
 
+def _unasked(call: DownstreamCall) -> str:
+    """What the gateway could not ask during `call`, for the client."""
+    return "The gateway could not relay a question: " + "; ".join(call.refusals)
+
+
 def _answer_of(raw: Any) -> UIResult:
     """A retry's answer to our one question ("q"), as the relay's UI result."""
     action = raw.get("action") if isinstance(raw, dict) else None
@@ -207,8 +212,7 @@ class Gateway:
             logger.info("upstream %s refused a call: %s", call.server, why)
             return sdk.error_result(f"The upstream server '{call.server}' refused the call: {why}.")
         if call.refusals:  # never a silent drop: say what could not be asked
-            text = "The gateway could not relay a question: " + "; ".join(call.refusals)
-            return sdk.error_result(text, result)
+            return sdk.error_result(_unasked(call), result)
         return result
 
     # -- 2026-07-28 downstream: the upstream call is held across the client's rounds -------------
@@ -330,7 +334,9 @@ class Gateway:
         found = pool.offered(pool.prompts).get(name)
         if found is None or found[0] not in pool.clients:
             raise sdk.not_found(f"prompt {name!r}")
-        call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
+        call = DownstreamCall(
+            ctx, user, found[0], found[1].name, arguments=dict(arguments), method=PROMPTS_GET
+        )
         return await self._request(
             pool, call, PROMPTS_GET, partial(pool.clients[call.server].get_prompt, call.tool, arguments)
         )
@@ -351,7 +357,7 @@ class Gateway:
         server = pool.resource_server(uri)
         if server is None or server not in pool.clients:
             raise sdk.not_found(f"resource {uri!r}")
-        call = DownstreamCall(ctx, user, server, uri)
+        call = DownstreamCall(ctx, user, server, uri, method=RESOURCES_READ)
         return await self._request(
             pool, call, RESOURCES_READ, partial(pool.clients[server].read_resource, uri)
         )
@@ -360,11 +366,25 @@ class Gateway:
         self, pool: Pool, call: DownstreamCall, method: str, send: Callable[[], Awaitable[Any]]
     ) -> Any:
         """A prompt or resource request upstream, with `call` in the book so its questions find it;
-        for a 2026-07-28 client, held across rounds like a tool call."""
+        for a 2026-07-28 client, held across rounds like a tool call.
+
+        A question the gateway could not ask (no elicitation downstream, a guardrail) has no place
+        in a prompt's or a read's result: the upstream's result (its fallback) is passed on as it
+        is and the gateway logs one line; only when the upstream fails the request does the
+        reason go to the client, after the upstream's own JSON-RPC error message."""
 
         async def upstream() -> Any:
             with pool.books[call.server].track(call):
-                return await send()
+                try:
+                    result = await send()
+                except Exception as exc:
+                    said = sdk.with_reason(exc, _unasked(call)) if call.refusals else exc
+                    if said is exc:
+                        raise
+                    raise said from exc
+            if call.refusals:
+                logger.info("%s %s on %s passed on as is: %s", method, call.tool, call.server, _unasked(call))
+            return result
 
         if is_modern(sdk.protocol_version(call.ctx)):
             return await self._start_held(call, upstream, method)

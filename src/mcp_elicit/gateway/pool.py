@@ -92,13 +92,14 @@ class Pool:
         ui = RelayUI(self.books[upstream.name], upstream.name, upstream.no_elicitation, self.browser)
         pipeline = Pipeline(ui)
         pipeline.replace(ConcurrentAsk(ui))
+        pipeline.observers.append(ui.observe)  # first: it takes the notices of the question just decided
         if self.audit is not None:  # one record per elicitation, naming the downstream user
-            client = ClientIdentity(name=GATEWAY_CLIENT, version="")
-            pipeline.observers.append(AuditTrail(self.audit, client=client, person=self.user))
+            identity = ClientIdentity(name=GATEWAY_CLIENT, version="")
+            pipeline.observers.append(AuditTrail(self.audit, client=identity, person=self.user))
         # "auto": the 2025-11-25 handshake, where an upstream that pushes can ask; an upstream that
         # refuses it is reached again on a fresh connection in 2026-07-28 (its questions then come
         # as rounds, which the client kit answers through this same pipeline).
-        return ElicitClient(
+        client = ElicitClient(
             self._target(upstream),
             pipeline=pipeline,
             protocol="auto",
@@ -107,6 +108,8 @@ class Pool:
             policy_state=self.policy_state,
             url_mode=RelayUrlMode(ui.routes),
         )
+        ui.guardrails = client.guardrails
+        return client
 
     async def _hold(self, upstream: Upstream) -> None:
         try:

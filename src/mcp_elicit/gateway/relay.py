@@ -7,12 +7,20 @@ checks and the policy have run before it is called, and it asks the downstream c
 the call: through the server kit (`gather`, which pushes) on 2025-11-25, or as a round of the
 held call (`gateway/holds.py`) on 2026-07-28. A downstream client that
 cannot ask gets, per the server's `noElicitation`, a refusal it can relay or the browser UI.
+
+What the pipeline decides without asking (a secret-seeking form, a rate limit, the decline
+embargo, a policy's deny) is said in the result of the tool call the question served, naming the
+upstream server (`RelayUI.observe`): the pipeline's own notice when it gave one, else one line of
+reason, so no refused tool call is silent. A prompt's or a resource read's result has no place
+for it: there it is logged, and the streak's notice is not counted as given (the next refused
+question gets it again), so a later tool call of the same streak still says it in full.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import math
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,10 +30,12 @@ from typing import Any, Final
 import anyio
 
 from mcp_elicit.client import ui_protocol as ui
-from mcp_elicit.client.model import Decision, Elicitation
+from mcp_elicit.client.guardrails import Guardrails
+from mcp_elicit.client.model import Decision, Elicitation, Outcome
 from mcp_elicit.client.stages import AskThroughUI
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.forms import Form
+from mcp_elicit.core.policy import Deny
 from mcp_elicit.core.revisions import LATEST, wire_revision
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
@@ -53,11 +63,21 @@ MAX_PENDING_PER_USER: Final = 8
 RELAY_WAIT_SECONDS: Final = 600.0
 # Wire requests of relayed forms kept built (per message, form and revision).
 WIRE_CACHE_SIZE: Final = 256
+TOOLS_CALL: Final = "tools/call"
+# Who decided a question without asking anyone, per the pipeline's outcome.
+_POLICY_DECIDERS: Final = frozenset({"policy", "rate_limit"})
+# A refused question of a streak whose notice was already given, in one line (by the policy's reason).
+_STREAK_REASONS: Final = {
+    "rate_limited": "it asks too often (rate limit)",
+    "embargo": "it was turned down several times (decline embargo)",
+    "policy_deny": "the gateway's policy does not let it ask",
+}
 
 
 @dataclass(eq=False)
 class DownstreamCall:
-    """A downstream `tools/call` being forwarded: who made it, to which upstream tool."""
+    """A downstream request being forwarded (`method`: a `tools/call` unless a `prompts/get` or a
+    `resources/read`): who made it, to which upstream tool, prompt or URI (`tool`)."""
 
     ctx: Any
     user: str
@@ -67,6 +87,16 @@ class DownstreamCall:
     arguments: dict[str, Any] = field(default_factory=dict)
     hold: Hold | None = None  # a 2026-07-28 downstream: the question goes out as a round
     asking: int = 0  # questions of this call open downstream now
+    method: str = TOOLS_CALL
+    said: set[str] = field(default_factory=set)  # what `refusals` already says, by key
+
+    def say(self, text: str, key: str | None = None) -> None:
+        """Keep `text` for the call's result, once per `key` (default: the text itself), so a
+        question asked again, or a flood refused within one call, is said once."""
+        key = text if key is None else key
+        if key not in self.said:
+            self.said.add(key)
+            self.refusals.append(text)
 
 
 class Pending:
@@ -101,7 +131,10 @@ class CallBook:
         """True (and said in `call`'s result) when the user has as many questions open as allowed."""
         if self.budget.count < MAX_PENDING_PER_USER:
             return False
-        call.refusals.append(f"too many open questions for this user (at most {MAX_PENDING_PER_USER})")
+        call.say(
+            f"the server '{call.server}' asked a question that was cancelled: too many open questions "
+            f"for this user (at most {MAX_PENDING_PER_USER})"
+        )
         return True
 
     @contextmanager
@@ -150,6 +183,8 @@ class RelayUI:
         self.no_elicitation = no_elicitation
         self.browser = browser
         self.routes = CompletionRoutes()
+        self.guardrails: Guardrails | None = None  # the connection's, to restart a notice's streak
+        self._told: list[str] = []  # notices of the question the pipeline is deciding now
 
     async def ask_form(self, prompt: ui.FormPrompt) -> ui.UIResult:
         call = self.book.find(prompt.purpose)
@@ -162,9 +197,10 @@ class RelayUI:
             return ui.UIResult("cancel", decided_by="script")
         if prompt.errors:  # the pipeline asks again after an answer that did not fit: never a silent drop
             fields = ", ".join(sorted(prompt.errors))
-            said = f"the client's answer to {prompt.message[:200]!r} did not fit the form ({fields})"
-            if said not in call.refusals:
-                call.refusals.append(said)
+            call.say(
+                f"the client's answer to the server '{self.server}' ({prompt.message[:200]!r}) did not "
+                f"fit the form ({fields})"
+            )
         with self.book.asking(call):
             try:
                 if call.hold is not None:
@@ -187,7 +223,7 @@ class RelayUI:
                 return await self.browser.ask_form(prompt)
             return await self.browser.ask_url(prompt)
         why = "this client declared no elicitation capability for it"
-        call.refusals.append(
+        call.say(
             f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
             f"here ({why}); nothing was answered"
         )
@@ -196,6 +232,9 @@ class RelayUI:
     async def ask_url(self, prompt: ui.UrlPrompt) -> ui.UIResult:
         upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
         call = self.book.find(prompt.purpose)
+        if prompt.verdict == "block" and call is not None:
+            why = ", ".join(prompt.reasons) or "the URL check"
+            call.say(f"the server '{self.server}' sent a web address that was blocked ({why}) and not shown")
         if prompt.verdict == "block" or call is None or not url:
             return ui.UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
         if not client_supports(call.ctx, "elicitation.url"):
@@ -228,12 +267,52 @@ class RelayUI:
         return "cancel"
 
     async def notice(self, requester: ui.Requester, text: str) -> None:
-        """What the pipeline decided without asking (a secret-seeking form, a rate limit): said in
-        the call's result, so the model can tell the person instead of seeing a bare decline."""
-        logger.info("gateway notice for %s: %s", requester.name, text)
-        call = next((c for c in self.book.calls if c.asking == 0), None)
-        if call is not None:
-            call.refusals.append(text)
+        """What the pipeline decided without asking (a secret-seeking form, a rate limit): kept for
+        `observe`, which runs next for the same question (no await between them) and says it in
+        the result of the call the question served."""
+        self._told.append(self._named(text))
+
+    def _named(self, text: str) -> str:
+        """A notice's text naming the upstream server by its key instead of "this server"."""
+        for this, named in (("This server", "The server"), ("this server", "the server")):
+            if this in text:
+                return text.replace(this, f"{named} '{self.server}'", 1)
+        return f"the server '{self.server}': {text}"
+
+    def observe(self, e: Elicitation, outcome: Outcome) -> None:
+        """Pipeline observer (the first): a question decided without asking is said in its tool
+        call's result; for a prompt or a read (no place for it) logged, its notice not counted."""
+        told, self._told = self._told, []
+        denied = e.policy_decision if isinstance(e.policy_decision, Deny) else None
+        if outcome.decided_by not in _POLICY_DECIDERS:
+            denied = None
+        if not told and denied is None:
+            return
+        call = self.book.find(e.purpose)
+        if call is not None and call.method == TOOLS_CALL:
+            if denied is None:
+                for text in told:
+                    call.say(text)
+            else:  # one reason per streak in a call, however many of its questions it refused
+                call.say(" ".join(told) or self._streak_line(denied, outcome.action), denied.reason)
+            return
+        if call is None:
+            logger.info(
+                "a question from %s, no call in flight, was %s: %s", self.server, outcome.action, told
+            )
+        else:  # logged by `Gateway._request`, said only if the upstream then fails the request
+            call.say(" ".join(told) or self._streak_line(denied, outcome.action))
+        request = e.policy_request
+        if told and denied is not None and request is not None and self.guardrails is not None:
+            self.guardrails.admitted((request.server.key, request.mode))  # the notice did not reach
+
+    def _streak_line(self, denied: Deny | None, action: str) -> str:
+        why = _STREAK_REASONS.get(denied.reason if denied is not None else "", "a guardrail refused it")
+        done = "declined" if action == "decline" else "cancelled"
+        line = f"the server '{self.server}' asked a question that was {done} without being shown: {why}"
+        if denied is not None and denied.retry_after is not None:
+            line += f"; it may ask again in {max(1, math.ceil(denied.retry_after))} s"
+        return line
 
 
 def _ui_result(raw: dict[str, Any] | None) -> ui.UIResult:

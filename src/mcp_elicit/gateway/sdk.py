@@ -168,6 +168,14 @@ def upstream_error(exc: BaseException) -> BaseException:
     return request_failed(f"The upstream request failed: {type(exc).__name__}.")
 
 
+def with_reason(exc: BaseException, text: str) -> BaseException:
+    """An upstream's JSON-RPC error for a prompt or a read, with `text` (what the gateway could not
+    ask) after its message, its code and data kept; anything else as it is."""
+    if isinstance(exc, MCPError):
+        return MCPError(exc.error.code, f"{exc.error.message} ({text})", exc.error.data)
+    return exc
+
+
 def error_text(exc: BaseException) -> str:
     """An error's message for the client (a replica hands it to the one the client reached)."""
     return exc.error.message if isinstance(exc, MCPError) else str(exc)
