@@ -115,8 +115,12 @@ class _NoticesOnly:
         return UIResult("cancel")
 
     async def notice(self, requester: Requester, text: str) -> None:
-        who = requester.name or requester.where or "server"
-        print(clean_text(f"mcp-elicit: {who}: {text}", limit=1_000, multiline=False), file=self.stream)
+        _print_notice(self.stream, requester, text)
+
+
+def _print_notice(stream: TextIO, requester: Requester, text: str) -> None:
+    who = requester.name or requester.where or "server"
+    print(clean_text(f"mcp-elicit: {who}: {text}", limit=1_000, multiline=False), file=stream)
 
 
 def _pipeline(
@@ -125,9 +129,7 @@ def _pipeline(
     if ui is not None:
         return Pipeline(ui)
     if answers is not None:
-        from mcp_elicit.ui.scripted import ScriptedUI
-
-        return Pipeline(ScriptedUI.from_file(answers))
+        return Pipeline(_script_printing_notices(answers, notices))
     if interactive is None:
         interactive = sys.stdin.isatty()
     reason, text = "no_terminal", "No terminal to ask on and no --answers: the question was cancelled."
@@ -142,6 +144,19 @@ def _pipeline(
     pipeline = Pipeline(quiet)
     pipeline.insert(AnswerWithoutAsking(quiet, "cancel", "no_terminal", reason, text))
     return pipeline
+
+
+def _script_printing_notices(answers: str | Path, notices: TextIO) -> UserInterface:
+    """The answers file, whose notices (a refused secret-seeking form, a blocked link, ...) are
+    printed as well as kept: the person running the command learns why, as `connect` says it."""
+    from mcp_elicit.ui.scripted import ScriptedUI
+
+    class Script(ScriptedUI):
+        async def notice(self, requester: Requester, text: str) -> None:
+            await super().notice(requester, text)
+            _print_notice(notices, requester, text)
+
+    return Script.from_file(answers)
 
 
 def _asks_a_person(pipeline: Pipeline) -> bool:
