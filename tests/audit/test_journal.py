@@ -477,3 +477,33 @@ def test_a_forked_child_leaves_its_parents_journal_alone(tmp_path: Path) -> None
     proc = subprocess.run(command, capture_output=True, text=True, timeout=BOUND_SECONDS, check=False)
     assert proc.stdout.split() == ["0"], proc.stderr
     assert len(rows(db)) == 300
+
+
+def test_a_temporary_journal_left_by_a_dead_process_is_removed_on_opening_once_old(tmp_path: Path) -> None:
+    db = tmp_path / "trail.db"
+    SqliteAuditSink(db).close()
+    old = tmp_path / f".{db.name}.journal-4242-{'a' * 16}.new"
+    fresh = tmp_path / f".{db.name}.journal-4243-{'b' * 16}.new"
+    old.touch()
+    fresh.touch()
+    aged = old.stat().st_mtime - jr.STALE_NEW_JOURNAL_SECONDS - 1
+    os.utime(old, (aged, aged))
+    SqliteAuditSink(db).close()
+    assert not old.exists()
+    assert fresh.exists()  # it may belong to a process between creating and renaming it now
+
+
+def test_a_temporary_journal_whose_lock_is_held_is_never_removed(tmp_path: Path) -> None:
+    import fcntl
+
+    db = tmp_path / "trail.db"
+    held = tmp_path / f".{db.name}.journal-4244-{'c' * 16}.new"
+    fd = os.open(held, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        now = held.stat().st_mtime + jr.STALE_NEW_JOURNAL_SECONDS + 1
+        assert jr.remove_stale_new(db, now) == []
+        assert held.exists()
+    finally:
+        os.close(fd)
+    assert jr.remove_stale_new(db, now) == [held]

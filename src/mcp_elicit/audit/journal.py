@@ -71,6 +71,7 @@ __all__ = [
     "JOURNAL_ROTATE_BYTES",
     "MAX_JOURNAL_LINE_BYTES",
     "MERGE_READ_BYTES",
+    "STALE_NEW_JOURNAL_SECONDS",
     "Journal",
     "chain_lines",
     "insert_rows",
@@ -78,6 +79,7 @@ __all__ = [
     "lock_orphan",
     "merge_file",
     "reject",
+    "remove_stale_new",
     "split_lines",
     "tail_of",
 ]
@@ -104,6 +106,12 @@ MAX_JOURNAL_LINE_BYTES: Final = 262_144  # 256 KiB
 # Journal bytes read into one merge transaction at most (bounds the write lock's hold and memory).
 MERGE_READ_BYTES: Final = 1_048_576  # 1 MiB
 
+# Seconds after which a journal's temporary file (".<journal>.new") whose lock is free is taken for
+# what a process left when it died between creating and renaming it, and removed on opening the
+# trail. It holds no record (nothing is written before the rename); the wait keeps a process that
+# is between those two steps right now from losing its file.
+STALE_NEW_JOURNAL_SECONDS: Final = 60.0
+
 _REJECTED_SUFFIX: Final = ".journal-rejected"
 _IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
 
@@ -124,6 +132,30 @@ def journals_of(db: Path) -> list[Path]:
         with contextlib.suppress(OSError):  # gone meanwhile: merged by someone else
             found.append((entry.stat().st_mtime_ns, entry.name))
     return [db.parent / name for _, name in sorted(found)]
+
+
+def remove_stale_new(db: Path, now: float) -> list[Path]:
+    """Remove the temporary journal files beside `db` older than `STALE_NEW_JOURNAL_SECONDS` at
+    `now` (Unix seconds) whose lock is free; return those removed."""
+    pattern = re.compile(r"\." + _pattern(db).pattern + r"\.new")
+    removed = []
+    try:
+        entries = [e for e in os.scandir(db.parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return []
+    for entry in entries:
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours to remove
+            if now - entry.stat().st_mtime < STALE_NEW_JOURNAL_SECONDS:
+                continue
+            fd = lock_orphan(Path(entry.path))
+            if fd is None:
+                continue
+            try:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            finally:
+                os.close(fd)
+    return removed
 
 
 class Journal:

@@ -139,6 +139,7 @@ class SqliteAuditSink(SqlSinkBase):
         except (sqlite3.Error, OSError) as exc:
             raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
         self._recover(self._conn)
+        jr.remove_stale_new(self.path, time.time())
 
     def _open_readonly(self) -> None:
         """Open for reading only: never creates the file; a missing or broken file is an OSError."""
