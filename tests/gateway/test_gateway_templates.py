@@ -13,6 +13,7 @@ with), behind `mcp-elicit gateway --config f.json` over stdio, and an in-process
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,10 @@ from typing import Any
 import mcp_types as t
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_elicit.core.wire_codes import INVALID_PARAMS
 from mcp_elicit.gateway import parse_config
 from mcp_elicit.gateway.holds import Holds
 from mcp_elicit.gateway.pool import Pool
@@ -55,11 +57,16 @@ async def test_the_upstreams_templates_are_listed_once_each_and_a_fitting_uri_re
             await c.read_resource("elsewhere://greetings/ann")
         with pytest.raises(MCPError) as refused:
             await c.get_prompt("fm__summary", {})  # its `topic` is required
+    # What the FastMCP server itself answers, asked directly (its code changed between releases).
+    direct = StdioServerParameters(command=sys.executable, args=[PEERS, "fastmcp"], env=dict(os.environ))
+    async with Client(direct, mode=era) as c:
+        with pytest.raises(MCPError) as upstream:
+            await c.get_prompt("summary", {})
     assert sorted(x.uri_template for x in listed) == ["fm://greetings/{name}", "notes://{topic}"]
     assert text_of_read(greeting) == "greetings, ann, from fm"  # "fm" before "fm2" in key order
     assert unknown.value.error.code == INVALID_PARAMS
-    assert refused.value.error.code == INTERNAL_ERROR  # FastMCP's own code and message, passed on
-    assert "topic" in refused.value.error.message
+    assert refused.value.error.code == upstream.value.error.code  # FastMCP's own code, passed on
+    assert upstream.value.error.message in refused.value.error.message
 
 
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
