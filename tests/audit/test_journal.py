@@ -1,9 +1,11 @@
 """The SQLite trail's journal: a record is journaled before the answer goes on, merged into the
 chain later; a crash loses nothing, a merge never stores a record twice, several processes share
-one chain, a journal that cannot be written fails closed, an edited line is refused."""
+one chain, a journal that cannot be written fails closed, an edited line is refused or, in a
+live process's journal, changes nothing and is kept aside."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sqlite3
@@ -17,6 +19,7 @@ import anyio
 import pytest
 
 from mcp_elicit.audit import journal as jr
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.audit.writer import GroupWriter
 from mcp_elicit.errors import AuditWriteError
@@ -283,6 +286,27 @@ def test_a_journal_that_cannot_be_created_fails_the_append_closed(tmp_path: Path
     sink.close()
 
 
+def test_once_a_merge_cannot_write_the_checkpoint_records_commit_directly_and_fail_closed(
+    tmp_path: Path,
+) -> None:
+    db, blocker = tmp_path / "audit.sqlite3", tmp_path / "not-a-folder"
+    blocker.write_text("")
+    anchor = Checkpoint(blocker / "trail.checkpoint", b"k" * 32)  # its folder cannot be made
+    with SqliteAuditSink(db, checkpoint=anchor) as sink:
+        ids = journaled(sink, 1)  # on the answer's path: the checkpoint is written at the merge
+        sink.maintain()  # the merge commits, then the checkpoint fails (logged)
+        with pytest.raises(AuditWriteError) as caught:
+            sink.append_now([make_event(1)])
+        assert caught.value.sink == "checkpoint"
+        assert [r["id"] for r in sink.iter_records()][:1] == ids
+        blocker.unlink()
+        blocker.mkdir()  # the checkpoint can be written again: journaling resumes
+        sink.append_now([make_event(2)])
+        journaled_again = sink.append_now([make_event(3)])
+        assert journaled_again is not None
+        assert "seq" not in journaled_again[0]  # journaled, not committed
+
+
 def test_an_edited_journal_line_is_refused_and_kept_aside(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     ids, path = crashed(db, 3)
@@ -308,15 +332,57 @@ def test_a_torn_last_line_is_refused(tmp_path: Path) -> None:
     assert b'{"action":' in db.with_name(db.name + ".journal-rejected").read_bytes()
 
 
-def test_a_well_formed_edit_before_the_merge_is_chained_as_edited(tmp_path: Path) -> None:
-    """The journal is as trusted as the database beside it: an edit that keeps the line a
-    record is not caught (documented in docs/security.md)."""
+def test_a_well_formed_edit_of_a_dead_processs_journal_is_chained_as_edited(tmp_path: Path) -> None:
+    """Read back after a crash, the journal is as trusted as the database beside it: an edit that
+    keeps the line a record is not caught (documented in docs/security.md)."""
     db = tmp_path / "audit.sqlite3"
     _, path = crashed(db, 1)
-    edit_line(path, 0, b'"accept"', b'"cancel"')  # same length
+    edit_line(path, 0, b'"accept"', b'"cancel"')
     with SqliteAuditSink(db) as again:
         assert [r["action"] for r in again.iter_records()] == ["cancel"]
         assert again.verify().ok
+
+
+def test_an_edit_of_a_live_processs_journal_changes_nothing_and_is_kept_aside(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its process merges what it wrote, not what the file holds now, and keeps the changed text."""
+    db = tmp_path / "audit.sqlite3"
+    caplog.set_level(logging.ERROR, logger="mcp_elicit.audit")
+    with SqliteAuditSink(db) as sink:
+        ids = journaled(sink, 2)
+        assert sink._journal is not None
+        edit_line(sink._journal.path, 1, b'"accept"', b'"cancel"')
+        sink.maintain()
+        assert [r["action"] for r in sink.iter_records()] == ["accept", "accept"]
+        assert [r["id"] for r in sink.iter_records()] == ids
+        assert sink.verify().ok
+    rejected = db.with_name(db.name + ".journal-rejected").read_bytes()
+    assert ids[1].encode() in rejected
+    assert b'"cancel"' in rejected
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert not any(i in errors[0] for i in ids)  # nobody merged the changed text: no record to check
+
+
+def test_an_edit_a_reader_merged_first_is_still_reported_by_the_journals_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The report names the records the reader merged from the file: the trail may hold them as changed."""
+    db = tmp_path / "audit.sqlite3"
+    caplog.set_level(logging.ERROR, logger="mcp_elicit.audit")
+    live = SqliteAuditSink(db)
+    ids = journaled(live, 1)
+    assert live._journal is not None
+    edit_line(live._journal.path, 0, b'"accept"', b'"cancel"')
+    with SqliteAuditSink(db, readonly=True) as reader:  # another process's reader, first
+        assert [r["action"] for r in reader.iter_records()] == ["cancel"]
+    live.close()
+    assert [rid for _, rid in rows(db)] == ids
+    assert b'"cancel"' in db.with_name(db.name + ".journal-rejected").read_bytes()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert ids[0] in errors[0]
 
 
 def test_a_full_journal_is_replaced_and_removed_once_merged(tmp_path: Path) -> None:
@@ -477,6 +543,82 @@ def test_a_forked_child_leaves_its_parents_journal_alone(tmp_path: Path) -> None
     proc = subprocess.run(command, capture_output=True, text=True, timeout=BOUND_SECONDS, check=False)
     assert proc.stdout.split() == ["0"], proc.stderr
     assert len(rows(db)) == 300
+
+
+OUTLIVED = """
+import os, signal, sys
+from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.core.consent import ConsentEvent
+sink = SqliteAuditSink(sys.argv[1])
+event = ConsentEvent(time=1.0, side="server", mode="form", action="accept", decided_by="person")
+for _ in range(3):
+    print(sink.append_now([event])[0]["id"], flush=True)
+ready, told = os.pipe()
+if os.fork() == 0:  # the child (its fork handlers have run) lives on until the test closes stdin
+    os.write(told, b"x")
+    sys.stdin.read()
+    os._exit(0)
+os.read(ready, 1)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_journal_whose_process_died_is_recovered_while_a_forked_child_lives_on(tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    command = [sys.executable, "-c", OUTLIVED, str(db)]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        ids = [proc.stdout.readline().strip() for _ in range(3)]
+        assert proc.wait(timeout=BOUND_SECONDS) == -signal.SIGKILL  # the parent; its child lives
+        with SqliteAuditSink(db, readonly=True) as reader:
+            assert [r["id"] for r in reader.iter_records()] == ids
+        assert journal_files(db) == []  # taken for a dead process's: merged and removed
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()  # the child reads end of file and exits
+
+
+EXITS = """
+import sys
+from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.core.consent import ConsentEvent
+sink = SqliteAuditSink(sys.argv[1])  # never closed, as a server that just returns leaves it
+event = ConsentEvent(time=1.0, side="server", mode="form", action="accept", decided_by="person")
+for _ in range(3):
+    print(sink.append_now([event])[0]["id"], flush=True)
+"""
+
+
+def test_a_process_that_exits_without_closing_its_sink_leaves_its_records_in_the_database(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "audit.sqlite3"
+    command = [sys.executable, "-c", EXITS, str(db)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=BOUND_SECONDS, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert [rid for _, rid in rows(db)] == proc.stdout.split()  # plain sqlite3 sees them
+
+
+def test_a_journal_replaced_while_in_use_is_left_for_a_fresh_one_and_nothing_is_lost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "audit.sqlite3"
+    with SqliteAuditSink(db) as sink:
+        ids = journaled(sink, 2)
+        assert sink._journal is not None
+        first = sink._journal.path
+        copy = first.with_name("copy")
+        copy.write_bytes(first.read_bytes())
+        os.replace(copy, first)  # what an editor's "save" does: a new file under the name
+        with caplog.at_level("ERROR", logger="mcp_elicit.audit"):
+            sink.maintain()
+        assert [r.levelname for r in caplog.records] == ["ERROR"]
+        assert sink._journal.path != first  # new lines go where a crash cannot lose them
+        ids += journaled(sink, 1, start=2)
+        assert [r["id"] for r in sink.iter_records()] == ids
+    assert journal_files(db) == []  # the copy was taken for a dead process's journal: merged, removed
+    assert [rid for _, rid in rows(db)] == ids  # its lines were merged before: nothing twice
 
 
 def test_a_temporary_journal_left_by_a_dead_process_is_removed_on_opening_once_old(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ _MAGIC: Final = "mcp-elicit-checkpoint/1"
 def checkpoint_key_from_env() -> bytes:
     """The checkpoint key from ``$MCP_ELICIT_AUDIT_KEY`` (hex); ConfigError when missing or short."""
     raw = os.environ.get(CHECKPOINT_KEY_ENV, "")
+    if not raw:
+        raise ConfigError(CHECKPOINT_KEY_ENV, "is not set: the checkpoint's key (hex) is read from it")
     try:
         key = bytes.fromhex(raw)
     except ValueError as exc:

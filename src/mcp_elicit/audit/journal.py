@@ -12,16 +12,18 @@ record its seq and hash there, so the stored rows are exactly what a direct comm
 
 Files: ``<db>.journal-<pid>-<16 hex>``, made for the owner alone, one per sink that journals,
 held with an exclusive ``flock`` while it lives (created under a temporary name, locked, then
-renamed, so nobody ever sees it unlocked and empty). A journal whose lock is free belongs to a
-process that is gone: whoever opens the trail next (a writer, or a reader) merges it, in order,
-and removes it; every read also merges the journals of live processes up to their last whole
-line (left to them), so readers anywhere see every journaled record. Merging is idempotent: a
-line whose record id is already in the trail was merged before (by a reader, or the merge
-committed and then the process died before the file went), so it is skipped. A line that is
-not one a sink wrote (its offsets off the chain keys, no id, action, time or server name where
-they belong, a torn last line: core/unchained.py) is refused: kept in ``<db>.journal-rejected``
-and logged, never chained; what else was rewritten is chained as it stands and `verify` reports
-it.
+renamed, so nobody ever sees it unlocked and empty). The process that writes a journal merges
+from what it keeps in memory, and checks that the file still holds exactly the lines it wrote
+(an edit is logged and kept in ``<db>.journal-rejected``; the trail holds what was written). A
+journal whose lock is free belongs to a process that is gone: whoever opens the trail next (a
+writer, or a reader) merges it from the file, in order, and removes it; every read also merges
+the journals of live processes up to their last whole line (left to them), so readers anywhere
+see every journaled record. Merging is idempotent: a line whose record id is already in the
+trail was merged before (by a reader, or the merge committed and then the process died before
+the file went), so it is skipped. A line read from a file that is not one a sink wrote (its
+offsets off the chain keys, no id, action, time or server name where they belong, a torn last
+line: core/unchained.py) is refused: kept in ``<db>.journal-rejected`` and logged, never
+chained; what else was rewritten is chained as it stands and `verify` reports it.
 
 Bounds: the writer thread merges a record at most `JOURNAL_MERGE_SECONDS` after it was
 journaled, or at once when `JOURNAL_MERGE_RECORDS` wait (what bounds how late something reading
@@ -40,6 +42,7 @@ import re
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Final
 
@@ -60,8 +63,24 @@ HAVE_FLOCK: Final = fcntl is not None  # without it (Windows) nothing is journal
 # This process's id, kept current across fork: a journal belongs to the process that made it
 # (one look-up per record instead of a getpid call).
 _PID = [os.getpid()]
+# Every journal open in this process. A forked child closes its copies of their files: the lock
+# is the open file's, shared with the child, so a child outliving its parent would otherwise make
+# the parent's journal look alive, and nobody would recover it until the child ended.
+_OPEN: weakref.WeakSet[Journal] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    _PID[0] = os.getpid()
+    for journal in list(_OPEN):
+        journal.lock = threading.Lock()  # another thread of the parent may have held it
+        journal.closed = True
+        with contextlib.suppress(OSError):
+            os.close(journal.fd)
+    _OPEN.clear()
+
+
 if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
-    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = [
     "HAVE_FLOCK",
@@ -74,6 +93,7 @@ __all__ = [
     "STALE_NEW_JOURNAL_SECONDS",
     "Journal",
     "chain_lines",
+    "ids_not_in",
     "insert_rows",
     "journals_of",
     "lock_orphan",
@@ -181,6 +201,11 @@ class Journal:
                 os.unlink(tmp)
             raise AuditWriteError("sqlite", str(self.path), str(exc)) from exc
         self.lock = threading.Lock()
+        # The lines this process wrote and has not merged, in order. The merge chains these, not
+        # what the file holds now: an edit of the file before the merge changes nothing and is
+        # caught (`on_disk_matches`); the file is read back only when the process is gone. Bytes
+        # are never scanned by the garbage collector, so keeping them until the merge is cheap.
+        self.entries: list[bytes] = []
         self.end = 0  # bytes written (all complete lines)
         self.written = 0  # lines written
         self.merged = 0  # bytes merged into the database
@@ -188,6 +213,7 @@ class Journal:
         self.pending_since: float | None = None  # monotonic time of the oldest unmerged line
         self.broken = False  # a failed write could not be undone: take no more lines
         self.closed = False
+        _OPEN.add(self)
 
     def usable(self) -> bool:
         """Whether this process may append here: it made the journal (not a forked child), the
@@ -204,8 +230,8 @@ class Journal:
         return self.pid == _PID[0]
 
     def append(self, line: bytes) -> bool:
-        """Write one record line; False when this journal is closed (use the current one).
-        Raises AuditWriteError when the line is not written whole (fail closed)."""
+        """Write one record line (core/unchained.py); False when this journal is closed (use the
+        current one). Raises AuditWriteError when the line is not written whole (fail closed)."""
         with self.lock:
             if self.closed:
                 return False
@@ -219,6 +245,7 @@ class Journal:
                 raise AuditWriteError("sqlite", str(self.path), f"wrote {done} of {len(line)} bytes")
             self.end += done
             self.written += 1
+            self.entries.append(line)
             if self.pending_since is None:
                 self.pending_since = time.monotonic()
         return True
@@ -230,10 +257,35 @@ class Journal:
         except OSError:
             self.broken = True  # the torn line stays last; whoever merges this journal refuses it
 
+    def unmerged(self, most_bytes: int) -> tuple[list[bytes], int, int]:
+        """(the oldest lines not merged, at least one and up to `most_bytes` of them, the offset
+        where they start in the file, the offset after them)."""
+        with self.lock:
+            taken: list[bytes] = []
+            size = 0
+            for line in self.entries:
+                if taken and size + len(line) > most_bytes:
+                    break
+                taken.append(line)
+                size += len(line)
+            return taken, self.merged, self.merged + size
+
+    def on_disk_matches(self, lines: list[bytes], start: int, end: int) -> bytes | None:
+        """None when the file holds `lines` between `start` and `end` as they were written; else
+        what it holds there (changed since: to be kept aside)."""
+        try:
+            held = os.pread(self.fd, end - start, start)
+        except OSError as exc:  # the merge goes on from memory; nothing to compare with
+            logger.warning("cannot read the audit journal %s back: %s", self.path, exc)
+            return None
+        return None if held == b"".join(lines) else held
+
     def merged_upto(self, offset: int, lines: int, since: float) -> None:
-        """Note that the merge committed everything up to `offset`; `since` is when it read."""
+        """Note that the merge committed everything up to `offset` (the first `lines` entries);
+        `since` is when it read."""
         with self.lock:
             self.merged, self.merged_lines = offset, self.merged_lines + lines
+            del self.entries[:lines]
             self.pending_since = None if self.merged_lines >= self.written else since
 
     def retire(self) -> None:
@@ -242,16 +294,27 @@ class Journal:
         with self.lock:
             self.closed = True
 
+    def replaced(self) -> bool:
+        """Whether the file at this journal's path is no longer the one it writes (an editor
+        saved a copy over it, someone removed it): new lines there would be in no file anyone
+        can find after a crash."""
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self.fd).st_ino
+        except OSError:
+            return True
+
     def remove(self) -> None:
-        """Delete the (fully merged) file and release it."""
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        """Delete the (fully merged) file and release it; a file put in its place stays."""
+        if not self.replaced():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
         self.release()
 
     def release(self) -> None:
         """Close the file, keeping it: whoever opens the trail next merges what it holds."""
         with self.lock:
             self.closed = True
+            _OPEN.discard(self)  # its descriptor number may be reused: a forked child must not close it
             with contextlib.suppress(OSError):
                 os.close(self.fd)
 
@@ -295,7 +358,7 @@ def chain_lines(
 ) -> list[tuple[dict[str, Any], str]]:
     """Journal lines chained after (seq, prev), each as its indexed values and stored text:
     refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
-    is already in the trail (merged before)."""
+    is already in the trail (merged before, by this process or a reader)."""
     split = [split_line(line) for line in lines]
     wanted = [parts[4] for parts in split if parts is not None]
     known: set[str] = set()
@@ -357,12 +420,37 @@ def merge_file(
     return offset, stored
 
 
-def reject(db: Path, pieces: list[bytes], source: Path) -> None:
-    """Keep refused journal pieces in ``<db>.journal-rejected`` (never chained) and log them."""
+def ids_not_in(lines: list[bytes], chained: list[tuple[dict[str, Any], str]]) -> list[str]:
+    """The record ids of `lines` that are not among `chained` (already in the trail)."""
+    done = {pair[0]["id"] for pair in chained}
+    return [parts[4] for parts in map(split_line, lines) if parts is not None and parts[4] not in done]
+
+
+def reject(db: Path, pieces: list[bytes], source: Path, merged_elsewhere: list[str] | None = None) -> None:
+    """Keep refused journal pieces in ``<db>.journal-rejected`` (never chained) and log them.
+    `merged_elsewhere` not None: the pieces are what the file held in place of lines this process
+    wrote and chained, but for these record ids, which a reader had merged from the file first."""
     if not pieces:
         return
     target = db.with_name(db.name + _REJECTED_SUFFIX)
-    logger.error("%d journal line(s) of %s are not records: kept in %s", len(pieces), source.name, target)
+    if merged_elsewhere:
+        logger.error(
+            "the audit journal %s was changed after its lines were written, the changed text is kept"
+            " in %s; a reader in another process merged records %s from the file first: the trail"
+            " may hold them as changed (the rest as written)",
+            source.name,
+            target,
+            ", ".join(merged_elsewhere),
+        )
+    elif merged_elsewhere is not None:
+        logger.error(
+            "the audit journal %s was changed after its lines were written; the trail holds them as"
+            " written, the changed text is kept in %s",
+            source.name,
+            target,
+        )
+    else:
+        logger.error("%d journal line(s) of %s are not records: kept in %s", len(pieces), source.name, target)
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
         try:

@@ -28,11 +28,13 @@ whole line, so a reader in any process sees every journaled record.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -87,6 +89,20 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS {TABLE}_time ON {TABLE} (time);
 CREATE INDEX IF NOT EXISTS {TABLE}_server_time ON {TABLE} (server, time);
 """
+
+
+# Sinks that journaled in this process: at a normal exit what they hold is merged, so a server
+# that never closes its sink still leaves every record in the database, not only in its journal.
+_JOURNALING: weakref.WeakSet[SqliteAuditSink] = weakref.WeakSet()
+
+
+@atexit.register
+def _merge_at_exit() -> None:
+    for sink in list(_JOURNALING):
+        try:
+            sink.merge_journal()
+        except Exception:  # at exit: the journal stays for the next opening
+            logger.warning("audit journal of %s left for the next opening", sink.path)
 
 
 class _Busy(Exception):
@@ -212,7 +228,7 @@ class SqliteAuditSink(SqlSinkBase):
         with self._lock:
             self._busy(int(BUSY_TIMEOUT_S * 1000))
             sealed = self._write(events)
-        self._checkpointed(sealed)
+        self._anchored(sealed)
         if self.wants_maintenance:  # a caller that never goes through a writer maintains here
             self.maintain()
         return [r for r, _ in sealed[-len(events) :]]
@@ -242,8 +258,18 @@ class SqliteAuditSink(SqlSinkBase):
                 return None
         finally:
             self._lock.release()
-        self._checkpointed(sealed)
+        self._anchored(sealed)
         return [r for r, _ in sealed[-len(events) :]]
+
+    def _anchored(self, sealed: list[tuple[dict[str, Any], str]]) -> None:
+        """Write the keyed checkpoint after a commit. When that fails, records commit directly
+        until one succeeds (`_merge_failed`): a journaled record would go on before its merge
+        found the checkpoint unwritable, so the answer would not fail closed."""
+        try:
+            self._checkpointed(sealed)
+        except AuditWriteError:
+            self._merge_failed = True
+            raise
 
     def _journal_append(self, event: ConsentEvent) -> list[dict[str, Any]] | None:
         """The record, once its line is in the journal; None to commit it directly instead."""
@@ -266,6 +292,7 @@ class SqliteAuditSink(SqlSinkBase):
         with self._journal_start:
             if self._journal is None and self._journaling:
                 self._journal = jr.Journal(self.path)
+                _JOURNALING.add(self)
             return self._journal
 
     def _own(self) -> list[jr.Journal]:
@@ -279,7 +306,7 @@ class SqliteAuditSink(SqlSinkBase):
             return 0.0
         if self._merge_failed:  # the next direct commit merges; no retrying in a loop here
             return None
-        if any(j.mine() for j in self._retired):
+        if self._retired and any(j.mine() for j in self._retired):
             return 0.0
         journal = self._journal
         if journal is None or journal.pending_since is None or not journal.mine():
@@ -302,8 +329,11 @@ class SqliteAuditSink(SqlSinkBase):
         into the database file every `CHECKPOINT_EVERY_COMMITS` commits; PASSIVE: never waits
         for readers, and the next maintenance picks up what this one could not copy."""
         with self._lock:
-            journal = self._journal
-            if journal is not None and journal.mine() and journal.end >= jr.JOURNAL_ROTATE_BYTES:
+            journal = self._journal if self._journal is not None and self._journal.mine() else None
+            replaced = journal is not None and journal.replaced()
+            if replaced:  # an editor saved a copy over it, or it was removed: lines would be lost
+                logger.error("the audit journal of %s was replaced or removed while in use", self.path)
+            if journal is not None and (replaced or journal.end >= jr.JOURNAL_ROTATE_BYTES):
                 try:
                     self._journal = jr.Journal(self.path)
                     journal.retire()
@@ -330,7 +360,7 @@ class SqliteAuditSink(SqlSinkBase):
             while journal.merged < end:
                 before = journal.merged
                 self._busy(int(BUSY_TIMEOUT_S * 1000))
-                self._checkpointed(self._write([]))
+                self._anchored(self._write([]))
                 if journal.merged == before:
                     break
         for journal in list(self._retired):
@@ -359,7 +389,7 @@ class SqliteAuditSink(SqlSinkBase):
         (up to `MERGE_READ_BYTES` of each journal) and then `events`, insert them all. Returns
         every record stored, the journaled ones first."""
         merged: list[tuple[jr.Journal, int, int, float]] = []
-        refused: list[tuple[jr.Journal, list[bytes]]] = []
+        refused: list[tuple[jr.Journal, list[bytes], list[str] | None]] = []
         try:
             self._begin()
             try:
@@ -367,14 +397,17 @@ class SqliteAuditSink(SqlSinkBase):
                 sealed: list[tuple[dict[str, Any], str]] = []
                 for journal in self._own():
                     since = time.monotonic()
-                    with journal.lock:
-                        end, final = journal.end, journal.closed
-                    lines, bad, upto = jr.split_lines(journal.fd, journal.merged, end, final)
-                    sealed += jr.chain_lines(self._conn, TABLE, lines, bad, seq, prev)
+                    lines, start, upto = journal.unmerged(jr.MERGE_READ_BYTES)
+                    changed = journal.on_disk_matches(lines, start, upto)
+                    bad: list[bytes] = []  # none unless a bug: the lines this process wrote
+                    chained = jr.chain_lines(self._conn, TABLE, lines, bad, seq, prev)
+                    sealed += chained
                     if sealed:
                         seq, prev = sealed[-1][0]["seq"], sealed[-1][0]["hash"]
                     merged.append((journal, upto, len(lines), since))
-                    refused.append((journal, bad))
+                    if changed is not None:  # lines not chained here: a reader merged them from the file
+                        refused.append((journal, [changed], jr.ids_not_in(lines, chained)))
+                    refused.append((journal, bad, None))
                 sealed += chain_sealed(events, self.level, seq, prev)
                 jr.insert_rows(self._conn, TABLE, sealed)
                 self._conn.execute("COMMIT")
@@ -389,20 +422,25 @@ class SqliteAuditSink(SqlSinkBase):
         self._merge_failed = False
         for journal, upto, lines_merged, since in merged:
             journal.merged_upto(upto, lines_merged, since)
-        for journal, bad in refused:
-            jr.reject(self.path, bad, journal.path)
+        for journal, pieces, merged_elsewhere in refused:
+            jr.reject(self.path, pieces, journal.path, merged_elsewhere=merged_elsewhere)
         self._since_checkpoint += 1
         return sealed
 
-    def _catch_up(self) -> None:
-        """Before reading: merge what this process journaled (it reads its own records) and
-        what the journals of other processes hold (`_recover`)."""
+    def merge_journal(self) -> None:
+        """Merge what this process journaled into the trail now (before a read, and when the
+        interpreter exits with the sink still open: plain readers of the database see it then)."""
         if self._journaling and self._own():
             with self._lock:
                 try:
                     self._flush()
                 except AuditWriteError as exc:
-                    logger.warning("audit journal of %s not merged before reading: %s", self.path, exc)
+                    logger.warning("audit journal of %s not merged: %s", self.path, exc)
+
+    def _catch_up(self) -> None:
+        """Before reading: merge what this process journaled (it reads its own records) and
+        what the journals of other processes hold (`_recover`)."""
+        self.merge_journal()
         own = {j.path for j in (self._journal, *self._retired) if j is not None}
         if any(path not in own for path in jr.journals_of(self.path)):
             if self._readonly:
