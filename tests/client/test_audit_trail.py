@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -205,14 +206,18 @@ def test_an_unknown_decider_is_recorded_as_error() -> None:
     ],
 )
 async def test_when_the_sink_cannot_write_an_accept_is_not_sent_unless_configured(
-    on_write_error: str, expected: Reply
+    on_write_error: str, expected: Reply, caplog: pytest.LogCaptureFixture
 ) -> None:
     sink = MemoryAuditSink()
     sink.fail_writes = True
     pipeline = audited(ScriptedUI([{"content": {"name": "Ada"}}]), sink, on_write_error=on_write_error)
-    decision, outcome = await pipeline.run(question(pipeline))
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit"):
+        decision, outcome = await pipeline.run(question(pipeline))
     assert decision == expected
     assert outcome.action == expected.action
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert not errors[0].exc_info  # a sink that cannot write is one line, not a traceback
 
 
 async def test_a_decline_stays_a_decline_when_the_sink_cannot_write() -> None:

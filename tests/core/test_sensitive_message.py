@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mcp_elicit.core.sensitive import GENERIC_FIELD_WORDS, RULES, SECRET_MESSAGE_REASONS, classify_schema
 
-# What FastMCP 4.1.2 sends for `ctx.elicit("Paste your GitHub token", str)`, byte for byte
+# What FastMCP 4.1.2 and 4.2.3 send for `ctx.elicit("Paste your GitHub token", str)`, byte for byte
 # (tests/peers/test_secret_in_message.py sends it through a real FastMCP server).
 FASTMCP_STR = {
     "type": "object",

@@ -38,15 +38,15 @@ json_values = st.recursive(
     schema=st.one_of(st.none(), st.dictionaries(keys, json_values, max_size=4)),
     content=st.one_of(st.none(), st.dictionaries(keys, json_values, max_size=4)),
     details=st.one_of(st.none(), st.dictionaries(keys, json_values, max_size=3)),
-    name=st.text(max_size=12),
-    person=st.text(max_size=12),
+    name=st.text(max_size=12) | st.just("lone \ud800 surrogate") | st.just("100%d %%"),
+    person=st.text(max_size=12) | st.just("\udfff"),
     url=st.one_of(st.none(), st.just('https://example.com/a?"server":{"name":1}')),
     mode=st.sampled_from(["form", "url"]),
-    request_id=st.none() | st.integers() | st.text(max_size=8) | json_values,
+    request_id=st.none() | st.integers() | st.text(max_size=8) | json_values | st.just("%d"),
     has_call=st.booleans(),
     latency=st.floats(),
     when=st.floats(0, 4_102_444_800),
-    reason=st.text(max_size=12),
+    reason=st.text(max_size=12) | st.just("50% off %s %%b"),
     level=st.sampled_from(["metadata", "metadata", "request", "request_response"]),
     seq=st.integers(1, 10**12),
 )
@@ -87,6 +87,7 @@ def test_a_line_sealed_later_is_the_record_sealed_at_once(
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1  # one record, one line
     assert unchained_id(line) == "r1"
+    assert make_unchained_record(e, level, "r1") == line  # again, from what was remembered
     direct = make_sealed_record(e, level, prev, seq=seq, record_id="r1")
     assert direct is not None
     sealed = seal_unchained(line, seq, prev)

@@ -42,6 +42,7 @@ from mcp_elicit.errors import InvalidArgument
 __all__ = [
     "COLUMNS",
     "PAGE_SIZE",
+    "RECORD_ID_POOL",
     "AuditSink",
     "Filters",
     "RecordFilters",
@@ -176,11 +177,35 @@ def create_private(path: Path) -> None:
 
 def new_record_id() -> str:
     """A random record id (UUID4, hex): the same bits as `uuid.uuid4().hex`, without building a
-    UUID object (a few µs per record on a batched append)."""
-    raw = bytearray(os.urandom(16))
+    UUID object, from random bytes read `RECORD_ID_POOL` ids at a time (a read of the system's
+    random source per record was a system call on every elicitation)."""
+    with _pool_lock:
+        data, at = _pool
+        if at >= len(data):
+            data, at = os.urandom(16 * RECORD_ID_POOL), 0
+            _pool[0] = data
+        _pool[1] = at + 16
+    raw = bytearray(data[at : at + 16])
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
     raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
     return raw.hex()
+
+
+# Record ids made from one read of the system's random source.
+RECORD_ID_POOL: Final = 256
+_pool: list[Any] = [b"", 0]  # the random bytes read, where the next id starts in them
+_pool_lock = threading.Lock()
+
+
+def _fresh_pool_after_fork() -> None:
+    """A forked child reads its own random bytes: ids the parent makes too would collide."""
+    global _pool_lock
+    _pool[:] = [b"", 0]
+    _pool_lock = threading.Lock()  # the parent may have held it while forking
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=_fresh_pool_after_fork)
 
 
 def chain_records(

@@ -34,7 +34,7 @@ from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
 from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity
 from mcp_elicit.core.sensitive import FormVerdict
-from mcp_elicit.errors import ConfigError, OutcomeNotRecorded
+from mcp_elicit.errors import AuditWriteError, ConfigError, OutcomeNotRecorded
 
 __all__ = ["AuditTrail", "consent_event"]
 
@@ -130,6 +130,10 @@ class AuditTrail:
             await writer_for(self.sink).append(event)
         except Exception as exc:  # AuditWriteError, or a sink that broke in another way
             if self.on_write_error == "proceed":
-                logger.exception("the audit sink could not store a consent record; proceeding as configured")
+                logger.error(
+                    "the audit sink could not store a consent record; proceeding as configured: %s",
+                    exc,
+                    exc_info=not isinstance(exc, AuditWriteError),  # a traceback only for a broken sink
+                )
                 return
             raise OutcomeNotRecorded(self.on_write_error, "audit_write_failed", str(exc)) from exc

@@ -159,7 +159,10 @@ class Pipeline:
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:
-                logger.exception("an outcome observer failed")
+                if isinstance(exc, OutcomeNotRecorded):  # the sink could not write: one line, no traceback
+                    logger.error("%s", exc)
+                else:
+                    logger.exception("an outcome observer failed")
                 if isinstance(decision, Reply) and decision.action == "accept":
                     if isinstance(exc, OutcomeNotRecorded) and exc.action == "cancel":
                         decision = Reply("cancel", "error", reason=exc.reason)

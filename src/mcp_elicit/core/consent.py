@@ -57,7 +57,6 @@ __all__ = [
     "make_sealed_record",
     "record_hash",
     "time_bound",
-    "unchained_texts",
 ]
 
 Level: TypeAlias = Literal["none", "metadata", "request", "request_response"]
@@ -294,64 +293,6 @@ def make_sealed_record(
     """`make_record`, plus the record's canonical JSON text (what sinks store), encoded only once."""
     halves = _halves(event, level, record_id, seq, prev_hash)
     return None if halves is None else _seal(*halves)
-
-
-def unchained_texts(event: ConsentEvent, level: Level, record_id: str) -> tuple[str, str] | None:
-    """The text of the record's keys before "hash" and of those after it, without seq and
-    prev_hash (core/unchained.py): what encoding `record_halves` gives, built directly at level
-    "metadata" (what trails record by default; no dicts, one call per value), through the dicts
-    at the other levels. None at level "none"."""
-    if level != "metadata":
-        halves = _halves(event, level, record_id, None, None)
-        return None if halves is None else (_ENCODE_HALF(halves[0])[1:-1], _ENCODE_HALF(halves[1])[1:-1])
-    schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
-    verdict = None
-    if event.mode == "form" and schema is not None:
-        verdict = event.form_verdict or classify_schema(schema, None)
-    properties = schema.get("properties") if schema is not None else None
-    _, fields = _fields_of(properties if isinstance(properties, Mapping) else {}, verdict)
-    known = _fields_texts.get(id(fields))
-    if known is None or known[0] is not fields:
-        if len(_fields_texts) >= _FIELDS_CACHE_SIZE:
-            _fields_texts.clear()
-        known = _fields_texts[id(fields)] = (fields, _ENCODE_HALF(list(fields)))
-    call, client, server = event.call, event.client, event.server
-    call_text = "null"
-    if call is not None:
-        method, name = _STR(_text(call.method)), _STR(_text(call.name))
-        call_text = (
-            f'{{"method":{method},"name":{name},"request_id":{_ENCODE_HALF(_jsonable(call.request_id))}}}'
-        )
-    details = "" if event.details is None else f',"details":{_ENCODE_HALF(_jsonable(event.details))}'
-    low = (
-        f'"action":{_value(event.action)},"call":{call_text},"client":{{"name":{_STR(_text(client.name))},'
-        f'"version":{_STR(_text(client.version))}}},"decided_by":{_value(event.decided_by)}{details},'
-        f'"fields":{known[1]}'
-    )
-    latency = round(event.latency_ms) if math.isfinite(event.latency_ms) else -1
-    digest = hashlib.sha256(_text(event.message).encode("utf-8")).hexdigest()
-    url = _ENCODE_HALF(_url_part(event, level)) if event.mode == "url" or event.url is not None else "null"
-    where = _STR(redact_where(_text(server.where)))
-    high = (
-        f'"id":{_STR(_text(record_id))},"latency_ms":{_ENCODE_HALF(latency)},"level":"metadata",'
-        f'"message_sha256":"{digest}","mode":{_value(event.mode)},"person":{_STR(_text(event.person))},'
-        f'"protocol":{_STR(_text(event.protocol_revision))},"reason":{_STR(_text(event.reason))},'
-        f'"server":{{"name":{_STR(_text(server.name))},"version":{_STR(_text(server.version))},'
-        f'"where":{where}}},"side":{_value(event.side)},"time":"{format_time(event.time)}",'
-        f'"url":{url},"v":{RECORD_VERSION}'
-    )
-    return low, high
-
-
-# The string encoder of the record's encoder (ensure_ascii off), for values known to be strings.
-_STR: Final[Callable[[str], str]] = json.encoder.encode_basestring
-# The encoded "fields" list of a form, remembered per field list object (`_fields_of` keeps them).
-_fields_texts: dict[int, tuple[Any, str]] = {}
-
-
-def _value(value: Any) -> str:
-    """A value the event holds as given (its action, mode, ...), encoded as the encoder would."""
-    return _STR(value) if type(value) is str else _ENCODE_HALF(value)
 
 
 def _halves(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.core.consent import CallRef, ClientIdentity, ConsentEvent, ServerIdentity
@@ -20,7 +20,7 @@ from mcp_elicit.errors import AuditWriteError
 from mcp_elicit.server import sdk
 from mcp_elicit.server.rounds import ElicitSettings
 
-__all__ = ["VERDICT_CACHE_SIZE", "record"]
+__all__ = ["IDENTITY_CACHE_SIZE", "VERDICT_CACHE_SIZE", "record"]
 
 # Wire schemas whose secret-guard verdict is remembered for their records. `ask` hands the same
 # schema object for every question of a form (it builds each form's wire schema once), so a
@@ -47,15 +47,19 @@ logger = logging.getLogger("mcp_elicit.server")
 
 def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str, str]:
     """(server, client, call, person, protocol revision) of the request behind `ctx`."""
-    (server_name, server_version), (client_name, client_version), call, protocol = sdk.identities(ctx)
+    server, client, call, protocol = sdk.identities(ctx)
     ref = CallRef(method=call[0], request_id=call[1], name=call[2]) if call is not None else None
-    return (
-        ServerIdentity(name=server_name, version=server_version),
-        ClientIdentity(name=client_name, version=client_version),
-        ref,
-        sdk.access_subject(),
-        protocol,
-    )
+    parties = _parties.get((server, client))
+    if parties is None:  # the same objects for a session's records: their texts are remembered
+        if len(_parties) >= IDENTITY_CACHE_SIZE:
+            _parties.clear()
+        parties = _parties[(server, client)] = (ServerIdentity(*server), ClientIdentity(*client))
+    return parties[0], parties[1], ref, sdk.access_subject(), protocol
+
+
+# (server, client) identity objects per (name, version) pairs; bounded like the verdicts.
+IDENTITY_CACHE_SIZE: Final = 512
+_parties: dict[tuple[tuple[str, str], tuple[str, str]], tuple[ServerIdentity, ClientIdentity]] = {}
 
 
 async def record(
