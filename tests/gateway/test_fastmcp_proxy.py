@@ -1,5 +1,5 @@
 """Side by side: the same upstreams behind `mcp-elicit gateway` and behind FastMCP's own proxy
-(`fastmcp.server.create_proxy` over the same `mcpServers` file, FastMCP 4.1.2), driven by the same
+(`fastmcp.server.create_proxy` over the same `mcpServers` file, FastMCP 4.2.3), driven by the same
 downstream clients. Each test asserts what each front really does; docs/gateway.md has the table.
 
 Upstreams here are over HTTP (the raw-SDK server and the TypeScript server, each one process for
@@ -7,10 +7,11 @@ the module) because FastMCP's proxy starts every stdio server of the file anew f
 last test shows that with stdio servers.
 
 What FastMCP's proxy does (read in `fastmcp/server/providers/proxy.py`, seen here): it forwards a
-form as it is; it turns a URL request into a form with no fields (`default_proxy_elicitation_handler`),
-forwards no completion, turns -32042 into a tool error text, mirrors a 2026-07-28 client's era onto
-its backends (so a server that pushes cannot ask, and a 2025-11-25-only server disappears), and
-checks nothing.
+form as it is; since 4.2 it forwards a URL request as a URL under the upstream's own `elicitationId`
+(`default_proxy_elicitation_handler`; 4.1 turned it into a form with no fields), but forwards no
+completion (its backend message handler passes on list-changed notifications only); it turns
+-32042 into a tool error text, mirrors a 2026-07-28 client's era onto its backends (so a server
+that pushes cannot ask, and a 2025-11-25-only server disappears), and checks nothing.
 """
 
 from __future__ import annotations
@@ -131,21 +132,20 @@ async def test_an_answer_with_a_field_the_form_lacks_is_said_by_the_gateway_and_
 
 
 @pytest.mark.parametrize("front", FRONTS)
-async def test_a_url_request_reaches_the_client_as_a_url_only_through_the_gateway(
+async def test_a_url_request_reaches_the_client_through_both_fronts_and_is_completed_only_through_the_gateway(
     front: str, fronts: dict[str, str]
 ) -> None:
     seen = Seen()
     async with client(fronts[front], "legacy", seen) as c:
         result = await c.call_tool(named(front, "sdk", "signin"), {})
     [asked] = seen.asked
-    assert text_of(result) == "signin accept"  # the upstream hears "accept" either way
-    if front == "gateway":
-        assert (asked["mode"], asked["url"]) == ("url", "https://example.com/login")
+    assert text_of(result) == "signin accept"  # the upstream heard the client's accept
+    assert (asked["mode"], asked["url"]) == ("url", "https://example.com/login")
+    if front == "gateway":  # under an id of ours; the upstream's completion reaches this session
+        assert asked["elicitationId"] != "upstream-1"
         assert seen.completed == [asked["elicitationId"]]
-    else:  # an empty form: no URL for the person to open, no completion, yet the server heard accept
-        assert asked["mode"] == "form"
-        assert asked["requestedSchema"] == {"type": "object", "properties": {}}
-        assert "url" not in asked
+    else:  # the upstream's own id, passed through; its completion is dropped by the proxy
+        assert asked["elicitationId"] == "upstream-1"
         assert seen.completed == []
 
 
@@ -212,12 +212,12 @@ async def test_a_secret_seeking_form_and_a_look_alike_url_are_stopped_only_by_th
         return
     assert "password" in seen.asked[0]["requestedSchema"]["properties"]  # the password reached the person
     assert text_of(login) == "login accept"
-    assert seen.asked[1]["requestedSchema"] == {"type": "object", "properties": {}}
-    assert text_of(lookalike) == "url accept"  # the upstream heard accept for a look-alike it sent
+    assert (seen.asked[1]["mode"], seen.asked[1]["url"]) == ("url", "https://xn--pypl-53dc.com/login")
+    assert text_of(lookalike) == "url accept"  # the look-alike reached the person, who accepted it
 
 
 @pytest.mark.parametrize("front", FRONTS)
-async def test_the_typescript_client_sees_a_page_through_the_gateway_and_an_empty_form_through_the_proxy(
+async def test_the_typescript_client_sees_the_page_through_both_fronts_and_its_completion_via_the_gateway(
     front: str, fronts: dict[str, str]
 ) -> None:
     calls = [{"tool": named(front, "ts", "book")}, {"tool": named(front, "sdk", "signin")}]
@@ -226,10 +226,12 @@ async def test_the_typescript_client_sees_a_page_through_the_gateway_and_an_empt
     assert text_of_ts(book) == "Booked for 2."
     assert text_of_ts(signin) == "signin accept"
     [page] = [e["params"] for e in signin["before"] if e["event"] == "elicit"]
+    assert (page["mode"], page["url"]) == ("url", "https://example.com/login")
+    completed = [e["elicitationId"] for e in signin["before"] if e["event"] == "complete"]
     if front == "gateway":
-        assert page["url"] == "https://example.com/login"
-    else:
-        assert (page["mode"], page["requestedSchema"]["properties"]) == ("form", {})
+        assert completed == [page["elicitationId"]]
+    else:  # the upstream's id passed through, and no completion
+        assert (page["elicitationId"], completed) == ("upstream-1", [])
 
 
 @pytest.mark.parametrize("front", FRONTS)
@@ -252,7 +254,7 @@ async def test_fastmcps_own_client_with_its_defaults_is_asked_only_through_the_g
 
 
 @pytest.mark.parametrize("front", FRONTS)
-async def test_our_client_with_url_mode_opens_the_page_only_through_the_gateway(
+async def test_our_client_in_url_mode_opens_the_page_through_both_fronts_and_hears_it_done_via_the_gateway(
     front: str, fronts: dict[str, str]
 ) -> None:
     opened: list[str] = []
@@ -260,25 +262,28 @@ async def test_our_client_with_url_mode_opens_the_page_only_through_the_gateway(
     async def opener(url: str) -> None:
         opened.append(url)
 
+    url_mode = UrlMode(opener=opener)
     page, any_form = {"match": {"mode": "url"}, "action": "accept"}, {"action": "accept"}
     ui = ScriptedUI([{"action": "accept", "content": {"name": "cy"}}, page, any_form])
-    async with ElicitClient(fronts[front], ui=ui, url_mode=UrlMode(opener=opener)) as c:
+    async with ElicitClient(fronts[front], ui=ui, url_mode=url_mode) as c:
         greet = await c.call_tool(named(front, "sdk", "greet"), {})
         signin = await c.call_tool(named(front, "sdk", "signin"), {})
         outcomes = [(o.mode, o.fields) for o in c.outcomes]
     assert (text_of(greet), text_of(signin)) == ("hello cy", "signin accept")
-    if front == "gateway":
-        assert outcomes == [("form", ("name",)), ("url", ())]
-        assert opened == ["https://example.com/login"]
-    else:  # the page came as a form with no fields: nothing to open, the person never saw the URL
-        assert outcomes == [("form", ("name",)), ("form", ())]
-        assert opened == []
+    assert outcomes == [("form", ("name",)), ("url", ())]
+    assert opened == ["https://example.com/login"]
+    # `complete` is True only for an id the client opened a page for and has not heard done.
+    if front == "gateway":  # the page had an id of ours, and its completion came
+        assert url_mode.tracker.complete("upstream-1") is False
+    else:  # the page kept the upstream's id, and no completion came for it
+        assert url_mode.tracker.complete("upstream-1") is True
 
 
-async def test_mcpdo_through_fastmcps_proxy_gets_an_empty_form_for_a_page_and_on_2026_no_question(
+async def test_mcpdo_through_fastmcps_proxy_gets_the_page_as_a_url_and_on_2026_no_question(
     tmp_path: Path, fronts: dict[str, str]
 ) -> None:
-    """mcpdo through our gateway: tests/gateway/test_matrix_mcpdo.py (pages and forms, both eras)."""
+    """mcpdo through our gateway: tests/gateway/test_matrix_mcpdo.py (pages and forms, both eras).
+    mcpdo prints no completion, so the proxy's dropped completion is not seen here."""
     from tests.e2e.test_url_mode_inspector import MCPDO, Mcpdo
 
     if not MCPDO.exists():
@@ -286,12 +291,11 @@ async def test_mcpdo_through_fastmcps_proxy_gets_an_empty_form_for_a_page_and_on
     async with Mcpdo(tmp_path / "home") as mcpdo:
         name = (await mcpdo("connect", fronts["proxy"]))["name"]  # mcpdo's default era: 2025-11-25
         pending = (await mcpdo("--connection", name, "tools/call", "sdk_signin"))["elicitationPending"]
-        signin = await mcpdo("--connection", name, "elicitation/respond", pending["elicitationId"], "{}")
+        signin = await mcpdo("--connection", name, "elicitation/respond", pending["elicitationId"], "--done")
         await mcpdo.stop()
         name = (await mcpdo("connect", "--era", "modern", fronts["proxy"]))["name"]
         code, out, _ = await mcpdo._run("--format", "json", "--connection", name, "tools/call", "sdk_greet")
-    assert (pending["mode"], pending["requestedSchema"]["properties"]) == ("form", {})
-    assert "url" not in pending
+    assert (pending["mode"], pending["url"]) == ("url", "https://example.com/login")  # ids: mcpdo's own
     assert text_of_ts({"result": signin}) == "signin accept"
     assert code != 0  # mcpdo exits non-zero on a tool error
     assert json.loads(out)["isError"] is True

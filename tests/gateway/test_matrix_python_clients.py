@@ -5,8 +5,8 @@ with the reference server and a FastMCP server (`ctx.elicit`) upstream.
 Over stdio each client starts `mcp-elicit gateway --config f.json` itself, as a desktop client
 does; over HTTP one `mcp-elicit gateway --listen 127.0.0.1:0` serves the module. The reference
 server's pages are loopback pages of its own: the person (`open_page`, or the fake browser for the
-command line) enters a key there, and the server then completes the page. FastMCP 4.1.2's
-`Context` has no URL elicitation (`ctx.elicit` asks forms only), so its cells are forms.
+command line) enters a key there, and the server then completes the page. FastMCP's `Context`
+has no URL elicitation (4.1.2 and 4.2.3: `ctx.elicit` asks forms only), so its cells are forms.
 """
 
 from __future__ import annotations
