@@ -109,6 +109,17 @@ def test_a_bad_time_is_a_usage_error(db: Path) -> None:
     assert "--since" in out
 
 
+def test_a_bad_time_prints_no_header_and_leaves_the_output_file_alone(db: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["audit", "list", "--db", str(db), "--until", "soon"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    earlier = tmp_path / "earlier.csv"
+    earlier.write_text("an earlier export\n", encoding="utf-8")
+    code, _ = run("export", "--db", str(db), "--format", "csv", "--since", "yesterday", "-o", str(earlier))
+    assert code == 2
+    assert earlier.read_text(encoding="utf-8") == "an earlier export\n"
+
+
 def test_show_prints_one_record_and_fails_for_an_unknown_id(db: Path) -> None:
     code, out = run("show", "--db", str(db), "r2")
     assert code == 0
@@ -270,6 +281,70 @@ def test_the_commands_read_the_jsonl_trail_the_configuration_names(tmp_path: Pat
         assert json.loads(out)["id"] == "j2"
 
 
+def test_verify_checks_the_configured_checkpoint_when_it_reads_the_configured_trail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV
+    from mcp_elicit.config import load_config, open_audit_sink
+
+    trail, anchor = tmp_path / "trail.sqlite3", tmp_path / "elsewhere" / "trail.checkpoint"
+    anchor.parent.mkdir()
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, "ab" * 32)
+    write_config(f'[audit]\npath = "{trail}"\ncheckpoint = "{anchor}"\n')
+    with open_audit_sink(load_config().audit) as sink:  # what `call` and the gateway open
+        sink.append_many([event(i, record_id=f"c{i}") for i in range(3)])
+    assert run("verify")[0] == 0
+    conn = sqlite3.connect(trail)
+    conn.execute(f"DELETE FROM {TABLE} WHERE seq = 3")  # the tail cut, the chain still whole
+    conn.commit()
+    conn.close()
+    code, out = run("verify")
+    assert code == 1
+    assert "truncated" in out
+    assert run("verify", "--db", str(trail))[0] == 0  # a store named by hand: no checkpoint implied
+    monkeypatch.delenv(CHECKPOINT_KEY_ENV)
+    assert run("verify")[0] == 2  # the configuration names a checkpoint; its key is missing
+
+
+def test_verify_says_on_stderr_when_the_checkpoint_it_was_given_does_not_exist(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV
+
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, "ab" * 32)
+    missing = tmp_path / "typo.checkpoint"
+    result = CliRunner().invoke(main, ["audit", "verify", "--db", str(db), "--checkpoint", str(missing)])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("ok: 4 records")
+    assert str(missing) in result.stderr
+
+
+def test_call_with_a_configured_checkpoint_but_no_key_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV
+
+    monkeypatch.delenv(CHECKPOINT_KEY_ENV, raising=False)
+    write_config(f'[audit]\npath = "{tmp_path / "t.sqlite3"}"\ncheckpoint = "{tmp_path / "t.cp"}"\n')
+    server = f"{sys.executable} -m tests.peers.py_servers push"
+    done = CliRunner().invoke(main, ["call", "--server", server, "--tool", "book", "--json"])
+    assert done.exit_code == 2  # as any configuration that cannot be used; not a failed call
+
+
+def test_verify_names_a_broken_record_as_list_and_show_do(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute(f"UPDATE {TABLE} SET hash = ? WHERE seq = 2", ("0" * 64,))
+    conn.commit()
+    conn.close()
+    code, out = run("verify", "--db", str(db))
+    assert code == 1
+    named = {line.split()[0] for line in out.splitlines()[1:]}
+    assert "#2" in named  # what `show #2` takes, not a position counted from 0
+    assert run("show", "--db", str(db), "#2")[0] == 0
+
+
 def test_the_configured_sqlite_path_is_read_when_no_store_is_named(db: Path) -> None:
     write_config(f'[audit]\npath = "{db}"\n')
     code, out = run("list")
@@ -332,6 +407,8 @@ def test_list_has_a_header_and_the_tool_name_of_a_tool_call(tmp_path: Path) -> N
         sink.append(event(1, record_id="t2"))
     code, out = run("list", "--db", str(path))
     assert code == 0
-    header, first, second = (line.split() for line in out.splitlines())
+    lines = out.splitlines()
+    assert {line.index(" #") for line in lines[1:]} == {lines[0].index(" SEQ")}  # columns line up
+    header, first, second = (line.split() for line in lines)
     assert first[header.index("TOOL")] == "deploy_web"
     assert second[header.index("TOOL")] == "-"

@@ -70,6 +70,7 @@ class _Source:
     table: str | None
     jsonl: str | None
     config: str | None = None
+    checkpoint: str | None = None  # the configuration's keyed checkpoint, when it names the store
 
     def resolved(self) -> _Source:
         """The store the options name; with none named, the one the configuration's ``[audit]``
@@ -82,11 +83,12 @@ class _Source:
         audit = _load_config(self.config).audit
         where = audit_location(audit)
         table = self.table or audit.table
+        cp = None if audit.checkpoint is None else str(audit.checkpoint)
         if audit.sink == "postgres":
-            return _Source(None, where, table, None)
+            return _Source(None, where, table, None, checkpoint=cp)
         if audit.sink == "jsonl":
-            return _Source(None, None, table, where)
-        return _Source(where, None, table, None)
+            return _Source(None, None, table, where, checkpoint=cp)
+        return _Source(where, None, table, None, checkpoint=cp)
 
     def open(self) -> _typing.Any:
         """Open the chosen store for reading; never creates a SQLite file."""
@@ -134,10 +136,24 @@ _audit_source = _grouped(
     click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=_CONFIG_HELP),
 )
 
-# The record filters, read by `_audit_records` (times parsed there, as the records are read).
+
+def _filters(
+    server: str | None, action: str | None, since: str | None, until: str | None
+) -> dict[str, str | None]:
+    """The record filters, times parsed now: a bad time is a usage error before anything is
+    opened or written (a header row, or an --output file emptied)."""
+    return {
+        "server": server,
+        "action": action,
+        "since": _audit_time(since, "--since"),
+        "until": _audit_time(until, "--until"),
+    }
+
+
+# The record filters, read by `_audit_records`.
 _audit_filters = _grouped(
     "filters",
-    dict,
+    _filters,
     ("server", "action", "since", "until"),
     click.option("--server", default=None, help="Only records of this server name."),
     click.option(
@@ -158,8 +174,8 @@ def _audit_records(sink: _typing.Any, filters: dict[str, str | None]) -> _typing
         yield from sink.iter_records(
             server=filters["server"],
             action=filters["action"],
-            since=_audit_time(filters["since"], "--since"),
-            until=_audit_time(filters["until"], "--until"),
+            since=filters["since"],
+            until=filters["until"],
         )
     except AuditReadError as exc:
         raise _AuditOpenError(str(exc)) from exc
@@ -219,7 +235,7 @@ def _list_row(time: str, seq: str, server: str, tool: str, *rest: str) -> str:
     """One line of `audit list`: the columns of `_LIST_HEADER`, aligned."""
     mode, action, decided_by, reason, record_id = rest
     return (
-        f"{time:<24} {seq:<7} {server:<20} {tool:<20} {mode:<4} {action:<7} {decided_by:<12} "
+        f"{time:<27} {seq:<7} {server:<20} {tool:<20} {mode:<4} {action:<7} {decided_by:<12} "
         f"{reason:<16} {record_id}"
     )
 
@@ -251,14 +267,16 @@ def audit_show(source: _Source, record_id: str) -> None:
 @click.option(
     "--checkpoint",
     default=None,
+    metavar="FILE",
     help="The keyed checkpoint file the writer kept (key in $MCP_ELICIT_AUDIT_KEY); catches a cut "
-    "or re-chained tail.",
+    "or re-chained tail. Default: the configuration's `checkpoint` when the trail is the one it names.",
 )
 def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
     from mcp_elicit.errors import ConfigError
 
+    checkpoint = checkpoint or source.resolved().checkpoint
     try:
         anchor = None if checkpoint is None else Checkpoint(checkpoint, checkpoint_key_from_env())
     except ConfigError as exc:
@@ -269,13 +287,20 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
         return sink.verify(expect_head)
 
     report = source.read(verify)
+    if anchor is not None and report.count and not anchor.path.exists():
+        click.echo(
+            f"mcp-elicit: no checkpoint at {anchor.path} (a wrong path, or deleted?): the tail was not"
+            " checked against one",
+            err=True,
+        )
     if report.ok:
-        click.echo(f"ok: {report.count} records, chain intact, head {report.head_hash}")
+        records = "1 record" if report.count == 1 else f"{report.count} records"
+        click.echo(f"ok: {records}, chain intact, head {report.head_hash}")
         return
     click.echo(f"BROKEN: {len(report.breaks)} break(s) in {report.count} records")
     for b in report.breaks:
-        seq = "-" if b.seq is None else b.seq
-        click.echo(f"  record #{b.index} (seq {seq}, id {b.record_id or '-'}): {b.kind}: {b.detail}")
+        where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
+        click.echo(f"  {where} (position {b.index + 1}, id {b.record_id or '-'}): {b.kind}: {b.detail}")
     raise SystemExit(1)
 
 

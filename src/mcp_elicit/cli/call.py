@@ -256,6 +256,8 @@ async def run_call(
                 await _in_scope(client, tool, arguments, report)
             if scope.cancelled_caught:
                 raise TimeoutError(f"the server did not answer within {timeout:g} s")
+        except ConfigError:
+            raise  # the configuration cannot be used (say, its checkpoint's key is missing): exit 2
         except Exception as exc:  # the report is the interface: any failure is described, not raised
             report.error = _describe(exc)
             report.server_log = _tail(errlog) or None
