@@ -18,13 +18,16 @@ time also holds the waits for a core on a busy machine). Ratios are paired withi
 Work a trail defers (the journal's merge, a due WAL checkpoint: the sink's `maintain`) is run at
 the end of each timed window and counted in it (over HTTP through an `upkeep` tool every variant
 calls, the audit-free one included), so no variant's records are merged outside the windows.
-The whole comparison runs --repeat times in the same process, one table each.
+The whole comparison runs --repeat times in the same process, one table each, then one table of
+every round of every repeat (the medians of all the paired rounds).
 
-`--transport http`: the same over streamable HTTP on 127.0.0.1, each variant's server in its own
-process (SQLite variants only), driven by the SDK's client from this process. Then the CPU
-figure is the server process's own CPU time per elicitation (the scheduler's run time of its
-threads, /proc/PID/task/*/schedstat), which is what an audited server pays, and the wall figure
-is the client's time per elicitation.
+`--transport http`: the same over streamable HTTP on 127.0.0.1, every variant (SQLite ones only)
+in one server process, switched between windows by a `use` tool (so two variants never differ by
+where their processes happened to land; "no audit (again)" shows the noise between two windows
+of the same code), driven by the SDK's client from this process. Then the CPU figure is the
+server process's own CPU time per elicitation (the scheduler's run time of its threads,
+/proc/PID/task/*/schedstat), which is what an audited server pays, and the wall figure is the
+client's time per elicitation.
 
 Run: .venv/bin/python bench/audited_ask.py [--asks N] [--calls C] [--rounds R] [--repeat K]
      [--transport memory|http]
@@ -60,9 +63,11 @@ class Target(BaseModel):
     replicas: int = 2
 
 
-def make_server(sink: Any, asks: int, spent: list[float]) -> MCPServer[Any]:
+def make_server(
+    sink: Any, asks: int, spent: list[float], sinks: dict[str, Any] | None = None
+) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("audit-bench")
-    install(server, ElicitSettings(audit=sink))
+    settings = install(server, ElicitSettings(audit=sink))
 
     @server.tool()
     async def deploy(ctx: Context) -> str:
@@ -75,7 +80,13 @@ def make_server(sink: Any, asks: int, spent: list[float]) -> MCPServer[Any]:
     @server.tool()
     async def upkeep() -> str:
         """Run the trail's deferred work now (the journal merge), so it lands in the window."""
-        upkeep_now(sink)
+        upkeep_now(settings.audit)
+        return "ok"
+
+    @server.tool()
+    async def use(variant: str) -> str:
+        """Audit the next calls with `variant`'s sink (over HTTP every variant is one process)."""
+        settings.audit = (sinks or {})[variant]
         return "ok"
 
     return server
@@ -137,6 +148,7 @@ def postgres_sink() -> Any | None:
 
 HTTP_VARIANTS = (
     "no audit",
+    "no audit (again)",
     "SQLite trail",
     "SQLite, no journal",
     "SQLite, via writer thread",
@@ -145,7 +157,7 @@ HTTP_VARIANTS = (
 
 
 def http_sink(variant: str, path: str) -> Any:
-    if variant == "no audit":
+    if variant.startswith("no audit"):
         return None
     if variant == "SQLite, via writer thread":
         return ThreadOnly(path)
@@ -156,13 +168,14 @@ def http_sink(variant: str, path: str) -> Any:
     )
 
 
-def serve_http(variant: str, path: str, asks: int) -> None:
+def serve_http(db_dir: str, asks: int) -> None:
     import logging
 
     from _rt_servers import _serve_http
 
     logging.disable(logging.INFO)
-    _serve_http(make_server(http_sink(variant, path), asks, []).streamable_http_app())
+    sinks = {v: http_sink(v, str(Path(db_dir) / f"{k}.sqlite3")) for k, v in enumerate(HTTP_VARIANTS)}
+    _serve_http(make_server(None, asks, [], sinks).streamable_http_app())
 
 
 def server_cpu(pid: int) -> float:
@@ -173,9 +186,12 @@ def server_cpu(pid: int) -> float:
     return total / 1e9
 
 
-async def per_elicitation_http(port: int, pid: int, asks: int, calls: int) -> tuple[float, float]:
+async def per_elicitation_http(
+    port: int, pid: int, variant: str, asks: int, calls: int
+) -> tuple[float, float]:
     """(client wall µs, server CPU µs) per elicitation over streamable HTTP, over all the calls."""
     async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", elicitation_callback=answer) as c:
+        await c.call_tool("use", {"variant": variant})
         await c.call_tool("deploy", {})  # warm-up
         await c.call_tool("upkeep", {})
         cpu0, start = server_cpu(pid), time.perf_counter()
@@ -189,38 +205,32 @@ async def per_elicitation_http(port: int, pid: int, asks: int, calls: int) -> tu
 
 def main_http(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        servers: dict[str, subprocess.Popen[str]] = {}
-        ports: dict[str, int] = {}
+        cmd = [sys.executable, __file__, "--serve", tmp, str(args.asks)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         try:
-            for k, v in enumerate(HTTP_VARIANTS):
-                cmd = [
-                    sys.executable,
-                    __file__,
-                    "--serve",
-                    v,
-                    str(Path(tmp) / f"{k}.sqlite3"),
-                    str(args.asks),
-                ]
-                proc = servers[v] = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-                assert proc.stdout is not None
-                ports[v] = int(proc.stdout.readline().split()[1])
+            assert proc.stdout is not None
+            port = int(proc.stdout.readline().split()[1])
             names = list(HTTP_VARIANTS)
 
             def one(n: str) -> Any:
-                return anyio.run(per_elicitation_http, ports[n], servers[n].pid, args.asks, args.calls)
+                return anyio.run(per_elicitation_http, port, proc.pid, n, args.asks, args.calls)
 
+            pooled: dict[str, list[Any]] = {n: [] for n in names}
             for rep in range(args.repeat):
-                report(rep, names, interleaved(names, args.rounds, one), "server CPU")
+                got = interleaved(names, args.rounds, one)
+                report(f"repeat {rep + 1}", names, got, "server CPU")
+                for n in names:
+                    pooled[n] += got[n]
+            report(f"all {args.repeat} repeats, every round", names, pooled, "server CPU")
         finally:
-            for p in servers.values():
-                p.kill()
-                p.wait()
+            proc.kill()
+            proc.wait()
 
 
-def report(rep: int, names: list[str], got: dict[str, list[Any]], cpu_name: str) -> None:
+def report(label: str, names: list[str], got: dict[str, list[Any]], cpu_name: str) -> None:
     wall = {n: [v[0] for v in got[n]] for n in names}
     cpu = {n: [v[1] for v in got[n]] for n in names}
-    print(f"\nrepeat {rep + 1} ({conditions()})")
+    print(f"\n{label} ({conditions()})")
     print(f"| variant | wall µs | wall ratio (min-max) | {cpu_name} µs | {cpu_name} ratio (min-max) |")
     print("|---|---|---|---|---|")
     for n in names:
@@ -237,10 +247,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--transport", choices=["memory", "http"], default="memory")
-    parser.add_argument("--serve", nargs=3, metavar=("VARIANT", "DB", "ASKS"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", nargs=2, metavar=("DB_DIR", "ASKS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve_http(args.serve[0], args.serve[1], int(args.serve[2]))
+        serve_http(args.serve[0], int(args.serve[1]))
         return
     print(conditions())
     if args.transport == "http":
@@ -258,12 +268,17 @@ def main() -> None:
         if pg is not None:
             sinks["PostgreSQL trail"] = pg
         names = list(sinks)
+        pooled: dict[str, list[Any]] = {n: [] for n in names}
         for rep in range(args.repeat):
 
             def one(n: str) -> Any:
                 return anyio.run(per_elicitation, sinks[n], args.asks, args.calls)
 
-            report(rep, names, interleaved(names, args.rounds, one), "CPU")
+            got = interleaved(names, args.rounds, one)
+            report(f"repeat {rep + 1}", names, got, "CPU")
+            for n in names:
+                pooled[n] += got[n]
+        report(f"all {args.repeat} repeats, every round", names, pooled, "CPU")
         if pg is not None:
             pg.drop()
             pg.close()
