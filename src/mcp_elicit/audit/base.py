@@ -20,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,6 +45,8 @@ __all__ = [
     "COLUMNS",
     "PAGE_SIZE",
     "RECORD_ID_POOL",
+    "WAL_RETRY_FIRST_PAUSE_S",
+    "WAL_RETRY_MAX_PAUSE_S",
     "AuditSink",
     "Filters",
     "RecordFilters",
@@ -51,6 +55,7 @@ __all__ = [
     "SqlSinkBase",
     "chain_records",
     "chain_sealed",
+    "enter_wal",
     "new_record_id",
     "parse_body",
     "row_of",
@@ -163,6 +168,11 @@ class SinkBase:
 PRIVATE_FILE_MODE: Final = 0o600
 PRIVATE_DIR_MODE: Final = 0o700
 
+# Pauses between tries of a switch to WAL mode that met another connection's (see `enter_wal`):
+# short at first (the other switch takes a millisecond or so), never long enough to notice.
+WAL_RETRY_FIRST_PAUSE_S: Final = 0.001
+WAL_RETRY_MAX_PAUSE_S: Final = 0.05
+
 
 def create_private(path: Path) -> None:
     """Create the trail's folder and file for the owner alone; an existing file keeps its mode.
@@ -173,6 +183,25 @@ def create_private(path: Path) -> None:
     path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+
+
+def enter_wal(conn: sqlite3.Connection, bound_s: float) -> None:
+    """Put a SQLite database in WAL mode, waiting up to `bound_s` for other connections.
+
+    SQLite answers a switch that meets another connection's (two processes opening one new file
+    at once) with SQLITE_BUSY at once: its busy handler does not wait for that lock. So the switch
+    is tried again, with growing pauses, until the bound; then the error is the caller's."""
+    deadline = time.monotonic() + bound_s
+    pause = WAL_RETRY_FIRST_PAUSE_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, WAL_RETRY_MAX_PAUSE_S)
 
 
 def new_record_id() -> str:

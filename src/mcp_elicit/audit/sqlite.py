@@ -41,7 +41,7 @@ from typing import Any, Final, Literal
 from urllib.parse import quote
 
 from mcp_elicit.audit import journal as jr
-from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, new_record_id
+from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, enter_wal, new_record_id
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import VerifyReport
 from mcp_elicit.core.consent import DEFAULT_LEVEL, ConsentEvent, Level
@@ -146,7 +146,7 @@ class SqliteAuditSink(SqlSinkBase):
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
             )
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            enter_wal(self._conn, BUSY_TIMEOUT_S)
             self._conn.execute(f"PRAGMA synchronous={_SYNCHRONOUS[durability]}")
             if self._inline:
                 self._conn.execute("PRAGMA wal_autocheckpoint=0")  # maintain() does it, off the loop

@@ -42,10 +42,12 @@ import anyio.to_thread
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from mcp_elicit.audit.base import enter_wal
 from mcp_elicit.errors import ConfigError, InvalidArgument, VaultError
 
 __all__ = [
     "MAX_VAULT_VALUE_BYTES",
+    "SQLITE_BUSY_TIMEOUT_S",
     "VAULT_KEYS_ENV",
     "VAULT_KEY_BYTES",
     "KeyRing",
@@ -66,6 +68,9 @@ VAULT_KEY_BYTES = 32
 # The largest value (JSON-encoded) the vault seals. An API key is under 200 bytes and an OAuth
 # token response a few KB; 64 KiB refuses anything that is clearly not a credential.
 MAX_VAULT_VALUE_BYTES = 65_536
+# How long a SQLite vault waits for another process's lock (opening the file, a write) before
+# the operation fails: as long as the SQLite audit trail waits.
+SQLITE_BUSY_TIMEOUT_S = 5.0
 # AES-GCM nonce: 96 random bits per row, the size GCM is specified for.
 _NONCE_BYTES = 12
 _AAD_PREFIX = b"mcp-elicit/vault/2\x00"
@@ -214,10 +219,12 @@ class SQLiteVaultStorage:
     """Rows in a SQLite table (WAL), for a single-host server that should survive restarts."""
 
     def __init__(self, path: str) -> None:
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(
+            path, check_same_thread=False, isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT_S
+        )
         self._lock = threading.Lock()
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            enter_wal(self._db, SQLITE_BUSY_TIMEOUT_S)
             self._db.execute("CREATE TABLE IF NOT EXISTS vault (k TEXT PRIMARY KEY, row TEXT NOT NULL)")
 
     def _run(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
