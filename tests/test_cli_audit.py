@@ -306,6 +306,30 @@ def test_verify_checks_the_configured_checkpoint_when_it_reads_the_configured_tr
     assert run("verify")[0] == 2  # the configuration names a checkpoint; its key is missing
 
 
+def test_list_merges_a_dead_keyed_writers_signed_journal_only_with_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV
+    from mcp_elicit.config import load_config, open_audit_sink
+    from tests.audit.test_journal import crash, journaled
+
+    trail, anchor = tmp_path / "trail.sqlite3", tmp_path / "trail.checkpoint"
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, "ab" * 32)
+    write_config(f'[audit]\npath = "{trail}"\ncheckpoint = "{anchor}"\n')
+    sink = open_audit_sink(load_config().audit)  # what `call` and the gateway open
+    written = journaled(sink, 2)
+    crash(sink)  # a killed writer: its records are only in its signed journal
+    monkeypatch.delenv(CHECKPOINT_KEY_ENV)
+    code, out = run("list")
+    assert code == 0
+    assert not set(written) & set(ids(out))  # left for an opener with the key
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, "ab" * 32)
+    code, out = run("list")
+    assert code == 0
+    assert ids(out) == written
+    assert run("verify")[0] == 0
+
+
 def test_verify_says_on_stderr_when_the_checkpoint_it_was_given_does_not_exist(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -332,9 +332,12 @@ def test_a_torn_last_line_is_refused(tmp_path: Path) -> None:
     assert b'{"action":' in db.with_name(db.name + ".journal-rejected").read_bytes()
 
 
-def test_a_well_formed_edit_of_a_dead_processs_journal_is_chained_as_edited(tmp_path: Path) -> None:
-    """Read back after a crash, the journal is as trusted as the database beside it: an edit that
-    keeps the line a record is not caught (documented in docs/security.md)."""
+def test_without_a_key_a_well_formed_edit_of_a_dead_processs_journal_is_chained_as_edited(
+    tmp_path: Path,
+) -> None:
+    """Read back after a crash, an unsigned journal is as trusted as the database beside it: an
+    edit that keeps the line a record is not caught (docs/security.md; with a keyed checkpoint the
+    lines are signed and it is refused: test_signed_journal.py)."""
     db = tmp_path / "audit.sqlite3"
     _, path = crashed(db, 1)
     edit_line(path, 0, b'"accept"', b'"cancel"')

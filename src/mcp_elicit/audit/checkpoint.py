@@ -12,6 +12,11 @@ Keep the checkpoint file where whoever can edit the store cannot write (another 
 user, a volume the database cannot reach). What it does not catch: someone who can write the
 checkpoint file may put back an older genuine checkpoint and cut the trail after it; records
 appended after the last checkpoint this writer made (another writer's) are not covered by it.
+
+The same key signs the SQLite trail's journal lines (audit/journal.py) while a keyed sink writes
+them: a line waits there, outside the chain, until it is merged, and without a MAC an edit of a
+dead process's journal would be chained as written. A keyed merge takes only lines whose MAC
+matches; any other line is refused (kept aside, never chained).
 """
 
 from __future__ import annotations
@@ -25,7 +30,13 @@ from typing import Final
 
 from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
-__all__ = ["CHECKPOINT_KEY_ENV", "MIN_CHECKPOINT_KEY_BYTES", "Checkpoint", "checkpoint_key_from_env"]
+__all__ = [
+    "CHECKPOINT_KEY_ENV",
+    "MIN_CHECKPOINT_KEY_BYTES",
+    "SIGNED_LINE_MARK",
+    "Checkpoint",
+    "checkpoint_key_from_env",
+]
 
 CHECKPOINT_KEY_ENV: Final = "MCP_ELICIT_AUDIT_KEY"
 
@@ -33,6 +44,10 @@ CHECKPOINT_KEY_ENV: Final = "MCP_ELICIT_AUDIT_KEY"
 MIN_CHECKPOINT_KEY_BYTES: Final = 32
 
 _MAGIC: Final = "mcp-elicit-checkpoint/1"
+_LINE_MAGIC: Final = b"mcp-elicit-journal-line/1 "
+# A signed journal line: this mark, the MAC (hex), a space, then the line as the sink made it.
+SIGNED_LINE_MARK: Final = b"~"
+_LINE_MAC_HEX: Final = 64
 
 
 def checkpoint_key_from_env() -> bytes:
@@ -94,3 +109,23 @@ class Checkpoint:
             raise AuditReadError("checkpoint", str(self.path), "not a checkpoint")
         seq, digest, mac = int(parts[1]), parts[2], parts[3]
         return seq, digest, hmac.compare_digest(mac, self._mac(seq, digest))
+
+    def sign_line(self, line: bytes) -> bytes:
+        """A journal line with its MAC in front (over the line without its newline)."""
+        return b"%b%b %b" % (SIGNED_LINE_MARK, self._line_mac(line.removesuffix(b"\n")), line)
+
+    def signed_lines(self, lines: list[bytes], refused: list[bytes]) -> list[bytes]:
+        """The lines whose MAC matches, with the MAC taken off; every other line (edited, signed
+        under another key, not signed at all) is added to `refused`."""
+        taken = []
+        for line in lines:
+            mac, rest = line[1 : 1 + _LINE_MAC_HEX], line[2 + _LINE_MAC_HEX :]
+            good = line[:1] == SIGNED_LINE_MARK and line[1 + _LINE_MAC_HEX : 2 + _LINE_MAC_HEX] == b" "
+            if good and hmac.compare_digest(mac, self._line_mac(rest.removesuffix(b"\n"))):
+                taken.append(rest)
+            else:
+                refused.append(line)
+        return taken
+
+    def _line_mac(self, line: bytes) -> bytes:
+        return hmac.digest(self._key, _LINE_MAGIC + line, "sha256").hex().encode("ascii")

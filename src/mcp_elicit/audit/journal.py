@@ -35,6 +35,7 @@ closed as before.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -47,6 +48,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mcp_elicit.audit.base import PRIVATE_FILE_MODE, row_of
+from mcp_elicit.audit.checkpoint import SIGNED_LINE_MARK, Checkpoint
 from mcp_elicit.core.consent import GENESIS_HASH
 from mcp_elicit.core.unchained import seal_split, split_line
 from mcp_elicit.errors import AuditWriteError
@@ -95,8 +97,10 @@ __all__ = [
     "chain_lines",
     "ids_not_in",
     "insert_rows",
+    "is_signed",
     "journals_of",
     "lock_orphan",
+    "merge_at_exit",
     "merge_file",
     "reject",
     "remove_stale_new",
@@ -134,6 +138,25 @@ STALE_NEW_JOURNAL_SECONDS: Final = 60.0
 
 _REJECTED_SUFFIX: Final = ".journal-rejected"
 _IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
+
+
+# Sinks that journaled in this process: at a normal exit what they hold is merged, so a server
+# that never closes its sink still leaves every record in the database, not only in its journal.
+_MERGE_AT_EXIT: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def merge_at_exit(sink: Any) -> None:
+    """Have `sink.merge_journal()` run at a normal interpreter exit, while the sink lives."""
+    _MERGE_AT_EXIT.add(sink)
+
+
+@atexit.register
+def _merge_at_exit() -> None:
+    for sink in list(_MERGE_AT_EXIT):
+        try:
+            sink.merge_journal()
+        except Exception:  # at exit: the journal stays for the next opening
+            logger.warning("audit journal of %s left for the next opening", sink.path)
 
 
 def _pattern(db: Path) -> re.Pattern[str]:
@@ -395,16 +418,26 @@ def insert_rows(conn: sqlite3.Connection, table: str, sealed: list[tuple[dict[st
 
 
 def merge_file(
-    conn: sqlite3.Connection, table: str, db: Path, path: Path, fd: int, start: int, final: bool
+    conn: sqlite3.Connection,
+    table: str,
+    db: Path,
+    path: Path,
+    fd: int,
+    start: int,
+    final: bool,
+    checkpoint: Checkpoint | None,
 ) -> tuple[int, list[tuple[dict[str, Any], str]]]:
     """Merge another process's journal (open at `fd`) from `start` into the chain, one
     transaction per `MERGE_READ_BYTES`: (the offset after the last whole line merged, the
-    records stored). `final` when its process is gone (a torn last line is then refused)."""
+    records stored). `final` when its process is gone (a torn last line is then refused). With
+    a `checkpoint`, only lines signed under its key are taken."""
     offset, size, stored = start, os.fstat(fd).st_size, []
     while offset < size:
         conn.execute("BEGIN IMMEDIATE")
         try:
             lines, refused, upto = split_lines(fd, offset, size, final)
+            if checkpoint is not None:
+                lines = checkpoint.signed_lines(lines, refused)
             sealed = chain_lines(conn, table, lines, refused, *tail_of(conn, table))
             insert_rows(conn, table, sealed)
             conn.execute("COMMIT")
@@ -418,6 +451,11 @@ def merge_file(
             break  # a line still being written: its process merges it, or the next reader
         offset = upto
     return offset, stored
+
+
+def is_signed(fd: int) -> bool:
+    """Whether a journal's lines are signed (written by a sink with a keyed checkpoint)."""
+    return os.pread(fd, 1, 0) == SIGNED_LINE_MARK
 
 
 def ids_not_in(lines: list[bytes], chained: list[tuple[dict[str, Any], str]]) -> list[str]:

@@ -31,9 +31,12 @@ def parse_time(value: str | None, option: str = "since") -> str | None:
         raise InvalidArgument(option, f"{value!r} is neither an ISO date/time nor an age like 7d") from exc
 
 
-def open_reader(db: str | None, postgres: str | None, table: str, jsonl: str | None) -> Any:
+def open_reader(
+    db: str | None, postgres: str | None, table: str, jsonl: str | None, checkpoint: Any = None
+) -> Any:
     """Open the chosen store for reading (at most one of `db`, `postgres`, `jsonl`; SQLite at its
-    default path when none is given); never creates a SQLite file."""
+    default path when none is given); never creates a SQLite file. A SQLite trail given its keyed
+    `checkpoint` also merges the signed journals of processes that wrote with that key."""
     if sum(x is not None for x in (db, postgres, jsonl)) > 1:
         raise ConfigError("store", "choose one of --db, --postgres, --jsonl")
     if postgres is not None:
@@ -49,7 +52,9 @@ def open_reader(db: str | None, postgres: str | None, table: str, jsonl: str | N
     from mcp_elicit.audit.sqlite import SqliteAuditSink
     from mcp_elicit.config import default_audit_db_path
 
-    return SqliteAuditSink(db if db is not None else default_audit_db_path(), readonly=True)
+    return SqliteAuditSink(
+        db if db is not None else default_audit_db_path(), readonly=True, checkpoint=checkpoint
+    )
 
 
 def find_record(sink: Any, key: str) -> list[dict[str, Any]]:

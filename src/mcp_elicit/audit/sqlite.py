@@ -28,13 +28,11 @@ whole line, so a reader in any process sees every journaled record.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import sqlite3
 import threading
 import time
-import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -91,20 +89,6 @@ CREATE INDEX IF NOT EXISTS {TABLE}_server_time ON {TABLE} (server, time);
 """
 
 
-# Sinks that journaled in this process: at a normal exit what they hold is merged, so a server
-# that never closes its sink still leaves every record in the database, not only in its journal.
-_JOURNALING: weakref.WeakSet[SqliteAuditSink] = weakref.WeakSet()
-
-
-@atexit.register
-def _merge_at_exit() -> None:
-    for sink in list(_JOURNALING):
-        try:
-            sink.merge_journal()
-        except Exception:  # at exit: the journal stays for the next opening
-            logger.warning("audit journal of %s left for the next opening", sink.path)
-
-
 class _Busy(Exception):
     """The database's write lock is held elsewhere and this attempt must not wait for it."""
 
@@ -135,6 +119,7 @@ class SqliteAuditSink(SqlSinkBase):
         self._journal_start = threading.Lock()
         self._merge_failed = False  # the last merge failed: records commit directly until one works
         self._peers: dict[str, tuple[int, int]] = {}  # other live journals: (inode, bytes merged)
+        self._left_signed: set[Path] = set()  # signed journals this unkeyed sink cannot merge
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
         self._since_checkpoint = 0
         if readonly:
@@ -206,10 +191,17 @@ class SqliteAuditSink(SqlSinkBase):
             try:
                 if fd is None:
                     fd = os.open(path, os.O_RDONLY)
+                if self.checkpoint is None and jr.is_signed(fd):  # left to an opener with the key
+                    if path not in self._left_signed:  # said once per sink
+                        self._left_signed.add(path)
+                        logger.warning("journal %s is signed: open %s with its checkpoint", path, self.path)
+                    continue
                 key, ino = str(path), os.fstat(fd).st_ino
                 seen = self._peers.get(key)
                 start = seen[1] if seen is not None and seen[0] == ino else 0
-                offset, stored = jr.merge_file(conn, TABLE, self.path, path, fd, start, final)
+                offset, stored = jr.merge_file(
+                    conn, TABLE, self.path, path, fd, start, final, self.checkpoint
+                )
                 self._checkpointed(stored)
                 self._peers[key] = (ino, offset)
                 if final:
@@ -277,6 +269,8 @@ class SqliteAuditSink(SqlSinkBase):
         line = make_unchained_record(event, self.level, record_id)
         if line is None:
             return []
+        if self.checkpoint is not None:  # signed: an edit before the merge is refused there
+            line = self.checkpoint.sign_line(line)
         if len(line) > jr.MAX_JOURNAL_LINE_BYTES:
             return None
         for _ in range(2):  # a journal rotated out meanwhile takes no lines: once more, the new one
@@ -292,7 +286,7 @@ class SqliteAuditSink(SqlSinkBase):
         with self._journal_start:
             if self._journal is None and self._journaling:
                 self._journal = jr.Journal(self.path)
-                _JOURNALING.add(self)
+                jr.merge_at_exit(self)
             return self._journal
 
     def _own(self) -> list[jr.Journal]:
@@ -400,13 +394,14 @@ class SqliteAuditSink(SqlSinkBase):
                     lines, start, upto = journal.unmerged(jr.MERGE_READ_BYTES)
                     changed = journal.on_disk_matches(lines, start, upto)
                     bad: list[bytes] = []  # none unless a bug: the lines this process wrote
-                    chained = jr.chain_lines(self._conn, TABLE, lines, bad, seq, prev)
+                    plain = lines if self.checkpoint is None else self.checkpoint.signed_lines(lines, bad)
+                    chained = jr.chain_lines(self._conn, TABLE, plain, bad, seq, prev)
                     sealed += chained
                     if sealed:
                         seq, prev = sealed[-1][0]["seq"], sealed[-1][0]["hash"]
                     merged.append((journal, upto, len(lines), since))
                     if changed is not None:  # lines not chained here: a reader merged them from the file
-                        refused.append((journal, [changed], jr.ids_not_in(lines, chained)))
+                        refused.append((journal, [changed], jr.ids_not_in(plain, chained)))
                     refused.append((journal, bad, None))
                 sealed += chain_sealed(events, self.level, seq, prev)
                 jr.insert_rows(self._conn, TABLE, sealed)

@@ -6,6 +6,7 @@ A thin shell over the sinks in this package; `mcp_elicit.cli` registers the grou
 from __future__ import annotations
 
 import functools
+import os
 import typing as _typing
 from dataclasses import dataclass
 
@@ -97,7 +98,8 @@ class _Source:
 
         source = self.resolved()
         try:
-            return open_reader(source.db, source.postgres, source.table or _DEFAULT_TABLE, source.jsonl)
+            table = source.table or _DEFAULT_TABLE
+            return open_reader(source.db, source.postgres, table, source.jsonl, source.anchor())
         except ConfigError as exc:
             raise click.UsageError(exc.problem) from exc
         except (AuditReadError, AuditWriteError, ValueError) as exc:
@@ -114,6 +116,15 @@ class _Source:
             raise _AuditOpenError(str(exc)) from exc
         finally:
             sink.close()
+
+    def anchor(self) -> _typing.Any:
+        """The configured keyed checkpoint when its key is in the environment, else None: with it a
+        reader also merges the journals a keyed writer signed (without it, they wait for one)."""
+        from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint, checkpoint_key_from_env
+
+        if self.checkpoint is None or not os.environ.get(CHECKPOINT_KEY_ENV):
+            return None
+        return Checkpoint(self.checkpoint, checkpoint_key_from_env())
 
     @property
     def label(self) -> str:
