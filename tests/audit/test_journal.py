@@ -601,6 +601,7 @@ def test_a_process_that_exits_without_closing_its_sink_leaves_its_records_in_the
     proc = subprocess.run(command, capture_output=True, text=True, timeout=BOUND_SECONDS, check=False)
     assert proc.returncode == 0, proc.stderr
     assert [rid for _, rid in rows(db)] == proc.stdout.split()  # plain sqlite3 sees them
+    assert journal_files(db) == []  # merged, so removed: nothing left for the next opening
 
 
 def test_a_journal_replaced_while_in_use_is_left_for_a_fresh_one_and_nothing_is_lost(

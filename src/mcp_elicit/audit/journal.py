@@ -154,7 +154,7 @@ def merge_at_exit(sink: Any) -> None:
 def _merge_at_exit() -> None:
     for sink in list(_MERGE_AT_EXIT):
         try:
-            sink.merge_journal()
+            sink.merge_journal(final=True)
         except Exception:  # at exit: the journal stays for the next opening
             logger.warning("audit journal of %s left for the next opening", sink.path)
 

@@ -1,29 +1,28 @@
 """The default audit sink: one SQLite file in WAL mode.
 
 Each append is one transaction that starts with ``BEGIN IMMEDIATE`` (taking the write lock before
-reading), reads the tail's seq and hash, inserts the chained record and commits, so writers in
-other threads and other processes never fork the chain. `append_many` does the same for a batch.
+reading), reads the tail's seq and hash, inserts the chained record and commits, so writers in other
+threads and other processes never fork the chain. `append_many` does the same for a batch.
 
-Durability: ``synchronous=NORMAL`` by default (``durability="process_crash"``). In WAL mode that
-survives a crash of the process (the commit is in the operating system's hands before the answer
-goes on) but a power cut or kernel crash can lose the last transactions; ``durability="power_loss"``
+Durability: ``synchronous=NORMAL`` by default (``durability="process_crash"``). In WAL mode that survives
+a crash of the process (the commit is in the operating system's hands before the answer goes on) but a
+power cut or kernel crash can lose the last transactions; ``durability="power_loss"``
 (``synchronous=FULL``) fsyncs every commit.
 
-Committing on the caller's thread: at ``process_crash`` a commit is a few tens of µs with no fsync,
-so the writer (audit/writer.py) may call `append_now` on the event loop's thread instead of hopping
-to its writer thread. `append_now` never waits: when the connection or the database's write lock
-is busy it returns None and the caller queues for the writer thread. The WAL is then not
-checkpointed on commit (that fsyncs and can take milliseconds); `maintain`, run on the writer
-thread every `CHECKPOINT_EVERY_COMMITS` commits, does it there.
+Committing on the caller's thread: at ``process_crash`` a commit is a few tens of µs with no fsync, so the
+writer (audit/writer.py) may call `append_now` on the event loop's thread instead of hopping to its writer
+thread. `append_now` never waits: when the connection or the database's write lock is busy it returns None
+and the caller queues for the writer thread. The WAL is then not checkpointed on commit (that fsyncs and
+can take milliseconds); `maintain`, run on the writer thread every `CHECKPOINT_EVERY_COMMITS` commits,
+does it there.
 
-The journal (audit/journal.py): at ``process_crash`` a lone record on the caller's thread is not
-committed at all but written to this sink's journal file (one ``write``, as durable as the
-commit it replaces); `maintain` merges the journal into the database in batches on the writer
-thread, and every transaction of this sink (`append_many`, a read, `close`) merges what waits
-first, so a process's records are chained in the order they were journaled. Opening the trail
-(also read-only) and every read (listing, `get`, `verify`) first merge the other journals beside
-it: those of processes that are gone whole (then removed), those of live ones up to their last
-whole line, so a reader in any process sees every journaled record.
+The journal (audit/journal.py): at ``process_crash`` a lone record on the caller's thread is not committed
+at all but written to this sink's journal file (one ``write``, as durable as the commit it replaces);
+`maintain` merges the journal into the database in batches on the writer thread, and every transaction of
+this sink (`append_many`, a read, `close`) merges what waits first, so a process's records are chained in
+the order they were journaled. Opening the trail (also read-only) and every read (listing, `get`,
+`verify`) first merge the other journals beside it: those of processes that are gone whole (then removed),
+those of live ones up to their last whole line, so a reader in any process sees every journaled record.
 """
 
 from __future__ import annotations
@@ -422,15 +421,26 @@ class SqliteAuditSink(SqlSinkBase):
         self._since_checkpoint += 1
         return sealed
 
-    def merge_journal(self) -> None:
-        """Merge what this process journaled into the trail now (before a read, and when the
-        interpreter exits with the sink still open: plain readers of the database see it then)."""
-        if self._journaling and self._own():
+    def merge_journal(self, *, final: bool = False) -> None:
+        """Merge what this process journaled into the trail now (before a read). `final` when the
+        interpreter exits with the sink still open: its journals are also retired, so that once
+        merged they are removed (plain readers of the database see every record, and no file is
+        left behind); an append after that starts a new journal."""
+        if self._journaling and (final or self._own()):
             with self._lock:
+                if final:
+                    self._retire_own()
                 try:
                     self._flush()
                 except AuditWriteError as exc:
                     logger.warning("audit journal of %s not merged: %s", self.path, exc)
+
+    def _retire_own(self) -> None:
+        """This process's journals take no more lines; `_flush` removes them once merged."""
+        own = [j for j in (*self._retired, self._journal) if j is not None and j.mine()]
+        for journal in own:
+            journal.retire()
+        self._retired, self._journal = own, None
 
     def _catch_up(self) -> None:
         """Before reading: merge what this process journaled (it reads its own records) and
@@ -477,10 +487,7 @@ class SqliteAuditSink(SqlSinkBase):
         with self._lock:
             with self._journal_start:
                 self._journaling = False  # appends from now on commit (and fail: it is closed)
-            own = [j for j in (*self._retired, self._journal) if j is not None and j.mine()]
-            for journal in own:
-                journal.retire()
-            self._retired, self._journal = own, None
+            self._retire_own()
             try:
                 self._flush()
             except AuditWriteError as exc:
