@@ -301,7 +301,12 @@ def test_verify_checks_the_configured_checkpoint_when_it_reads_the_configured_tr
     code, out = run("verify")
     assert code == 1
     assert "truncated" in out
-    assert run("verify", "--db", str(trail))[0] == 0  # a store named by hand: no checkpoint implied
+    code, out = run("verify", "--db", str(trail))  # the same trail named by hand: its checkpoint too
+    assert code == 1
+    assert "truncated" in out
+    other = tmp_path / "other.sqlite3"
+    other.write_bytes(trail.read_bytes())
+    assert run("verify", "--db", str(other))[0] == 0  # another file: no checkpoint implied
     monkeypatch.delenv(CHECKPOINT_KEY_ENV)
     assert run("verify")[0] == 2  # the configuration names a checkpoint; its key is missing
 

@@ -5,6 +5,8 @@ A thin shell over the sinks in this package; `mcp_elicit.cli` registers the grou
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import os
 import typing as _typing
@@ -80,7 +82,8 @@ class _Source:
         from mcp_elicit.config import audit_location
 
         if self.db is not None or self.postgres is not None or self.jsonl is not None:
-            return _Source(self.db, self.postgres, self.table or _DEFAULT_TABLE, self.jsonl)
+            named = _Source(self.db, self.postgres, self.table or _DEFAULT_TABLE, self.jsonl)
+            return dataclasses.replace(named, checkpoint=_configured_checkpoint_of(named, self.config))
         audit = _load_config(self.config).audit
         where = audit_location(audit)
         table = self.table or audit.table
@@ -130,6 +133,26 @@ class _Source:
     def label(self) -> str:
         source = self.resolved()
         return (source.postgres and f"PostgreSQL table {source.table}") or source.jsonl or source.db or ""
+
+
+def _configured_checkpoint_of(named: _Source, config: str | None) -> str | None:
+    """The configuration's checkpoint when the file named by hand is the trail it names (the
+    same file under another path included); None otherwise, or when the configuration is unusable
+    (a store named by hand is read without it)."""
+    from mcp_elicit.config import audit_location, load_config
+    from mcp_elicit.errors import ConfigError
+
+    given = named.db or named.jsonl
+    try:
+        audit = load_config(config).audit
+    except ConfigError:
+        return None
+    if given is None or audit.checkpoint is None or audit.sink == "postgres":
+        return None
+    with contextlib.suppress(OSError):
+        if os.path.samefile(given, audit_location(audit)):
+            return str(audit.checkpoint)
+    return None
 
 
 _audit_source = _grouped(
