@@ -6,7 +6,8 @@ over the SDK's in-memory transport. Variants, interleaved in alternating order e
 `ask` with no audit; `ask` with the SQLite trail (WAL, durability "process_crash" =
 synchronous=NORMAL), as shipped (a lone record is journaled on the event loop's thread before
 the answer reaches the tool, one write, and merged into the chain in batches by the writer
-thread, audit/journal.py); without the journal (each record committed on the event loop's
+thread, audit/journal.py); the same with a keyed checkpoint (each journal line signed with
+an HMAC, the checkpoint file rewritten after each merge); without the journal (each record committed on the event loop's
 thread before the answer goes on, audit/writer.py) and forced through the writer thread (a
 commit per record there); SQLite at durability "power_loss" (synchronous=FULL, an fsync per
 record); the PostgreSQL trail when a server answers ($MCP_ELICIT_TEST_POSTGRES or
@@ -54,6 +55,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 from _stats import conditions, fmt_ratio, interleaved, ratios
+from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.server import ElicitSettings, ask, install
 
@@ -133,6 +135,13 @@ class NoJournal(SqliteAuditSink):
         self._journaling = False
 
 
+def keyed_sink(path: Path) -> SqliteAuditSink:
+    """The shipped SQLite sink with a keyed checkpoint beside it: its journal lines are signed
+    (an HMAC per record) and the checkpoint file is rewritten after every merge."""
+    key = bytes(range(32))  # a fixed throw-away key: this trail is deleted after the run
+    return SqliteAuditSink(path, checkpoint=Checkpoint(path.with_suffix(".checkpoint"), key))
+
+
 def postgres_sink() -> Any | None:
     import os
 
@@ -150,6 +159,7 @@ HTTP_VARIANTS = (
     "no audit",
     "no audit (again)",
     "SQLite trail",
+    "SQLite trail, keyed checkpoint",
     "SQLite, no journal",
     "SQLite, via writer thread",
     "SQLite, power_loss",
@@ -163,6 +173,8 @@ def http_sink(variant: str, path: str) -> Any:
         return ThreadOnly(path)
     if variant == "SQLite, no journal":
         return NoJournal(path)
+    if variant == "SQLite trail, keyed checkpoint":
+        return keyed_sink(Path(path))
     return SqliteAuditSink(
         path, durability="power_loss" if variant == "SQLite, power_loss" else "process_crash"
     )
@@ -260,6 +272,7 @@ def main() -> None:
         sinks: dict[str, Any] = {
             "no audit": None,
             "SQLite trail": SqliteAuditSink(Path(tmp) / "a.sqlite3"),
+            "SQLite trail, keyed checkpoint": keyed_sink(Path(tmp) / "k.sqlite3"),
             "SQLite, no journal": NoJournal(Path(tmp) / "d.sqlite3"),
             "SQLite, via writer thread": ThreadOnly(Path(tmp) / "b.sqlite3"),
             "SQLite, power_loss": SqliteAuditSink(Path(tmp) / "c.sqlite3", durability="power_loss"),
