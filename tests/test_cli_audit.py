@@ -335,6 +335,20 @@ def test_list_merges_a_dead_keyed_writers_signed_journal_only_with_the_key(
     assert run("verify")[0] == 0
 
 
+@pytest.mark.parametrize("command", ["list", "show", "export"])
+@pytest.mark.parametrize("key", ["not hex", "ab" * 8])
+def test_a_reader_of_a_keyed_trail_with_a_bad_key_is_a_usage_error_that_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, key: str
+) -> None:
+    from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV
+
+    write_config(f'[audit]\npath = "{tmp_path / "t.sqlite3"}"\ncheckpoint = "{tmp_path / "t.cp"}"\n')
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, key)
+    result = CliRunner().invoke(main, ["audit", command, *(["1"] if command == "show" else [])])
+    assert result.exit_code == 2
+    assert CHECKPOINT_KEY_ENV in result.stderr  # the person gave no key on the command line
+
+
 def test_verify_says_on_stderr_when_the_checkpoint_it_was_given_does_not_exist(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from mcp_elicit.audit import journal as jr
 from mcp_elicit.audit.checkpoint import SIGNED_LINE_MARK, Checkpoint
 from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.errors import AuditReadError
 
+from .conftest import make_event
 from .test_journal import crash, edit_line, journaled, rows
 
 KEY = b"k" * 32
@@ -81,6 +83,41 @@ def test_lines_signed_under_another_key_are_refused_and_kept_aside(tmp_path: Pat
         assert list(again.iter_records()) == []
     assert all(i.encode() in rejected(db) for i in ids)
     assert jr.journals_of(db) == []  # taken whole: nothing is lost, nothing chained
+
+
+def test_an_opener_whose_key_is_not_the_checkpoints_leaves_a_dead_writers_journal_to_its_key(
+    tmp_path: Path,
+) -> None:
+    """A reader with a mistyped or rotated key would refuse every genuine line: it merges nothing."""
+    db = tmp_path / "audit.sqlite3"
+    with SqliteAuditSink(db, checkpoint=anchor(tmp_path)) as writer:
+        first = writer.append_many([make_event(0)])  # committed: the checkpoint file exists
+    ids, path = keyed_crash(db, anchor(tmp_path), 2)
+    with SqliteAuditSink(db, readonly=True, checkpoint=anchor(tmp_path, OTHER_KEY)) as reader:
+        assert [r["id"] for r in reader.iter_records()] == [first[0]["id"]]
+    with SqliteAuditSink(db, checkpoint=anchor(tmp_path, OTHER_KEY)) as writer:
+        assert [r["id"] for r in writer.iter_records()] == [first[0]["id"]]
+    assert jr.journals_of(db) == [path]
+    assert rejected(db) == b""
+    with SqliteAuditSink(db, checkpoint=anchor(tmp_path)) as keyed:
+        assert [r["id"] for r in keyed.iter_records()] == [first[0]["id"], *ids]
+        assert keyed.verify().ok
+    assert jr.journals_of(db) == []
+
+
+def test_a_checkpoint_file_under_another_key_is_refused_as_a_read_error_of_the_checkpoint(
+    tmp_path: Path,
+) -> None:
+    anchor(tmp_path).write(1, "ab" * 32)
+    anchor(tmp_path).require_key_of_file()
+    with pytest.raises(AuditReadError) as caught:
+        anchor(tmp_path, OTHER_KEY).require_key_of_file()
+    assert caught.value.sink == "checkpoint"
+    assert caught.value.target == str(tmp_path / "trail.checkpoint")
+
+
+def test_no_checkpoint_file_yet_lets_any_key_merge(tmp_path: Path) -> None:
+    anchor(tmp_path, OTHER_KEY).require_key_of_file()
 
 
 def test_a_keyed_opener_refuses_the_lines_of_an_unsigned_journal(tmp_path: Path) -> None:

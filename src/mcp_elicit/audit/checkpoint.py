@@ -110,6 +110,19 @@ class Checkpoint:
         seq, digest, mac = int(parts[1]), parts[2], parts[3]
         return seq, digest, hmac.compare_digest(mac, self._mac(seq, digest))
 
+    def require_key_of_file(self) -> None:
+        """AuditReadError when the checkpoint file exists and its MAC does not match this key (or
+        it is not a checkpoint): a merge under another key than the writers' would refuse every
+        line of their journals, so another process's journal is left for an opener with theirs."""
+        found = self.read()
+        if found is not None and not found[2]:
+            raise AuditReadError(
+                "checkpoint",
+                str(self.path),
+                f"its MAC does not match ${CHECKPOINT_KEY_ENV} (another key than the writer's?):"
+                " other processes' journals are left for the writer's key",
+            )
+
     def sign_line(self, line: bytes) -> bytes:
         """A journal line with its MAC in front (over the line without its newline)."""
         return b"%b%b %b" % (SIGNED_LINE_MARK, self._line_mac(line.removesuffix(b"\n")), line)

@@ -25,12 +25,11 @@ offsets off the chain keys, no id, action, time or server name where they belong
 line: core/unchained.py) is refused: kept in ``<db>.journal-rejected`` and logged, never
 chained; what else was rewritten is chained as it stands and `verify` reports it.
 
-Bounds: the writer thread merges a record at most `JOURNAL_MERGE_SECONDS` after it was
-journaled, or at once when `JOURNAL_MERGE_RECORDS` wait (what bounds how late something reading
-the database directly, not through a sink, sees it). A journal is replaced by a fresh one once it
-holds `JOURNAL_ROTATE_BYTES` (and removed when merged); while more than `JOURNAL_MAX_PENDING_BYTES`
-wait (the database cannot be written), records bypass the journal and commit directly, failing
-closed as before.
+Bounds: the writer thread merges a record at most `JOURNAL_MERGE_SECONDS` after it was journaled, or at
+once when `JOURNAL_MERGE_RECORDS` wait (bounding how late a direct reader of the database sees it). A
+journal is replaced by a fresh one once it holds `JOURNAL_ROTATE_BYTES` (and removed when merged); while
+more than `JOURNAL_MAX_PENDING_BYTES` wait (the database cannot be written), records bypass the journal
+and commit directly, failing closed.
 """
 
 from __future__ import annotations
@@ -427,10 +426,11 @@ def merge_file(
     final: bool,
     checkpoint: Checkpoint | None,
 ) -> tuple[int, list[tuple[dict[str, Any], str]]]:
-    """Merge another process's journal (open at `fd`) from `start` into the chain, one
-    transaction per `MERGE_READ_BYTES`: (the offset after the last whole line merged, the
-    records stored). `final` when its process is gone (a torn last line is then refused). With
-    a `checkpoint`, only lines signed under its key are taken."""
+    """Merge another process's journal (at `fd`) from `start` into the chain, a transaction per
+    `MERGE_READ_BYTES`: (the offset after the last whole line merged, the records stored). `final`: its
+    process is gone (a torn last line is refused). `checkpoint`: only lines signed under its key."""
+    if checkpoint is not None:
+        checkpoint.require_key_of_file()  # another key would refuse the writer's lines, every one
     offset, size, stored = start, os.fstat(fd).st_size, []
     while offset < size:
         conn.execute("BEGIN IMMEDIATE")

@@ -193,7 +193,7 @@ class SqliteAuditSink(SqlSinkBase):
                 if self.checkpoint is None and jr.is_signed(fd):  # left to an opener with the key
                     if path not in self._left_signed:  # said once per sink
                         self._left_signed.add(path)
-                        logger.warning("journal %s is signed: open %s with its checkpoint", path, self.path)
+                        logger.warning("journal %s is signed: its records wait for the checkpoint key", path)
                     continue
                 key, ino = str(path), os.fstat(fd).st_ino
                 seen = self._peers.get(key)

@@ -124,10 +124,14 @@ class _Source:
         """The configured keyed checkpoint when its key is in the environment, else None: with it a
         reader also merges the journals a keyed writer signed (without it, they wait for one)."""
         from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint, checkpoint_key_from_env
+        from mcp_elicit.errors import ConfigError
 
         if self.checkpoint is None or not os.environ.get(CHECKPOINT_KEY_ENV):
             return None
-        return Checkpoint(self.checkpoint, checkpoint_key_from_env())
+        try:
+            return Checkpoint(self.checkpoint, checkpoint_key_from_env())
+        except ConfigError as exc:  # named: the person gave no key on the command line
+            raise click.UsageError(str(exc)) from exc
 
     @property
     def label(self) -> str:
