@@ -349,6 +349,32 @@ def test_a_reader_of_a_keyed_trail_with_a_bad_key_is_a_usage_error_that_names_th
     assert CHECKPOINT_KEY_ENV in result.stderr  # the person gave no key on the command line
 
 
+def test_verify_says_when_it_checked_a_checkpoint_and_when_refused_journal_lines_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint
+    from tests.audit.test_journal import crash, edit_line, journaled
+
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, "ab" * 32)
+    trail, anchor = tmp_path / "trail.sqlite3", tmp_path / "trail.checkpoint"
+    sink = SqliteAuditSink(trail, checkpoint=Checkpoint(anchor, bytes.fromhex("ab" * 32)))
+    journaled(sink, 2)
+    assert sink._journal is not None
+    path = sink._journal.path
+    crash(sink)
+    edit_line(path, 0, b'"accept"', b'"cancel"')  # one record edited before its merge
+    result = CliRunner().invoke(main, ["audit", "verify", "--db", str(trail), "--checkpoint", str(anchor)])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("ok: 1 record")
+    assert result.stdout.rstrip().endswith("checkpoint checked")
+    assert str(trail.with_name(trail.name + ".journal-rejected")) in result.stderr
+    trail.with_name(trail.name + ".journal-rejected").unlink()
+    again = CliRunner().invoke(main, ["audit", "verify", "--db", str(trail)])
+    assert again.exit_code == 0
+    assert "journal-rejected" not in again.stderr
+    assert not again.stdout.rstrip().endswith("checkpoint checked")  # none given
+
+
 def test_verify_says_on_stderr_when_the_checkpoint_it_was_given_does_not_exist(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

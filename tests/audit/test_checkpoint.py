@@ -17,7 +17,7 @@ from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint, checkpoi
 from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.cli import main
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import AuditWriteError, ConfigError
 
 from .conftest import _POSTGRES, make_event, needs_postgres
 
@@ -43,15 +43,16 @@ class Store:
         self.table = f"audit_test_{uuid.uuid4().hex[:12]}"
         self.cp = Checkpoint(tmp / "elsewhere" / "audit.checkpoint", KEY)
 
-    def open(self) -> Any:
+    def open(self, key: bytes = KEY) -> Any:
+        cp = self.cp if key == KEY else Checkpoint(self.cp.path, key)
         if self.kind == "sqlite":
-            return SqliteAuditSink(self.tmp / "audit.sqlite3", checkpoint=self.cp)
+            return SqliteAuditSink(self.tmp / "audit.sqlite3", checkpoint=cp)
         if self.kind == "jsonl":
-            return JsonlAuditSink(self.tmp / "audit.jsonl", checkpoint=self.cp)
+            return JsonlAuditSink(self.tmp / "audit.jsonl", checkpoint=cp)
         from mcp_elicit.audit.postgres import PostgresAuditSink
 
         assert _POSTGRES is not None
-        return PostgresAuditSink(_POSTGRES, table=self.table, checkpoint=self.cp)
+        return PostgresAuditSink(_POSTGRES, table=self.table, checkpoint=cp)
 
     def hash_of(self, sink: Any, seq: int) -> str:
         return next(r["hash"] for r in sink.iter_records() if r["seq"] == seq)
@@ -135,8 +136,9 @@ def test_a_forged_checkpoint_is_found(store: tuple[Store, Callable[[], Any]]) ->
     s, open_sink = store
     s.cut_after(3)
     sink = open_sink()
-    forger = Checkpoint(s.cp.path, bytes(32))  # the right format, the wrong key
-    forger.write(3, s.hash_of(sink, 3))
+    forged = s.cp.path.with_name("forged.checkpoint")
+    Checkpoint(forged, bytes(32)).write(3, s.hash_of(sink, 3))  # the right format, the wrong key
+    forged.replace(s.cp.path)
     assert kinds(sink) == ["bad_checkpoint"]
 
 
@@ -176,3 +178,28 @@ def test_the_checkpoint_file_holds_no_record_content(tmp_path: Path) -> None:
     _magic, seq, digest, mac = s.cp.path.read_text().split()
     assert (seq, len(digest), len(mac)) == ("1", 64, 64)
     assert json.loads((tmp_path / "audit.jsonl").read_text())["hash"] == digest
+
+
+def test_a_writer_with_another_key_fails_closed_and_leaves_the_checkpoint_as_it_was(
+    store: tuple[Store, Callable[[], Any]],
+) -> None:
+    s, _ = store
+    before = s.cp.path.read_bytes()
+    with s.open(key=bytes(range(1, 33))) as wrong, pytest.raises(AuditWriteError) as caught:
+        wrong.append_many([make_event(COUNT)])
+    assert caught.value.sink == "checkpoint"
+    assert caught.value.target == str(s.cp.path)
+    assert s.cp.path.read_bytes() == before
+    assert caught.value.__cause__ is not None
+
+
+def test_a_new_checkpoint_file_takes_a_new_key(tmp_path: Path) -> None:
+    """Key rotation: a new file, never an old one overwritten under the new key."""
+    old, new = (
+        Checkpoint(tmp_path / "old.checkpoint", KEY),
+        Checkpoint(tmp_path / "new.checkpoint", KEY[::-1]),
+    )
+    old.write(1, "ab" * 32)
+    new.write(2, "cd" * 32)
+    assert new.read() == (2, "cd" * 32, True)
+    assert old.read() == (1, "ab" * 32, True)

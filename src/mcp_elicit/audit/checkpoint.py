@@ -79,12 +79,21 @@ class Checkpoint:
         return hmac.new(self._key, f"{_MAGIC} {seq} {digest}".encode(), hashlib.sha256).hexdigest()
 
     def write(self, seq: int, digest: str) -> None:
-        """Replace the checkpoint atomically (write a temporary file, then rename it over)."""
+        """Replace the checkpoint atomically (write a temporary file, then rename it over).
+
+        A file written under another key is never replaced (AuditWriteError, so the append fails
+        closed): a writer given a wrong key would otherwise destroy the trail's anchor unnoticed.
+        To rotate the key, start a new checkpoint file."""
         line = f"{_MAGIC} {seq} {digest} {self._mac(seq, digest)}\n"
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         with self._lock:
             if seq <= self._last:
                 return
+            if self._last == 0:  # this handle's first write: is the file there ours to replace?
+                try:
+                    self.require_key_of_file()
+                except AuditReadError as exc:
+                    raise AuditWriteError("checkpoint", str(self.path), exc.detail) from exc
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 tmp.write_text(line, encoding="ascii")
@@ -119,8 +128,8 @@ class Checkpoint:
             raise AuditReadError(
                 "checkpoint",
                 str(self.path),
-                f"its MAC does not match ${CHECKPOINT_KEY_ENV} (another key than the writer's?):"
-                " other processes' journals are left for the writer's key",
+                f"written under another key than ${CHECKPOINT_KEY_ENV} (a wrong key, or one rotated"
+                " without starting a new checkpoint file)",
             )
 
     def sign_line(self, line: bytes) -> bytes:

@@ -48,6 +48,7 @@ from typing import Any, Final
 
 from mcp_elicit.audit.base import PRIVATE_FILE_MODE, row_of
 from mcp_elicit.audit.checkpoint import SIGNED_LINE_MARK, Checkpoint
+from mcp_elicit.audit.rejected import reject
 from mcp_elicit.core.consent import GENESIS_HASH
 from mcp_elicit.core.unchained import seal_split, split_line
 from mcp_elicit.errors import AuditWriteError
@@ -101,7 +102,6 @@ __all__ = [
     "lock_orphan",
     "merge_at_exit",
     "merge_file",
-    "reject",
     "remove_stale_new",
     "split_lines",
     "tail_of",
@@ -135,7 +135,6 @@ MERGE_READ_BYTES: Final = 1_048_576  # 1 MiB
 # is between those two steps right now from losing its file.
 STALE_NEW_JOURNAL_SECONDS: Final = 60.0
 
-_REJECTED_SUFFIX: Final = ".journal-rejected"
 _IDS_PER_QUERY: Final = 500  # well under SQLite's limit on parameters per statement
 
 
@@ -462,39 +461,3 @@ def ids_not_in(lines: list[bytes], chained: list[tuple[dict[str, Any], str]]) ->
     """The record ids of `lines` that are not among `chained` (already in the trail)."""
     done = {pair[0]["id"] for pair in chained}
     return [parts[4] for parts in map(split_line, lines) if parts is not None and parts[4] not in done]
-
-
-def reject(db: Path, pieces: list[bytes], source: Path, merged_elsewhere: list[str] | None = None) -> None:
-    """Keep refused journal pieces in ``<db>.journal-rejected`` (never chained) and log them.
-    `merged_elsewhere` not None: the pieces are what the file held in place of lines this process
-    wrote and chained, but for these record ids, which a reader had merged from the file first."""
-    if not pieces:
-        return
-    target = db.with_name(db.name + _REJECTED_SUFFIX)
-    if merged_elsewhere:
-        logger.error(
-            "the audit journal %s was changed after its lines were written, the changed text is kept"
-            " in %s; a reader in another process merged records %s from the file first: the trail"
-            " may hold them as changed (the rest as written)",
-            source.name,
-            target,
-            ", ".join(merged_elsewhere),
-        )
-    elif merged_elsewhere is not None:
-        logger.error(
-            "the audit journal %s was changed after its lines were written; the trail holds them as"
-            " written, the changed text is kept in %s",
-            source.name,
-            target,
-        )
-    else:
-        logger.error("%d journal line(s) of %s are not records: kept in %s", len(pieces), source.name, target)
-    try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
-        try:
-            header = f"# from {source.name}\n".encode()
-            os.write(fd, header + b"".join(p if p.endswith(b"\n") else p + b"\n" for p in pieces))
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        logger.error("could not keep refused journal lines in %s: %s", target, exc)

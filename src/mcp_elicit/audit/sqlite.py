@@ -40,6 +40,7 @@ from urllib.parse import quote
 from mcp_elicit.audit import journal as jr
 from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, enter_wal, new_record_id
 from mcp_elicit.audit.checkpoint import Checkpoint
+from mcp_elicit.audit.rejected import reject
 from mcp_elicit.core.chain import VerifyReport
 from mcp_elicit.core.consent import DEFAULT_LEVEL, ConsentEvent, Level
 from mcp_elicit.core.unchained import make_unchained_record
@@ -417,15 +418,14 @@ class SqliteAuditSink(SqlSinkBase):
         for journal, upto, lines_merged, since in merged:
             journal.merged_upto(upto, lines_merged, since)
         for journal, pieces, merged_elsewhere in refused:
-            jr.reject(self.path, pieces, journal.path, merged_elsewhere=merged_elsewhere)
+            reject(self.path, pieces, journal.path, merged_elsewhere=merged_elsewhere)
         self._since_checkpoint += 1
         return sealed
 
     def merge_journal(self, *, final: bool = False) -> None:
-        """Merge what this process journaled into the trail now (before a read). `final` when the
-        interpreter exits with the sink still open: its journals are also retired, so that once
-        merged they are removed (plain readers of the database see every record, and no file is
-        left behind); an append after that starts a new journal."""
+        """Merge what this process journaled into the trail now (before a read). `final`, at exit
+        with the sink open: its journals are also retired, so that once merged they are removed
+        (no file is left behind); an append after that starts a new journal."""
         if self._journaling and (final or self._own()):
             with self._lock:
                 if final:

@@ -297,6 +297,28 @@ def audit_show(source: _Source, record_id: str) -> None:
     click.echo(json.dumps(found[0], indent=2, sort_keys=True, ensure_ascii=False))
 
 
+def _say_refused_lines(source: _Source) -> None:
+    """On stderr: how many journal lines a merge refused and kept beside a SQLite trail (edited,
+    unsigned or torn before their merge: never in the chain, so `verify` cannot see them)."""
+    from pathlib import Path
+
+    from mcp_elicit.audit.rejected import rejected_path
+    from mcp_elicit.config import default_audit_db_path
+
+    resolved = source.resolved()
+    if resolved.postgres is not None or resolved.jsonl is not None:
+        return
+    kept = rejected_path(Path(resolved.db) if resolved.db else default_audit_db_path())
+    with contextlib.suppress(OSError):
+        lines = [line for line in kept.read_bytes().splitlines() if not line.startswith(b"# from ")]
+        if lines:
+            click.echo(
+                f"mcp-elicit: {len(lines)} refused journal line(s) kept in {kept}: records edited, unsigned"
+                " or torn before their merge, never chained",
+                err=True,
+            )
+
+
 @audit_group.command("verify")
 @_audit_source
 @click.option(
@@ -331,14 +353,17 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
             " checked against one",
             err=True,
         )
+    _say_refused_lines(source)
     if report.ok:
         records = "1 record" if report.count == 1 else f"{report.count} records"
-        click.echo(f"ok: {records}, chain intact, head {report.head_hash}")
+        checked = ", checkpoint checked" if anchor is not None and anchor.path.exists() else ""
+        click.echo(f"ok: {records}, chain intact, head {report.head_hash}{checked}")
         return
     click.echo(f"BROKEN: {len(report.breaks)} break(s) in {report.count} records")
     for b in report.breaks:
         where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
-        click.echo(f"  {where} (position {b.index + 1}, id {b.record_id or '-'}): {b.kind}: {b.detail}")
+        found = f"position {b.index + 1}, id {b.record_id}" if b.record_id else "checkpoint"
+        click.echo(f"  {where} ({found}): {b.kind}: {b.detail}")
     raise SystemExit(1)
 
 
