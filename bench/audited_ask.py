@@ -1,17 +1,17 @@
 """An elicitation with the server's consent trail against one without, in the same run.
 
-One unit is one pushed (2025-11-25) question answered by the client, timed per elicitation inside
-the tool (the tool asks --asks questions in a row, so the call's own cost is not in the figure),
-over the SDK's in-memory transport. Variants, interleaved in alternating order each round:
-`ask` with no audit; `ask` with the SQLite trail (WAL, durability "process_crash" =
+One unit is one pushed (2025-11-25) question answered by the client, timed per elicitation
+inside the tool (the tool asks --asks questions in a row, so the call's own cost is not in the
+figure), over the SDK's in-memory transport. Variants, interleaved in alternating order each
+round: `ask` with no audit; `ask` with the SQLite trail (WAL, durability "process_crash" =
 synchronous=NORMAL), as shipped (a lone record is journaled on the event loop's thread before
 the answer reaches the tool, one write, and merged into the chain in batches by the writer
-thread, audit/journal.py); the same with a keyed checkpoint (each journal line signed with
-an HMAC, the checkpoint file rewritten after each merge); without the journal (each record committed on the event loop's
-thread before the answer goes on, audit/writer.py) and forced through the writer thread (a
-commit per record there); SQLite at durability "power_loss" (synchronous=FULL, an fsync per
-record); the PostgreSQL trail when a server answers ($MCP_ELICIT_TEST_POSTGRES or
-postgresql://postgres@127.0.0.1:5432/test, a throw-away table).
+thread, audit/journal.py); the same with a keyed checkpoint (each journal line signed with an
+HMAC, the checkpoint file rewritten after each merge); without the journal (each record
+committed on the event loop's thread before the answer goes on, audit/writer.py) and forced
+through the writer thread (a commit per record there); SQLite at durability "power_loss"
+(synchronous=FULL, an fsync per record); the PostgreSQL trail when a server answers
+($MCP_ELICIT_TEST_POSTGRES or postgresql://postgres@127.0.0.1:5432/test, a throw-away table).
 
 Each variant is timed two ways per round: wall time inside the tool, and the process's CPU time
 over the same calls (client and server share the process; CPU time is what the work costs, wall
