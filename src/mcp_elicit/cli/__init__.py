@@ -59,8 +59,10 @@ def _listen_options(port: int) -> typing.Callable[[_F], _F]:
 def serve_reference(transport: str, host: str, port: int) -> None:
     """Run the reference server (both protocol eras at once)."""
     from mcp_elicit.reference import build_reference_server
+    from mcp_elicit.server.heap import freeze_startup_heap
 
     server = build_reference_server(stdio=transport == "stdio")
+    freeze_startup_heap()  # a long-running server: full collections skip what start-up made
     if transport == "stdio":
         server.run("stdio")
     else:

@@ -129,6 +129,9 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
             click.echo(f"mcp-elicit gateway: questions the client cannot show appear at {ui.url}", err=True)
             await serve(ui)
 
+    from mcp_elicit.server.heap import freeze_startup_heap
+
+    freeze_startup_heap()  # a long-running relay: full collections skip what start-up made
     try:
         anyio.run(run)
     except KeyboardInterrupt:

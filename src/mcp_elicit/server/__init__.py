@@ -15,6 +15,7 @@ from mcp_elicit.server.handoff_calls import handoff as handoff
 from mcp_elicit.server.handoff_calls import require as require
 from mcp_elicit.server.handoffs import HandoffResult as HandoffResult
 from mcp_elicit.server.handoffs import Handoffs as Handoffs
+from mcp_elicit.server.heap import freeze_startup_heap as freeze_startup_heap
 from mcp_elicit.server.identity import IdentityPolicy as IdentityPolicy
 from mcp_elicit.server.identity import Principal as Principal
 from mcp_elicit.server.pages import mount_handoff_pages as mount_handoff_pages
@@ -62,6 +63,7 @@ __all__ = sorted(
         "RedisReplayGuard",
         "ReplayGuard",
         "Secret",
+        "freeze_startup_heap",
         "mount_handoff_pages",
     ]
 )

@@ -67,6 +67,7 @@ def serve_data(
 
     from mcp_elicit.audit import SqliteAuditSink
     from mcp_elicit.server import ElicitSettings
+    from mcp_elicit.server.heap import freeze_startup_heap
 
     config = load_config(catalog)
     sink = None
@@ -75,6 +76,7 @@ def serve_data(
         target.parent.mkdir(parents=True, exist_ok=True)
         sink = SqliteAuditSink(target, level=audit_level)  # type: ignore[arg-type]
     server = build_data_server(open_engine(engine, dsn), config, ElicitSettings(audit=sink))
+    freeze_startup_heap()  # a long-running server: full collections skip what start-up made
     if transport == "stdio":
         server.run("stdio")
     else:
