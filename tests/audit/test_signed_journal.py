@@ -182,3 +182,21 @@ def test_any_change_to_a_signed_line_gets_it_refused(line: bytes, data: st.DataO
     refused: list[bytes] = []
     assert checkpoint.signed_lines([bytes(signed)], refused) == []
     assert refused == [bytes(signed)]
+
+
+def test_what_keeps_a_journal_from_being_merged_is_said_once_per_sink(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "audit.sqlite3"
+    with SqliteAuditSink(db, checkpoint=anchor(tmp_path)) as writer:
+        writer.append_many([make_event(0)])  # committed: the checkpoint file exists
+    _, path = keyed_crash(db, anchor(tmp_path), 1)
+    caplog.set_level(logging.WARNING, logger="mcp_elicit.audit")
+    with SqliteAuditSink(db, readonly=True, checkpoint=anchor(tmp_path, OTHER_KEY)) as reader:
+        for _ in range(3):  # opening, then three reads: each looks at the journal again
+            list(reader.iter_records())
+    with SqliteAuditSink(db, readonly=True) as unkeyed:
+        for _ in range(3):
+            list(unkeyed.iter_records())
+    about = [r for r in caplog.records if str(path) in r.getMessage()]
+    assert [r.levelno for r in about] == [logging.ERROR, logging.WARNING]

@@ -40,6 +40,7 @@ from urllib.parse import quote
 from mcp_elicit.audit import journal as jr
 from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, enter_wal, new_record_id
 from mcp_elicit.audit.checkpoint import Checkpoint
+from mcp_elicit.audit.peers import PeerJournals
 from mcp_elicit.audit.rejected import reject
 from mcp_elicit.core.chain import VerifyReport
 from mcp_elicit.core.consent import DEFAULT_LEVEL, ConsentEvent, Level
@@ -118,8 +119,7 @@ class SqliteAuditSink(SqlSinkBase):
         self._retired: list[jr.Journal] = []  # rotated out, merged and removed by `maintain`
         self._journal_start = threading.Lock()
         self._merge_failed = False  # the last merge failed: records commit directly until one works
-        self._peers: dict[str, tuple[int, int]] = {}  # other live journals: (inode, bytes merged)
-        self._left_signed: set[Path] = set()  # signed journals this unkeyed sink cannot merge
+        self._peers = PeerJournals(self.path, TABLE)  # the other processes' journals
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
         self._since_checkpoint = 0
         if readonly:
@@ -176,42 +176,9 @@ class SqliteAuditSink(SqlSinkBase):
             conn.close()
 
     def _recover(self, conn: sqlite3.Connection) -> None:
-        """Merge the other journals beside the trail into the chain, in order: one whose lock is
-        free belongs to a process that is gone (merged whole, then removed); a live process's is
-        merged up to its last whole line and left to it (which skips what is merged already), so
-        a reader sees every journaled record. Failures are logged: the lines stay for next time."""
+        """Merge the other processes' journals beside the trail (audit/peers.py)."""
         own = {j.path for j in (self._journal, *self._retired) if j is not None}
-        journals = jr.journals_of(self.path)
-        self._peers = {k: v for k, v in self._peers.items() if Path(k) in journals}  # gone: forget
-        for path in journals:
-            if path in own:
-                continue
-            fd = jr.lock_orphan(path)
-            final = fd is not None
-            try:
-                if fd is None:
-                    fd = os.open(path, os.O_RDONLY)
-                if self.checkpoint is None and jr.is_signed(fd):  # left to an opener with the key
-                    if path not in self._left_signed:  # said once per sink
-                        self._left_signed.add(path)
-                        logger.warning("journal %s is signed: its records wait for the checkpoint key", path)
-                    continue
-                key, ino = str(path), os.fstat(fd).st_ino
-                seen = self._peers.get(key)
-                start = seen[1] if seen is not None and seen[0] == ino else 0
-                offset, stored = jr.merge_file(
-                    conn, TABLE, self.path, path, fd, start, final, self.checkpoint
-                )
-                self._checkpointed(stored)
-                self._peers[key] = (ino, offset)
-                if final:
-                    os.unlink(path)
-                    self._peers.pop(key, None)
-            except (sqlite3.Error, OSError, AuditWriteError) as exc:
-                logger.error("could not merge the journal %s into %s: %s", path, self.path, exc)
-            finally:
-                if fd is not None:
-                    os.close(fd)
+        self._peers.merge(conn, self.checkpoint, own, self._checkpointed)
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)
