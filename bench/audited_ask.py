@@ -28,17 +28,23 @@ where their processes happened to land; "no audit (again)" shows the noise betwe
 of the same code), driven by the SDK's client from this process. Then the CPU figure is the
 server process's own CPU time per elicitation (the scheduler's run time of its threads,
 /proc/PID/task/*/schedstat), which is what an audited server pays, and the wall figure is the
-client's time per elicitation.
+client's time per elicitation. The server freezes its start-up heap before serving, as the
+shipped servers do (`freeze_startup_heap()`; `--no-freeze` leaves it), and after the tables prints
+per variant its garbage collections (time per elicitation, full collections per 10,000) and its
+kernel time per elicitation (/proc/PID/stat, in clock ticks: read it over many rounds).
 
 Run: .venv/bin/python bench/audited_ask.py [--asks N] [--calls C] [--rounds R] [--repeat K]
-     [--transport memory|http]
+     [--transport memory|http] [--no-freeze]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import glob
+import json
+import os
 import statistics
 import subprocess
 import sys
@@ -57,7 +63,19 @@ from pydantic import BaseModel
 from _stats import conditions, fmt_ratio, interleaved, ratios
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.audit.sqlite import SqliteAuditSink
-from mcp_elicit.server import ElicitSettings, ask, install
+from mcp_elicit.server import ElicitSettings, ask, freeze_startup_heap, install
+
+# The bench server's garbage collections: how many of each generation, and the seconds they took.
+GC_SEEN = {"gen0": 0, "gen1": 0, "gen2": 0, "seconds": 0.0}
+_gc_start = [0.0]
+
+
+def _count_gc(phase: str, info: dict[str, Any]) -> None:
+    if phase == "start":
+        _gc_start[0] = time.perf_counter()
+        return
+    GC_SEEN[f"gen{info['generation']}"] += 1
+    GC_SEEN["seconds"] += time.perf_counter() - _gc_start[0]
 
 
 class Target(BaseModel):
@@ -81,9 +99,10 @@ def make_server(
 
     @server.tool()
     async def upkeep() -> str:
-        """Run the trail's deferred work now (the journal merge), so it lands in the window."""
+        """Run the trail's deferred work now (the journal merge), so it lands in the window; say
+        the collections seen so far."""
         upkeep_now(settings.audit)
-        return "ok"
+        return json.dumps(GC_SEEN)
 
     @server.tool()
     async def use(variant: str) -> str:
@@ -143,7 +162,6 @@ def keyed_sink(path: Path) -> SqliteAuditSink:
 
 
 def postgres_sink() -> Any | None:
-    import os
 
     from mcp_elicit.audit.postgres import PostgresAuditSink
     from mcp_elicit.errors import AuditWriteError
@@ -180,14 +198,25 @@ def http_sink(variant: str, path: str) -> Any:
     )
 
 
-def serve_http(db_dir: str, asks: int) -> None:
+def serve_http(db_dir: str, asks: int, freeze: bool) -> None:
     import logging
 
     from _rt_servers import _serve_http
 
     logging.disable(logging.INFO)
     sinks = {v: http_sink(v, str(Path(db_dir) / f"{k}.sqlite3")) for k, v in enumerate(HTTP_VARIANTS)}
-    _serve_http(make_server(None, asks, [], sinks).streamable_http_app())
+    app = make_server(None, asks, [], sinks).streamable_http_app()
+    if freeze:  # as `mcp-elicit serve-reference`, `serve-data` and `gateway` do
+        freeze_startup_heap()
+    gc.callbacks.append(_count_gc)
+    _serve_http(app)
+
+
+def user_system(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of the process so far, in clock ticks' resolution."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def server_cpu(pid: int) -> float:
@@ -198,26 +227,42 @@ def server_cpu(pid: int) -> float:
     return total / 1e9
 
 
+async def gc_seen(c: Client) -> dict[str, float]:
+    result = await c.call_tool("upkeep", {})
+    block = result.content[0]
+    assert isinstance(block, t.TextContent)
+    seen: dict[str, float] = json.loads(block.text)
+    return seen
+
+
 async def per_elicitation_http(
     port: int, pid: int, variant: str, asks: int, calls: int
-) -> tuple[float, float]:
-    """(client wall µs, server CPU µs) per elicitation over streamable HTTP, over all the calls."""
+) -> tuple[float, float, float, float]:
+    """(client wall µs, server CPU µs, server collection µs, full collections) per elicitation
+    over streamable HTTP, over all the calls."""
     async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", elicitation_callback=answer) as c:
         await c.call_tool("use", {"variant": variant})
         await c.call_tool("deploy", {})  # warm-up
-        await c.call_tool("upkeep", {})
+        gc0 = await gc_seen(c)
+        us0 = user_system(pid)
         cpu0, start = server_cpu(pid), time.perf_counter()
         for _ in range(calls):
             await c.call_tool("deploy", {})
         wall = time.perf_counter() - start
-        await c.call_tool("upkeep", {})  # the merge of this window's records, in the window
+        gc1 = await gc_seen(c)  # the merge of this window's records, in the window
         cpu = server_cpu(pid) - cpu0
-    return wall / (calls * asks) * 1e6, cpu / (calls * asks) * 1e6
+        us1 = user_system(pid)
+    n = calls * asks
+    collecting = (gc1["seconds"] - gc0["seconds"]) / n * 1e6
+    full = (gc1["gen2"] - gc0["gen2"]) / n
+    system = (us1[1] - us0[1]) / n * 1e6
+    return wall / n * 1e6, cpu / n * 1e6, collecting, full, system
 
 
 def main_http(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, __file__, "--serve", tmp, str(args.asks)]
+        freeze = "no-freeze" if args.no_freeze else "freeze"
+        cmd = [sys.executable, __file__, "--serve", tmp, str(args.asks), freeze]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         try:
             assert proc.stdout is not None
@@ -234,6 +279,7 @@ def main_http(args: argparse.Namespace) -> None:
                 for n in names:
                     pooled[n] += got[n]
             report(f"all {args.repeat} repeats, every round", names, pooled, "server CPU")
+            report_gc(names, pooled, args.asks * args.calls)
         finally:
             proc.kill()
             proc.wait()
@@ -252,6 +298,21 @@ def report(label: str, names: list[str], got: dict[str, list[Any]], cpu_name: st
         print(f"| {n} | {mw:,.0f} | {w} | {mc:,.0f} | {c} |")
 
 
+def report_gc(names: list[str], got: dict[str, list[Any]], per_window: int) -> None:
+    """The server's collections per variant: their time per elicitation (mean, so the rare full
+    collection counts), and full collections per 10,000 elicitations."""
+    print(f"\nserver garbage collection, every round ({per_window} elicitations per window)")
+    print(
+        "| variant | collecting µs per elicitation (mean) | full collections per 10,000 | kernel µs (mean) |"
+    )
+    print("|---|---|---|---|")
+    for n in names:
+        spent = statistics.fmean(v[2] for v in got[n])
+        full = statistics.fmean(v[3] for v in got[n]) * 10_000
+        system = statistics.fmean(v[4] for v in got[n])
+        print(f"| {n} | {spent:.1f} | {full:.1f} | {system:.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--asks", type=int, default=20)
@@ -259,10 +320,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--transport", choices=["memory", "http"], default="memory")
-    parser.add_argument("--serve", nargs=2, metavar=("DB_DIR", "ASKS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="HTTP: leave the server's start-up heap unfrozen (the shipped servers freeze it)",
+    )
+    parser.add_argument("--serve", nargs=3, metavar=("DB_DIR", "ASKS", "FREEZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve_http(args.serve[0], int(args.serve[1]))
+        serve_http(args.serve[0], int(args.serve[1]), args.serve[2] == "freeze")
         return
     print(conditions())
     if args.transport == "http":
