@@ -375,7 +375,7 @@ def test_verify_says_when_it_checked_a_checkpoint_and_when_refused_journal_lines
     assert not again.stdout.rstrip().endswith("checkpoint checked")  # none given
 
 
-def test_verify_says_on_stderr_when_the_checkpoint_it_was_given_does_not_exist(
+def test_verify_fails_when_the_checkpoint_it_was_given_does_not_exist(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV
@@ -383,9 +383,10 @@ def test_verify_says_on_stderr_when_the_checkpoint_it_was_given_does_not_exist(
     monkeypatch.setenv(CHECKPOINT_KEY_ENV, "ab" * 32)
     missing = tmp_path / "typo.checkpoint"
     result = CliRunner().invoke(main, ["audit", "verify", "--db", str(db), "--checkpoint", str(missing)])
-    assert result.exit_code == 0
-    assert result.stdout.startswith("ok: 4 records")
-    assert str(missing) in result.stderr
+    assert result.exit_code == 1
+    assert result.stdout.startswith("BROKEN: 1 break(s) in 4 records")
+    assert "no_checkpoint" in result.stdout
+    assert str(missing) in result.stdout
 
 
 def test_call_with_a_configured_checkpoint_but_no_key_is_a_usage_error(

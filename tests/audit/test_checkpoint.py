@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -142,6 +143,51 @@ def test_a_forged_checkpoint_is_found(store: tuple[Store, Callable[[], Any]]) ->
     assert kinds(sink) == ["bad_checkpoint"]
 
 
+def test_a_keyed_trail_whose_checkpoint_was_deleted_does_not_verify(
+    store: tuple[Store, Callable[[], Any]],
+) -> None:
+    s, open_sink = store
+    s.cp.path.unlink()
+    report = open_sink().verify()
+    assert [(b.kind, b.seq, b.record_id) for b in report.breaks] == [("no_checkpoint", None, "")]
+    assert report.count == COUNT
+
+
+def test_a_keyed_trail_with_no_records_verifies_without_a_checkpoint(tmp_path: Path) -> None:
+    for sink in (
+        SqliteAuditSink(tmp_path / "new.sqlite3", checkpoint=Checkpoint(tmp_path / "a.checkpoint", KEY)),
+        JsonlAuditSink(tmp_path / "new.jsonl", checkpoint=Checkpoint(tmp_path / "b.checkpoint", KEY)),
+    ):
+        with sink:
+            assert sink.verify().breaks == ()
+
+
+def test_a_writer_that_starts_a_checkpoint_over_older_records_logs_it(
+    store: tuple[Store, Callable[[], Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    s, open_sink = store
+    s.cp.path.unlink()
+    s.cp = Checkpoint(s.cp.path, KEY)  # a writer process started after the file was gone
+    sink = open_sink()
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.audit"):
+        sink.append_many([make_event(COUNT)])
+    started = [r for r in caplog.records if r.name == "mcp_elicit.audit" and str(s.cp.path) in r.getMessage()]
+    assert [r.levelno for r in started] == [logging.WARNING]
+    assert started[0].args == (s.cp.path, COUNT)
+    assert kinds(sink) == []  # the new checkpoint covers the trail from here on
+
+
+def test_a_writer_that_starts_a_new_trail_logs_nothing_about_its_checkpoint(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = Store("jsonl", tmp_path / "fresh")
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.audit"), s.open() as sink:
+        sink.append_many([make_event(0), make_event(1)])
+        sink.append_many([make_event(2)])
+    assert [r for r in caplog.records if r.name == "mcp_elicit.audit"] == []
+    assert s.cp.read() is not None
+
+
 def test_the_checkpoint_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CHECKPOINT_KEY_ENV, KEY.hex())
     assert checkpoint_key_from_env() == KEY
@@ -203,3 +249,10 @@ def test_a_new_checkpoint_file_takes_a_new_key(tmp_path: Path) -> None:
     new.write(2, "cd" * 32)
     assert new.read() == (2, "cd" * 32, True)
     assert old.read() == (1, "ab" * 32, True)
+
+
+def test_every_kind_of_break_is_explained_in_the_guardrails_doc() -> None:
+    from mcp_elicit.core.chain import BREAK_KINDS
+
+    doc = (Path(__file__).parents[2] / "docs" / "guardrails.md").read_text(encoding="utf-8")
+    assert [k for k in BREAK_KINDS if f"| `{k}` |" not in doc] == []

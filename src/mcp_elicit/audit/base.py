@@ -110,7 +110,8 @@ class SinkBase:
     and rewrites the checkpoint after the commit.
 
     A sink given a keyed `checkpoint` (audit/checkpoint.py) rewrites it after every commit, and
-    its `verify` requires the record it names to be there unchanged.
+    its `verify` requires the record it names to be there unchanged, and the file to be there
+    once the trail holds records.
     """
 
     checkpoint: Checkpoint | None = None
@@ -124,7 +125,7 @@ class SinkBase:
     def _checkpointed(self, records: list[tuple[dict[str, Any], str]]) -> None:
         if self.checkpoint is not None and records:
             last = records[-1][0]
-            self.checkpoint.write(last["seq"], last["hash"])
+            self.checkpoint.write(last["seq"], last["hash"], first=records[0][0]["seq"])
 
     def _anchor(self) -> tuple[int, str, bool] | None:
         return None if self.checkpoint is None else self.checkpoint.read()
@@ -353,7 +354,7 @@ class SqlSinkBase(SinkBase):
 
     def verify(self, expected_head: str | None = None) -> VerifyReport:
         rows = (cast(Row, row) for row in self._pages("", [], ", ".join(COLUMNS[1:])))
-        return verify_rows(rows, expected_head, self._anchor())
+        return verify_rows(rows, expected_head, self._anchor(), keyed=self.checkpoint is not None)
 
 
 def row_of(record: Mapping[str, Any], body: str | None = None) -> Row:
@@ -379,10 +380,14 @@ def parse_body(body: str) -> Any:
 
 
 def verify_rows(
-    rows: Iterable[Row], expected_head: str | None = None, anchor: tuple[int, str, bool] | None = None
+    rows: Iterable[Row],
+    expected_head: str | None = None,
+    anchor: tuple[int, str, bool] | None = None,
+    keyed: bool = False,
 ) -> VerifyReport:
-    """Verify SQL rows: the chain in their bodies, and that each indexed column agrees with its body."""
-    verifier = ChainVerifier(anchor)
+    """Verify SQL rows: the chain in their bodies, and that each indexed column agrees with its
+    body; `anchor` and `keyed` as `ChainVerifier` takes them."""
+    verifier = ChainVerifier(anchor, keyed)
     for index, row in enumerate(rows):
         record = verifier.feed_text(row[7])
         if not isinstance(record, dict):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import threading
 from pathlib import Path
@@ -48,6 +49,8 @@ _LINE_MAGIC: Final = b"mcp-elicit-journal-line/1 "
 # A signed journal line: this mark, the MAC (hex), a space, then the line as the sink made it.
 SIGNED_LINE_MARK: Final = b"~"
 _LINE_MAC_HEX: Final = 64
+
+logger = logging.getLogger("mcp_elicit.audit")
 
 
 def checkpoint_key_from_env() -> bytes:
@@ -78,12 +81,15 @@ class Checkpoint:
     def _mac(self, seq: int, digest: str) -> str:
         return hmac.new(self._key, f"{_MAGIC} {seq} {digest}".encode(), hashlib.sha256).hexdigest()
 
-    def write(self, seq: int, digest: str) -> None:
-        """Replace the checkpoint atomically (write a temporary file, then rename it over).
+    def write(self, seq: int, digest: str, first: int = 1) -> None:
+        """Replace the checkpoint atomically (write a temporary file, then rename it over), after
+        a commit of the records `first` to `seq`.
 
         A file written under another key is never replaced (AuditWriteError, so the append fails
         closed): a writer given a wrong key would otherwise destroy the trail's anchor unnoticed.
-        To rotate the key, start a new checkpoint file."""
+        To rotate the key, start a new checkpoint file. Starting one on a trail that already held
+        records (a key new to the trail, or a deleted file) is logged: until then `verify` of
+        the keyed trail reported `no_checkpoint`."""
         line = f"{_MAGIC} {seq} {digest} {self._mac(seq, digest)}\n"
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         with self._lock:
@@ -94,6 +100,13 @@ class Checkpoint:
                     self.require_key_of_file()
                 except AuditReadError as exc:
                     raise AuditWriteError("checkpoint", str(self.path), exc.detail) from exc
+                if first > 1 and not self.path.exists():
+                    logger.warning(
+                        "no audit checkpoint at %s though the trail held records up to #%d: starting"
+                        " one (a key new to this trail, or the file was deleted)",
+                        self.path,
+                        first - 1,
+                    )
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 tmp.write_text(line, encoding="ascii")

@@ -133,7 +133,7 @@ class JsonlAuditSink(SinkBase):
         return None
 
     def verify(self, expected_head: str | None = None) -> VerifyReport:
-        verifier = ChainVerifier(self._anchor())
+        verifier = ChainVerifier(self._anchor(), keyed=self.checkpoint is not None)
         for line in self._lines():
             verifier.feed_text(line)
         return verifier.finish(expected_head)

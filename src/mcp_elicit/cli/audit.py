@@ -347,12 +347,6 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
         return sink.verify(expect_head)
 
     report = source.read(verify)
-    if anchor is not None and report.count and not anchor.path.exists():
-        click.echo(
-            f"mcp-elicit: no checkpoint at {anchor.path} (a wrong path, or deleted?): the tail was not"
-            " checked against one",
-            err=True,
-        )
     _say_refused_lines(source)
     if report.ok:
         records = "1 record" if report.count == 1 else f"{report.count} records"
@@ -363,7 +357,10 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     for b in report.breaks:
         where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
         found = f"position {b.index + 1}, id {b.record_id}" if b.record_id else "checkpoint"
-        click.echo(f"  {where} ({found}): {b.kind}: {b.detail}")
+        detail = b.detail
+        if b.kind == "no_checkpoint" and anchor is not None:
+            detail += f" (looked for {anchor.path})"
+        click.echo(f"  {where} ({found}): {b.kind}: {detail}")
     raise SystemExit(1)
 
 

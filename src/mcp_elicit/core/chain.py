@@ -31,6 +31,8 @@ BREAK_KINDS: Final[dict[str, str]] = {
     "truncated": "the record a keyed checkpoint names is missing: the tail was cut off",
     "rewritten": "the record a keyed checkpoint names has another hash: the tail was re-chained",
     "bad_checkpoint": "the checkpoint's MAC does not match the key: it was forged or the key is wrong",
+    "no_checkpoint": "a keyed trail that holds records has no checkpoint: the file was deleted or is "
+    "elsewhere, so a cut or re-chained tail could not be looked for",
 }
 
 
@@ -70,9 +72,11 @@ class ChainVerifier:
     the new baseline without a link check.
     """
 
-    def __init__(self, anchor: tuple[int, str, bool] | None = None) -> None:
-        # (seq, hash, genuine) from a keyed checkpoint (audit/checkpoint.py): that record must exist
+    def __init__(self, anchor: tuple[int, str, bool] | None = None, keyed: bool = False) -> None:
+        # (seq, hash, genuine) from a keyed checkpoint (audit/checkpoint.py): that record must exist.
+        # `keyed`: the trail has a checkpoint file, so its absence (`anchor` None) is a break too.
         self._anchor = anchor
+        self._keyed = keyed
         self._anchor_seen: str | None = None
         self._count = 0
         self._prev_hash = GENESIS_HASH
@@ -159,6 +163,9 @@ class ChainVerifier:
         breaks = sorted(self._breaks, key=lambda b: b.index)
         if self._anchor is not None:
             breaks.extend(self._anchor_breaks(*self._anchor))
+        elif self._keyed and self._count:
+            detail = f"no checkpoint, though the trail holds records up to seq {self._prev_seq or 0}"
+            breaks.append(ChainBreak(self._count, "", None, "no_checkpoint", detail))
         if expected_head is not None and expected_head != self._prev_hash:
             breaks.append(
                 ChainBreak(
