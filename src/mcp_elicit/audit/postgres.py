@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
-import socket
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,6 +32,7 @@ from psycopg import sql
 
 from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
+from mcp_elicit.audit.watchdog import Watchdog
 from mcp_elicit.core.consent import DEFAULT_LEVEL, GENESIS_HASH, ConsentEvent, Level
 from mcp_elicit.errors import AuditReadError, AuditWriteError, ConfigError
 
@@ -117,6 +114,7 @@ class PostgresAuditSink(SqlSinkBase):
         )
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
+        self._watchdog = Watchdog(self.timeouts.operation_s)
         with self._lock:
             self._connect(create)
 
@@ -174,23 +172,10 @@ class PostgresAuditSink(SqlSinkBase):
                 self._conn.close()
             self._conn = None
 
-    @contextlib.contextmanager
-    def _deadline(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+    def _deadline(self, conn: psycopg.Connection[Any]) -> contextlib.AbstractContextManager[None]:
         """Shut the connection's socket if the block runs past `operation_s`: a blocked read
         then fails at once (psycopg raises), however the peer went silent."""
-        fd = conn.fileno()
-
-        def expire() -> None:
-            with contextlib.suppress(OSError), socket.socket(fileno=os.dup(fd)) as sock:
-                sock.shutdown(socket.SHUT_RDWR)
-
-        timer = threading.Timer(self.timeouts.operation_s, expire)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
+        return self._watchdog.guard(conn.fileno())
 
     def _store(self, events: list[ConsentEvent]) -> list[tuple[dict[str, Any], str]]:
         conn = self._connect()
@@ -244,5 +229,6 @@ class PostgresAuditSink(SqlSinkBase):
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            self._watchdog.close()
             if self._conn is not None:
                 self._conn.close()
