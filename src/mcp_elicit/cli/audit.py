@@ -353,7 +353,8 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
         checked = ", checkpoint checked" if anchor is not None and anchor.path.exists() else ""
         click.echo(f"ok: {records}, chain intact, head {report.head_hash}{checked}")
         return
-    click.echo(f"BROKEN: {len(report.breaks)} break(s) in {report.count} records")
+    records = "1 record" if report.count == 1 else f"{report.count} records"
+    click.echo(f"BROKEN: {len(report.breaks)} break(s) in {records}")
     for b in report.breaks:
         where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
         found = f"position {b.index + 1}, id {b.record_id}" if b.record_id else "checkpoint"
