@@ -420,3 +420,30 @@ def lowlevel_of(server: Any) -> Any:
     canary-tested)."""
     low = getattr(server, "_lowlevel_server", None)
     return low if low is not None else server._mcp_server
+
+
+# --- running a server (the shipped servers' commands) ------------------------------------------
+
+
+async def serve_stdio(server: Any, stop: anyio.Event | None = None) -> None:
+    """Serve an MCPServer over stdin and stdout until end of file, or until `stop` is set (which
+    ends the session as end of file does: `mcp_elicit.server.stdin`). `server.run("stdio")`
+    without the wait: the SDK's own stdin thread cannot be abandoned, so Ctrl-C waits for Ctrl-D."""
+    from mcp.server.stdio import stdio_server
+
+    from mcp_elicit.server.stdin import stdin_lines
+
+    low = lowlevel_of(server)
+    async with stdin_lines(stop) as lines, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+        await low.run(read, write, low.create_initialization_options())
+
+
+async def serve_http(server: Any, sock: Any, host: str) -> None:
+    """`server.run("streamable-http")` on `sock`, a socket already bound (so a port in use is said
+    before the server starts); `host` is the address it was bound to (DNS-rebinding checks)."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
+    with sock:
+        await uvicorn.Server(config).serve(sockets=[sock])
