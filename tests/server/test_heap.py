@@ -28,13 +28,19 @@ def test_freezing_takes_what_is_alive_out_of_every_collection(unfrozen: None) ->
 
 
 class Recorder:
-    """Stands in for the SDK server a command builds: records when it is told to serve."""
+    """Stands in for the SDK server a command builds; `serving` records when it is served over stdio."""
 
     def __init__(self, events: list[str]) -> None:
         self.events = events
 
-    def run(self, transport: str, **_: Any) -> None:
-        self.events.append(f"run {transport}")
+
+def record_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_elicit.server import sdk
+
+    async def serve_stdio(server: Recorder, stop: Any = None) -> None:
+        server.events.append("run stdio")
+
+    monkeypatch.setattr(sdk, "serve_stdio", serve_stdio)
 
 
 def test_serve_reference_freezes_the_startup_heap_before_it_serves(
@@ -47,6 +53,7 @@ def test_serve_reference_freezes_the_startup_heap_before_it_serves(
     events: list[str] = []
     monkeypatch.setattr(reference, "build_reference_server", lambda stdio: Recorder(events))
     monkeypatch.setattr(heap, "freeze_startup_heap", lambda: events.append("freeze") or 0)
+    record_serving(monkeypatch)
     result = CliRunner().invoke(main, ["serve-reference", "--transport", "stdio"])
     assert result.exit_code == 0, result.output
     assert events == ["freeze", "run stdio"]
@@ -62,6 +69,7 @@ def test_serve_data_freezes_the_startup_heap_before_it_serves(
     monkeypatch.setattr(launch, "open_engine", lambda engine, dsn: None)
     monkeypatch.setattr(launch, "build_data_server", lambda *args: Recorder(events))
     monkeypatch.setattr(heap, "freeze_startup_heap", lambda: events.append("freeze") or 0)
+    record_serving(monkeypatch)
     launch.serve_data(transport="stdio", audit_db="")
     assert events == ["freeze", "run stdio"]
 

@@ -58,16 +58,31 @@ def _listen_options(port: int) -> typing.Callable[[_F], _F]:
 @_listen_options(port=8765)
 def serve_reference(transport: str, host: str, port: int) -> None:
     """Run the reference server (both protocol eras at once)."""
+    from mcp_elicit.cli.listen import bind_listener
     from mcp_elicit.reference import build_reference_server
     from mcp_elicit.server.heap import freeze_startup_heap
 
+    sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
     server = build_reference_server(stdio=transport == "stdio")
     freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-    if transport == "stdio":
-        server.run("stdio")
-    else:
-        click.echo(f"mcp-elicit reference server: http://{host}:{port}/mcp", err=True)
-        server.run("streamable-http", host=host, port=port)
+    _run_server(server, sock, host, "mcp-elicit reference server")
+
+
+def _run_server(server: typing.Any, sock: typing.Any, host: str, name: str) -> None:
+    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would,
+    exit 130 or 143) or streamable HTTP on the bound `sock`."""
+    import functools
+
+    import anyio
+
+    from mcp_elicit.server import sdk
+    from mcp_elicit.server.signals import run_until_signalled
+
+    if sock is None:
+        run_until_signalled(functools.partial(sdk.serve_stdio, server))
+        return
+    click.echo(f"{name}: http://{host}:{sock.getsockname()[1]}/mcp", err=True)
+    anyio.run(sdk.serve_http, server, sock, host)
 
 
 # --- serve-data ------------------------------------------------------------------------------------------
@@ -112,10 +127,13 @@ def serve_data_command(
 ) -> None:
     """Run the guarded data server: read-only SQL that asks before expensive or personal-data queries."""
     from mcp_elicit.apps.data import serve_data
+    from mcp_elicit.cli.listen import bind_listener
     from mcp_elicit.errors import ConfigError, DataEngineError
 
+    sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
     try:
-        serve_data(engine, dsn, catalog, transport, host, port, "" if no_audit else audit_db, audit_level)
+        trail = "" if no_audit else audit_db
+        serve_data(engine, dsn, catalog, transport, host, port, trail, audit_level, sock=sock)
     except (ConfigError, DataEngineError) as exc:
         raise click.UsageError(str(exc)) from exc
 

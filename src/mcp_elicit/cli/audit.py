@@ -469,8 +469,14 @@ def audit_serve(source: _Source, port: int) -> None:
 
     import anyio
 
+    from mcp_elicit.cli.listen import listen_failure
     from mcp_elicit.ui.browser.audit_view import serve_audit
+    from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer
 
     source.open().close()  # a bad source fails here, not in the page
+    try:
+        server = LocalServer(port)
+    except OSError as exc:  # a port in use: one line, exit 1
+        raise listen_failure(LOOPBACK, port, exc) from None
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the page is closed
-        anyio.run(functools.partial(serve_audit, source.open, source.label, port=port))
+        anyio.run(functools.partial(serve_audit, source.open, source.label, port=port, server=server))

@@ -7,12 +7,18 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
 
+from mcp_elicit.cli.listen import bind_listener
 from mcp_elicit.errors import AuditWriteError, ConfigError
+
+if TYPE_CHECKING:
+    from mcp_elicit.config import AuditConfig
+
+logger = logging.getLogger("mcp_elicit.gateway")
 
 # HTTP client libraries log every request at INFO: one line per relayed message would bury the
 # gateway's own lines (upstreams failing, notices) on stderr.
@@ -24,6 +30,26 @@ def log_to_stderr() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def audit_trail_line(trail: AuditConfig) -> str:
+    """The start-up line saying where the consent records go (a client that starts the gateway
+    with its own HOME moves the default trail): the file, the PostgreSQL table, or no trail.
+    A PostgreSQL URL is shown without its user and password."""
+    from urllib.parse import urlsplit
+
+    from mcp_elicit.config import audit_location
+
+    if trail.level == "none":
+        return 'audit trail: none (the configuration\'s [audit] level is "none")'
+    where = audit_location(trail)
+    if trail.sink == "postgres":
+        url = urlsplit(where)
+        host = url.hostname or "local socket"
+        at = f"{host}:{url.port}" if url.port else host
+        return f"audit trail: PostgreSQL table {trail.table} on {at}{url.path} (level {trail.level})"
+    kind = "JSON Lines file" if trail.sink == "jsonl" else "SQLite file"
+    return f"audit trail: {kind} {Path(where).resolve()} (level {trail.level})"
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -86,6 +112,9 @@ def _unreachable(replicas: object) -> tuple[type[Exception], ...]:
 def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
     """Relay upstream servers' tools; every question through the guardrails to the caller.
 
+    Over stdio, Ctrl-C or SIGTERM stops it as the client closing stdin would (exit 130 or 143; a
+    second one stops it at once). A bad --config or --elicit-config file is a usage error (exit 2).
+
     Replicas behind one address: set MCP_ELICIT_REDIS_URL (and MCP_ELICIT_REDIS_PREFIX) and the same
     MCP_ELICIT_STATE_KEYS or MCP_ELICIT_HANDOFF_SECRET on every replica (docs/gateway.md)."""
     from mcp_elicit.config import load_config, open_audit_sink
@@ -99,41 +128,52 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
         # --elicit-config on the default trail. A policy only comes from a file named here: the
         # person answering the relayed form is already asked, so no "ask first" step by default.
         trail = settings.audit if settings is not None else load_config().audit
-        audit = open_audit_sink(trail) if trail.level != "none" else None
         replicas = _replica_settings(os.environ)
-    except (ConfigError, AuditWriteError) as exc:
-        raise click.ClickException(str(exc)) from None
+    except ConfigError as exc:  # a file the command line named is wrong: as click says of options
+        raise click.UsageError(str(exc)) from None
     where = _listen(listen) if listen is not None else None
+    sock = bind_listener(*where) if where is not None else None  # a port in use: said before starting
+    try:
+        audit = open_audit_sink(trail) if trail.level != "none" else None
+    except (ConfigError, AuditWriteError) as exc:  # ConfigError: no $MCP_ELICIT_AUDIT_KEY
+        if sock is not None:
+            sock.close()
+        raise (click.UsageError if isinstance(exc, ConfigError) else click.ClickException)(str(exc)) from None
+    logger.info("%s", audit_trail_line(trail))
 
     def started(port: int) -> None:
         click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
 
-    async def serve(browser: Any = None) -> None:
+    async def serve(stop: Any = None, browser: Any = None) -> None:
         policy = settings.policy if settings is not None else None
         shared = _shared_state(*replicas) if replicas is not None else None
         async with Gateway(config, policy=policy, audit=audit, browser=browser, shared=shared) as gw:
             if where is None:
-                await gw.serve_stdio()
+                await gw.serve_stdio(stop)
             else:
-                await gw.serve_http(where[0], where[1], started=started)
+                await gw.serve_http(where[0], where[1], started=started, sock=sock)
             for pool in gw.pools.values():
                 pool.stop()
 
-    async def run() -> None:
+    async def run(stop: Any = None) -> None:
         if not any(u.no_elicitation == "browser" for u in config.upstreams):
-            await serve()
+            await serve(stop)
             return
         from mcp_elicit.ui.browser.app import BrowserUI  # a server asks here when the client cannot
 
         async with BrowserUI() as ui:
             click.echo(f"mcp-elicit gateway: questions the client cannot show appear at {ui.url}", err=True)
-            await serve(ui)
+            await serve(stop, ui)
 
     from mcp_elicit.server.heap import freeze_startup_heap
+    from mcp_elicit.server.signals import run_until_signalled
 
     freeze_startup_heap()  # a long-running relay: full collections skip what start-up made
     try:
-        anyio.run(run)
+        if where is None:
+            run_until_signalled(run, logger)  # SystemExit(130 or 143) after a signal
+        else:
+            anyio.run(run)  # uvicorn stops on SIGINT and SIGTERM itself
     except KeyboardInterrupt:
         pass
     except _unreachable(replicas) as exc:  # Redis (replicas) unreachable at start

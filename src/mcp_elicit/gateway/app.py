@@ -390,11 +390,23 @@ class Gateway:
             return await self._start_held(call, upstream, method)
         return await upstream()
 
-    async def serve_stdio(self) -> None:
+    async def serve_stdio(self, stop: Any = None) -> None:
+        """Serve over stdin and stdout until end of file, or until `stop` (an anyio.Event) is set:
+        that ends the session as end of file does."""
         await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools
-        await sdk.serve_stdio(self.server)
+        await sdk.serve_stdio(self.server, stop)
 
-    async def serve_http(self, host: str, port: int, started: Any = None, stop: Any = None) -> None:
+    async def serve_http(
+        self, host: str, port: int, started: Any = None, stop: Any = None, sock: Any = None
+    ) -> None:
+        """Streamable HTTP on `host`:`port` (or on `sock`, a socket already bound there)."""
         await sdk.serve_http(
-            self.server, host, port, self.config.users, started=started, stop=stop, oauth=self.config.oauth
+            self.server,
+            host,
+            port,
+            self.config.users,
+            started=started,
+            stop=stop,
+            oauth=self.config.oauth,
+            sock=sock,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as t
@@ -26,6 +26,7 @@ from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 from mcp_elicit.client.sdk_transport import guarded_http_client
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
+from mcp_elicit.server.stdin import stdin_lines
 
 __all__ = [
     "bearer_of",
@@ -260,8 +261,10 @@ def _oauth_app_options(oauth: GatewayOAuth, resource: str) -> dict[str, Any]:
     return {"auth": settings, "token_verifier": _IntrospectionVerifier(Introspection(oauth), resource)}
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
+async def serve_stdio(server: Server[Any], stop: anyio.Event | None = None) -> None:
+    """Serve over the process's stdin and stdout until end of file or until `stop` is set (which
+    ends the session as end of file does: see `mcp_elicit.server.stdin`)."""
+    async with stdin_lines(stop) as lines, stdio_server(stdin=cast(Any, lines)) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
@@ -298,13 +301,16 @@ async def serve_http(
     started: Callable[[int], None] | None = None,
     stop: anyio.Event | None = None,
     oauth: GatewayOAuth | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
     """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in; with `oauth`, only
     tokens the authorization server vouches for. `started(port)` is called once listening (port 0
-    picks a free one); setting `stop` shuts the server down."""
+    picks a free one); setting `stop` shuts the server down. `sock`: a socket already bound to
+    `host` and `port` (the CLI binds it first, so a port in use is said before anything starts)."""
     import uvicorn
 
-    sock = socket.create_server((host, port))  # bound here, so the port is known before serving
+    if sock is None:
+        sock = socket.create_server((host, port))  # bound here, so the port is known before serving
     options: dict[str, Any] = {}
     if oauth is not None:
         resource = oauth.resource or f"http://{host}:{sock.getsockname()[1]}/mcp"

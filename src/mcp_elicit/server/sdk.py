@@ -31,7 +31,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
-from mcp_elicit.errors import AuditError, ElicitError, InvalidArgument, UsageError
+from mcp_elicit.errors import AuditError, ClientGone, ElicitError, InvalidArgument, UsageError
 from mcp_elicit.server import disconnect
 
 __all__ = [
@@ -176,8 +176,8 @@ async def push_request(
 ) -> dict[str, Any] | None:
     """Send an input request (elicitation, sampling, roots) server-to-client and return the raw
     result; None when the reply is not a well-formed result of its kind (treated like an invalid
-    answer). Raises ClientGone as soon as the HTTP client behind the request disconnects, and
-    TimeoutError after `timeout` seconds (None: no limit)."""
+    answer). Raises ClientGone as soon as the client behind the request disconnects (HTTP) or its
+    connection closes (stdio), and TimeoutError after `timeout` seconds (None: no limit)."""
     call = call_of(ctx)
     if call is None or is_modern(call.protocol_version):  # never push on a 2026-07-28 request
         raise InvalidArgument("ctx", "server-to-client requests need a 2025-11-25 (or older) request")
@@ -192,6 +192,10 @@ async def push_request(
             )
         except ValidationError:
             return None
+        except MCPError as exc:  # stdio: the client closed stdin (or was stopped) before answering
+            if exc.error.code == t.CONNECTION_CLOSED:
+                raise ClientGone("the client disconnected before answering") from None
+            raise
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
@@ -420,3 +424,30 @@ def lowlevel_of(server: Any) -> Any:
     canary-tested)."""
     low = getattr(server, "_lowlevel_server", None)
     return low if low is not None else server._mcp_server
+
+
+# --- running a server (the shipped servers' commands) ------------------------------------------
+
+
+async def serve_stdio(server: Any, stop: anyio.Event | None = None) -> None:
+    """Serve an MCPServer over stdin and stdout until end of file, or until `stop` is set (which
+    ends the session as end of file does: `mcp_elicit.server.stdin`). `server.run("stdio")`
+    without the wait: the SDK's own stdin thread cannot be abandoned, so Ctrl-C waits for Ctrl-D."""
+    from mcp.server.stdio import stdio_server
+
+    from mcp_elicit.server.stdin import stdin_lines
+
+    low = lowlevel_of(server)
+    async with stdin_lines(stop) as lines, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+        await low.run(read, write, low.create_initialization_options())
+
+
+async def serve_http(server: Any, sock: Any, host: str) -> None:
+    """`server.run("streamable-http")` on `sock`, a socket already bound (so a port in use is said
+    before the server starts); `host` is the address it was bound to (DNS-rebinding checks)."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
+    with sock:
+        await uvicorn.Server(config).serve(sockets=[sock])

@@ -9,6 +9,8 @@ from mcp_elicit.apps.data.server import build_data_server
 from mcp_elicit.errors import ConfigError
 
 if TYPE_CHECKING:
+    import socket
+
     from mcp_elicit.apps.data.engine import Engine
 
 __all__ = ["AUDIT_FILE_NAME", "default_audit_path", "open_engine", "serve_data"]
@@ -58,16 +60,22 @@ def serve_data(
     port: int = 8766,
     audit_db: str | None = None,
     audit_level: str = "metadata",
+    sock: socket.socket | None = None,
 ) -> None:
-    """`mcp-elicit serve-data`: the guarded data server over stdio or streamable HTTP.
+    """`mcp-elicit serve-data`: the guarded data server over stdio or streamable HTTP (on `sock`
+    when given: a socket already bound to `host` and `port`).
 
     With `audit_db` (a SQLite file) every query decision and every question goes to the consent
     trail there; "" turns the trail off."""
+    import functools
     from pathlib import Path
 
+    import anyio
+
     from mcp_elicit.audit import SqliteAuditSink
-    from mcp_elicit.server import ElicitSettings
+    from mcp_elicit.server import ElicitSettings, sdk
     from mcp_elicit.server.heap import freeze_startup_heap
+    from mcp_elicit.server.signals import run_until_signalled
 
     config = load_config(catalog)
     sink = None
@@ -77,7 +85,9 @@ def serve_data(
         sink = SqliteAuditSink(target, level=audit_level)  # type: ignore[arg-type]
     server = build_data_server(open_engine(engine, dsn), config, ElicitSettings(audit=sink))
     freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-    if transport == "stdio":
-        server.run("stdio")
+    if transport == "stdio":  # Ctrl-C or SIGTERM stops it as end of file would (exit 130 or 143)
+        run_until_signalled(functools.partial(sdk.serve_stdio, server))
+    elif sock is not None:
+        anyio.run(sdk.serve_http, server, sock, host)
     else:
         server.run("streamable-http", host=host, port=port)

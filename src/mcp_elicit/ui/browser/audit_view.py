@@ -230,10 +230,13 @@ async def serve_audit(
     *,
     port: int = 0,
     stream: TextIO = sys.stderr,
+    server: LocalServer | None = None,
     task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve the audit page on 127.0.0.1 until cancelled; its link goes to `stream` and `task_status`."""
-    server = LocalServer(port)
+    """Serve the audit page on 127.0.0.1 until cancelled; its link goes to `stream` and `task_status`.
+    `server`: a `LocalServer` already bound (else one on `port` is bound here)."""
+    if server is None:
+        server = LocalServer(port)
     token = new_token()
     guarded = PageGuard(audit_app(open_sink, source), port=server.port, token=token, csrf=None)
     url = f"http://{LOOPBACK}:{server.port}/{token}/"

@@ -189,7 +189,11 @@ class LocalServer:
         # Accepted connections inherit it: without it, a response's headers and body (two writes)
         # meet delayed ACKs and every keep-alive request waits about 40 ms.
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.socket.bind((LOOPBACK, port))
+        try:
+            self.socket.bind((LOOPBACK, port))
+        except OSError:  # a port in use: said by the caller, nothing left open
+            self.socket.close()
+            raise
         self.port: int = self.socket.getsockname()[1]
 
     async def serve(

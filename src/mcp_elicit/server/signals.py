@@ -1,0 +1,70 @@
+"""Stopping a stdio server run by hand: Ctrl-C (SIGINT) and SIGTERM end it as end of file would.
+
+`run_until_signalled(serve)` runs `serve(stop)` in a fresh event loop; the first SIGINT or SIGTERM
+sets `stop` (the server's stdin then ends, see `stdin.py`: the session shuts down, open questions
+end and upstream processes are reaped as when the client closes stdin) and the process exits
+128 + the signal's number once `serve` returns: 130 after Ctrl-C, 143 after SIGTERM, what a shell
+reports for a program the signal ended. A second signal while it stops exits at once with the
+same status. A client that closes stdin still ends it with status 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+
+import anyio
+import anyio.abc
+
+__all__ = ["STOP_SIGNALS", "run_until_signalled", "signal_exit_status"]
+
+logger = logging.getLogger("mcp_elicit.server")
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def signal_exit_status(signum: int) -> int:
+    """The exit status a shell reports for a program ended by `signum` (128 + its number)."""
+    return 128 + int(signum)
+
+
+def _exit_now(status: int) -> None:
+    """Exit without waiting for anything (a second signal): flush what was said, then go."""
+    for stream in (sys.stderr, sys.stdout):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
+def run_until_signalled(
+    serve: Callable[[anyio.Event], Awaitable[None]], log: logging.Logger = logger
+) -> None:
+    """`anyio.run(serve, stop)` with `stop` set by the first SIGINT or SIGTERM (one INFO line on
+    `log`); raises SystemExit with 128 + that signal's number once `serve` has returned (a second
+    signal: at once). Returns normally when `serve` ends by itself (the client closed stdin)."""
+    got: list[int] = []
+
+    async def watch(stop: anyio.Event, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            task_status.started()
+            async for signum in signals:
+                if got:
+                    _exit_now(signal_exit_status(got[0]))
+                got.append(signum)
+                log.info("stopping on %s (again: at once)", signal.Signals(signum).name)
+                stop.set()
+
+    async def main() -> None:
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            await tg.start(watch, stop)
+            await serve(stop)
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    if got:
+        raise SystemExit(signal_exit_status(got[0]))
