@@ -4,6 +4,7 @@ open, a client closing stdin; and the one-line errors of a port in use or a bad 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -209,6 +210,21 @@ def test_a_client_closing_stdin_still_ends_each_stdio_server_with_status_0(
         server.proc.stdin.close()
         assert server.exit_code() == 0, name
         assert not any("stopping" in line for line in server.stderr)
+
+
+def test_a_line_longer_than_the_limit_ends_a_stdio_server_as_end_of_file_does(
+    tmp_path: Path, piped: Callable[[list[str]], Piped]
+) -> None:
+    from mcp_elicit.server.stdin import MAX_STDIN_LINE_BYTES
+
+    server = piped(command("serve-reference", tmp_path))
+    assert "serverInfo" in server.initialize()["result"]
+    assert server.proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # the server may stop reading before the end
+        server.proc.stdin.write(b"x" * (MAX_STDIN_LINE_BYTES + 65_536))
+        server.proc.stdin.flush()
+    server.wait_for_stderr(str(MAX_STDIN_LINE_BYTES))  # the one warning, then the end
+    assert server.exit_code() == 0
 
 
 STUBBORN = """

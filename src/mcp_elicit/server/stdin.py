@@ -14,20 +14,28 @@ child process reading stdin reads nothing of the wire; fd 0 is restored when the
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["StdinLines", "stdin_lines"]
+__all__ = ["MAX_STDIN_LINE_BYTES", "StdinLines", "stdin_lines"]
 
-_CHUNK = 65536  # bytes asked of read(2) at a time (not a limit: lines may be longer)
+_CHUNK = 65536  # bytes asked of read(2) at a time
+
+# Bytes of one line (one JSON-RPC message) from the client. A message holds a tool's arguments or
+# an answer, far below this; a longer line is a broken or hostile peer, and holding it would only
+# grow memory: the connection is ended (as at end of file) with one warning.
+MAX_STDIN_LINE_BYTES: Final = 16_777_216  # 16 MiB
+
+logger = logging.getLogger("mcp_elicit.server")
 
 
 class StdinLines:
@@ -61,19 +69,31 @@ class StdinLines:
 
 
 def _read_lines(fd: int, send: MemoryObjectSendStream[str], token: Any) -> None:
-    """The thread: lines from `fd` to `send`, one at a time (it waits for each to be taken)."""
-    pending = b""
+    """The thread: lines from `fd` to `send`, one at a time (it waits for each to be taken).
+    A line's pieces are joined once, when its newline comes (linear however long it is)."""
+    parts: list[bytes] = []  # the current line so far, before its newline
+    size = 0
     try:
         while True:
             chunk = os.read(fd, _CHUNK)
             if not chunk:
                 break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                anyio.from_thread.run(send.send, line.decode("utf-8", "replace") + "\n", token=token)
-        if pending:
-            anyio.from_thread.run(send.send, pending.decode("utf-8", "replace"), token=token)
+            begin, end = 0, chunk.find(b"\n")
+            while end >= 0:
+                parts.append(chunk[begin : end + 1])
+                line, parts, size = b"".join(parts), [], 0
+                anyio.from_thread.run(send.send, line.decode("utf-8", "replace"), token=token)
+                begin, end = end + 1, chunk.find(b"\n", end + 1)
+            if begin < len(chunk):
+                parts.append(chunk[begin:])
+                size += len(chunk) - begin
+                if size > MAX_STDIN_LINE_BYTES:
+                    logger.warning(
+                        "a line of more than %d bytes on stdin: ending the connection", MAX_STDIN_LINE_BYTES
+                    )
+                    return
+        if parts:
+            anyio.from_thread.run(send.send, b"".join(parts).decode("utf-8", "replace"), token=token)
     except (OSError, RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         pass  # stdin failed, the loop is gone or the lines were stopped: the end either way
     finally:
