@@ -46,6 +46,8 @@ from mcp_elicit.server.questions import client_supports
 
 __all__ = [
     "MAX_PENDING_PER_USER",
+    "NO_FORM_MODE",
+    "NO_URL_MODE",
     "RELAY_WAIT_SECONDS",
     "WIRE_CACHE_SIZE",
     "CallBook",
@@ -64,6 +66,10 @@ RELAY_WAIT_SECONDS: Final = 600.0
 # Wire requests of relayed forms kept built (per message, form and revision).
 WIRE_CACHE_SIZE: Final = 256
 TOOLS_CALL: Final = "tools/call"
+# A consent record's reason when the downstream client declared no elicitation capability for the
+# question's mode (decided_by "no_terminal": nobody could be asked).
+NO_FORM_MODE: Final = "client_no_form_mode"
+NO_URL_MODE: Final = "client_no_url_mode"
 # Who decided a question without asking anyone, per the pipeline's outcome.
 _POLICY_DECIDERS: Final = frozenset({"policy", "rate_limit"})
 # A refused question of a streak whose notice was already given, in one line (by the policy's reason).
@@ -227,7 +233,9 @@ class RelayUI:
             f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
             f"here ({why}); nothing was answered"
         )
-        return ui.UIResult("decline", decided_by="script")
+        # Nobody could be asked (not a scripted answer): the record says so, and which capability was missing.
+        reason = NO_URL_MODE if isinstance(prompt, ui.UrlPrompt) else NO_FORM_MODE
+        return ui.UIResult("decline", decided_by="no_terminal", reason=reason)
 
     async def ask_url(self, prompt: ui.UrlPrompt) -> ui.UIResult:
         upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
