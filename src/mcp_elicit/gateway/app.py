@@ -251,6 +251,7 @@ class Gateway:
                 record = StateRecord(hold.user, self.shared.replica, hold.server, hold.tool, hold.upstream_id)
                 await self.shared.record(state, record)
             return "question", value, state
+        hold.abandon()  # the round was told the upstream did not answer in time: nobody comes back
         return "timeout", None, None
 
     async def _next_round(self, ctx: Any, hold: Hold) -> Any:
