@@ -2,7 +2,8 @@
 (`python peers.py sdk http` serves the raw-SDK one over streamable HTTP and prints its URL).
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
-the FastMCP server does the same with FastMCP's `ctx.elicit`, and offers a resource template
+the FastMCP server does the same with FastMCP's `ctx.elicit` (`book_table` with a dataclass form, as
+FastMCP users write it), and offers a resource template
 (`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment) and a prompt whose
 argument is required (`summary`); the raw-SDK one a prompt that fails without an answer
 (`strict`). `python peers.py proxy FILE [http]`
@@ -12,6 +13,7 @@ today, for the side-by-side tests; over HTTP it prints its URL once listening.
 
 import os
 import sys
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -142,6 +144,12 @@ def serve_http(app: object) -> None:
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])  # type: ignore[arg-type]
 
 
+@dataclass
+class Booking:
+    name: str
+    seats: int = 2
+
+
 def fastmcp_server() -> None:
     from fastmcp import Context, FastMCP
 
@@ -151,6 +159,13 @@ def fastmcp_server() -> None:
     async def hello(ctx: Context) -> str:
         answer = await ctx.elicit("Who are you?", Name)
         return f"hello {answer.data.name}" if answer.action == "accept" else answer.action
+
+    @server.tool(description="Books a table: asks who and how many (a dataclass form, FastMCP).")
+    async def book_table(ctx: Context) -> str:
+        answer = await ctx.elicit("Booking at Luigi: who and how many?", response_type=Booking)
+        if answer.action == "accept":
+            return f"Booked {answer.data.name} x{answer.data.seats}."
+        return f"No booking ({answer.action})."
 
     @server.resource("fm://greetings/{name}", description="A greeting for anyone (a resource template).")
     def greeting(name: str) -> str:

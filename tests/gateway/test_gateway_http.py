@@ -171,6 +171,6 @@ async def test_a_user_with_the_maximum_of_open_questions_gets_the_next_one_refus
                 await all_waiting.wait()
             over = await a.call_tool("greet", {})
             release.set()
-    assert over.is_error is True
+    assert over.is_error is False  # the upstream's result ("cancel"), the notice first
     assert "too many open questions" in over.content[0].text  # type: ignore[union-attr]
     assert [r.content[0].text for r in results] == ["hello ann"] * MAX_PENDING_PER_USER

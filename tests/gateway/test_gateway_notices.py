@@ -61,7 +61,7 @@ async def test_a_rate_limit_streak_begun_by_a_read_still_tells_each_tool_call_wh
     assert answers.messages == ["Who is the note on birds for?"]
     assert (text_of(asked), text_of(limited)) == ("A note on birds, for dee.", "A note on tea, for someone.")
     for refused in (first, second):
-        assert refused.is_error is True
+        assert refused.is_error is False  # the upstream's own result, the notice first
         assert "'ref'" in refused.content[0].text  # type: ignore[union-attr]
         assert refused.content[-1].text == "Nothing deployed (cancel)."  # type: ignore[union-attr]
     told_first, told_second = (r.content[0].text for r in (first, second))  # type: ignore[union-attr]
@@ -81,8 +81,7 @@ async def test_a_policys_deny_on_a_prompt_leaves_the_notice_for_the_next_tool_ca
         second = await c.call_tool("deploy", {"service": "web"})
     assert answers.messages == []
     assert "friend" in prompt_text(prompt)  # the upstream's own fallback, unchanged
-    assert first.is_error is True
-    assert second.is_error is True
+    assert (first.is_error, second.is_error) == (False, False)
     assert first.content[-1].text == "Nothing deployed (decline)."  # type: ignore[union-attr]
     told_first, told_second = (r.content[0].text for r in (first, second))  # type: ignore[union-attr]
     assert "'ref'" in told_first
@@ -99,7 +98,7 @@ async def test_a_flood_refused_within_one_tool_call_is_said_once() -> None:
         result = await c.call_tool("flood", {"times": 12})
     actions = result.content[-1].text.split(",")  # type: ignore[union-attr]
     assert "cancel" in actions  # the default burst refused some of the twelve
-    assert result.is_error is True
+    assert result.is_error is False
     assert result.content[0].text.count("'sdk'") == 1  # type: ignore[union-attr]
 
 
@@ -112,8 +111,7 @@ async def test_a_secret_seeking_form_and_a_blocked_url_are_said_naming_the_upstr
         login = await c.call_tool("login", {})
         lookalike = await c.call_tool("lookalike", {})
     assert answers.messages == []
-    assert login.is_error is True
-    assert lookalike.is_error is True
+    assert (login.is_error, lookalike.is_error) == (False, False)
     said = login.content[0].text  # type: ignore[union-attr]
     assert "The server 'sdk'" in said
     assert "Password" in said

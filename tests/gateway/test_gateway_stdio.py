@@ -56,7 +56,7 @@ async def test_a_secret_seeking_form_from_upstream_never_reaches_the_client(tmp_
     async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
         result = await c.call_tool("login", {})
     assert answers.messages == []
-    assert result.is_error is True  # the model is told why, then sees the upstream's own result
+    assert result.is_error is False  # the model is told why, then sees the upstream's own result
     assert "Password" in result.content[0].text  # type: ignore[union-attr]
     assert result.content[-1].text == "login decline"  # type: ignore[union-attr]
 
@@ -103,7 +103,7 @@ async def test_a_flood_of_questions_is_rate_limited(tmp_path: Path) -> None:
     config = write_config(tmp_path / "f.json", reference=False)
     async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=answers) as c:
         result = await c.call_tool("flood", {"times": 12})
-    assert result.is_error is True  # the rate limit is said, not silent
+    assert result.is_error is False  # the upstream's flag; the rate limit is said first, not silent
     actions = result.content[-1].text.split(",")  # type: ignore[union-attr]
     assert len(answers.messages) < 12  # the burst limit stopped the rest before the client
     assert actions.count("accept") == len(answers.messages)
@@ -114,7 +114,7 @@ async def test_a_client_without_elicitation_gets_a_refusal_the_model_can_relay(t
     config = write_config(tmp_path / "f.json", reference=False)
     async with Client(stdio_gateway(config), mode="legacy") as c:
         result = await c.call_tool("greet", {})
-    assert result.is_error is True
+    assert result.is_error is False  # the upstream's own result, after the notice
     assert "could not be shown" in result.content[0].text  # type: ignore[union-attr]
     assert result.content[-1].text == "decline"  # type: ignore[union-attr]  (the upstream's own result)
 

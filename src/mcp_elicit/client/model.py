@@ -46,7 +46,8 @@ __all__ = [
     "Reply",
 ]
 
-Attribution = Literal["exact", "sole_call_in_flight", "none"]
+# "relay": a gateway tied it to the downstream call it relays the question for (gateway/relay.py).
+Attribution = Literal["exact", "sole_call_in_flight", "relay", "none"]
 """How the question was tied to a request: by the call's own context (exact), because exactly one
 call was in flight on this connection when it arrived, or not at all (the prompt says so)."""
 

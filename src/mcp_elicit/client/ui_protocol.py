@@ -114,11 +114,12 @@ class UrlWaiting:
 @dataclass(frozen=True, slots=True)
 class UIResult:
     """What the person did; `content` only with accept on a form; `reason` says why, when the UI
-    itself decided (a scripted answer refused by the form), and lands in the outcome record."""
+    itself decided (a scripted answer refused by the form), and lands in the outcome record.
+    `no_terminal`: the UI had nobody to ask (the gateway's downstream client cannot show it)."""
 
     action: Action
     content: Mapping[str, Any] | None = None
-    decided_by: Literal["person", "script", "timeout"] = "person"
+    decided_by: Literal["person", "script", "timeout", "no_terminal"] = "person"
     reason: str = ""
 
 

@@ -76,7 +76,7 @@ DECIDERS: Final[tuple[str, ...]] = (
     "secret_guard",
     "timeout",
     "gate",  # the client refused the request's shape or schema before anyone saw it
-    "no_terminal",  # nobody could be asked (no terminal, no script): cancelled at once
+    "no_terminal",  # nobody could be asked (no terminal, no script; a gateway's client without elicitation)
     "error",
 )
 

@@ -211,8 +211,8 @@ class Gateway:
             # an HTTP upstream refuses the gateway's headers now (its key was changed, say)
             logger.info("upstream %s refused a call: %s", call.server, why)
             return sdk.error_result(f"The upstream server '{call.server}' refused the call: {why}.")
-        if call.refusals:  # never a silent drop: say what could not be asked
-            return sdk.error_result(_unasked(call), result)
+        if call.refusals:  # never a silent drop: say what could not be asked, before the result as it came
+            return sdk.with_notice(_unasked(call), result)
         return result
 
     # -- 2026-07-28 downstream: the upstream call is held across the client's rounds -------------
@@ -251,6 +251,7 @@ class Gateway:
                 record = StateRecord(hold.user, self.shared.replica, hold.server, hold.tool, hold.upstream_id)
                 await self.shared.record(state, record)
             return "question", value, state
+        hold.abandon()  # the round was told the upstream did not answer in time: nobody comes back
         return "timeout", None, None
 
     async def _next_round(self, ctx: Any, hold: Hold) -> Any:

@@ -5,6 +5,14 @@ the question as an InputRequiredResult. Its `requestState` is a fresh random id 
 the SDK's requestState boundary on top), single use and bound to the user whose call it is: a
 retry takes the hold out of the table, so the same state never answers twice, and another user's
 state finds nothing. Bounded: holds per user, and the time a hold waits for the next retry.
+
+A client may never come back (its handler raised, the person left): a held call whose question
+waits `HOLD_WAIT_SECONDS` without a retry is abandoned. Its question ends as cancel (a timeout,
+reason `no_retry`, recorded as usual), the upstream call is cancelled (the SDK sends
+`notifications/cancelled`), its state answers nothing, and the gateway's book no longer matches
+questions to it (`CallBook.find`), so it never takes a later call's question. A round told the
+upstream did not answer in time (`HOLD_WAIT_SECONDS` without a question or a result) abandons
+its call the same way.
 """
 
 from __future__ import annotations
@@ -22,12 +30,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from mcp_elicit.client.ui_protocol import UIResult
 
-__all__ = ["HOLD_WAIT_SECONDS", "MAX_HOLDS_PER_USER", "Hold", "Holds"]
+__all__ = ["ABANDONED", "HOLD_WAIT_SECONDS", "MAX_HOLDS_PER_USER", "Hold", "Holds"]
 
 # Held upstream calls one user may have waiting for a downstream retry at once.
 MAX_HOLDS_PER_USER: Final = 8
 # How long a held call waits for the downstream client's next retry before it ends as cancel.
 HOLD_WAIT_SECONDS: Final = 600.0
+# A consent record's reason for a question of a held call nobody came back for.
+ABANDONED: Final = "no_retry"
 
 
 @dataclass(eq=False)
@@ -47,14 +57,24 @@ class Hold:
     upstream_id: str | None = None  # a URL round: the upstream's elicitationId
     live: Any = None  # the downstream request waiting on this call now (its progress goes there)
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # the held upstream call's
+    abandoned: bool = False  # nobody will come back for it (see the module's docstring)
 
     async def ask(self, request: dict[str, Any]) -> UIResult:
         """Called by the relay with the wire request (a form or a URL): hand it to the downstream
-        run, wait for the retry's answer."""
+        run, wait for the retry's answer; none in `HOLD_WAIT_SECONDS`: the call is abandoned."""
+        if self.abandoned:  # its upstream call is being cancelled: nobody will answer
+            return UIResult("cancel", decided_by="timeout", reason=ABANDONED)
         await self.events_in.send(("question", request))
         with anyio.move_on_after(HOLD_WAIT_SECONDS):
             return await self.answers.receive()
-        return UIResult("cancel", decided_by="timeout")
+        self.abandon()  # this question is still answered (cancel) and recorded
+        return UIResult("cancel", decided_by="timeout", reason=ABANDONED)
+
+    def abandon(self) -> None:
+        """Nobody will come back for this call: end the held upstream call (the SDK tells the
+        upstream it was cancelled) and never hand it a question again."""
+        self.abandoned = True
+        self.scope.cancel()
 
     def finish(self, result: Any) -> None:
         # Nobody may wait any more (the client never came back): then the result is dropped.
@@ -71,9 +91,7 @@ class Holds:
 
     def new(self, user: str) -> Hold | None:
         """A new hold for `user`, or None when they already hold the maximum."""
-        self._prune()
-        held = sum(1 for h in self._by_state.values() if h.user == user)
-        if held >= MAX_HOLDS_PER_USER:
+        if self.held(user) >= MAX_HOLDS_PER_USER:
             return None
         events_in, events = anyio.create_memory_object_stream[tuple[str, Any]](2)
         answers_in, answers = anyio.create_memory_object_stream[UIResult](1)
@@ -89,13 +107,20 @@ class Holds:
     def take(self, state: str, user: str, method: str | None = None) -> Hold | None:
         """The hold `state` names, out of the table (single use); None if unknown, another user's
         or (given `method`) a hold of another kind of request, which stays."""
+        self._prune()
         hold = self._by_state.get(state)
         if hold is None or hold.user != user or (method is not None and hold.method != method):
             return None
         del self._by_state[state]
         return hold
 
+    def held(self, user: str) -> int:
+        """How many held calls of `user` wait for a retry now."""
+        self._prune()
+        return sum(1 for h in self._by_state.values() if h.user == user)
+
     def _prune(self) -> None:
+        """Drop the states of holds past their deadline or abandoned: a late retry finds nothing."""
         now = self._clock()
-        for state in [s for s, h in self._by_state.items() if h.deadline < now]:
+        for state in [s for s, h in self._by_state.items() if h.deadline < now or h.abandoned]:
             del self._by_state[state]

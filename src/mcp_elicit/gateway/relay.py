@@ -22,8 +22,10 @@ import functools
 import logging
 import math
 import secrets
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -46,6 +48,8 @@ from mcp_elicit.server.questions import client_supports
 
 __all__ = [
     "MAX_PENDING_PER_USER",
+    "NO_FORM_MODE",
+    "NO_URL_MODE",
     "RELAY_WAIT_SECONDS",
     "WIRE_CACHE_SIZE",
     "CallBook",
@@ -64,6 +68,10 @@ RELAY_WAIT_SECONDS: Final = 600.0
 # Wire requests of relayed forms kept built (per message, form and revision).
 WIRE_CACHE_SIZE: Final = 256
 TOOLS_CALL: Final = "tools/call"
+# A consent record's reason when the downstream client declared no elicitation capability for the
+# question's mode (decided_by "no_terminal": nobody could be asked).
+NO_FORM_MODE: Final = "client_no_form_mode"
+NO_URL_MODE: Final = "client_no_url_mode"
 # Who decided a question without asking anyone, per the pipeline's outcome.
 _POLICY_DECIDERS: Final = frozenset({"policy", "rate_limit"})
 # A refused question of a streak whose notice was already given, in one line (by the policy's reason).
@@ -152,20 +160,26 @@ class CallBook:
         """The call a question serves. A pushed question carries no request id over stdio, and the
         SDK's tasks do not keep the calling context, so: the oldest call to that target with those
         arguments and no question open (tools ask in sequence), else looser matches. The connection
-        is this user's alone, so the answer is never another user's."""
-        same = [c for c in self.calls if c.tool == purpose.target]
+        is this user's alone, so the answer is never another user's. A held call its client
+        abandoned (`Hold.abandoned`) is never a match: it cannot take a later call's question."""
+        calls = [c for c in self.calls if c.hold is None or not c.hold.abandoned]
+        same = [c for c in calls if c.tool == purpose.target]
         exact = [c for c in same if purpose.arguments is None or c.arguments == dict(purpose.arguments)]
         for found in (
             [c for c in exact if not c.asking],
             [c for c in same if not c.asking],
             exact,
             same,
-            [c for c in self.calls if not c.asking],  # the client kit could not attribute it
-            self.calls,
+            [c for c in calls if not c.asking],  # the client kit could not attribute it
+            calls,
         ):
             if found:
                 return found[0]
         return None
+
+
+# The call the question being asked now was tied to (set by `ConcurrentAsk` around the UI's ask).
+_ASKING_FOR: ContextVar[DownstreamCall | None] = ContextVar("mcp_elicit_gateway_asking_for", default=None)
 
 
 class RelayUI:
@@ -185,9 +199,31 @@ class RelayUI:
         self.routes = CompletionRoutes()
         self.guardrails: Guardrails | None = None  # the connection's, to restart a notice's streak
         self._told: list[str] = []  # notices of the question the pipeline is deciding now
+        # Each question's call, as `tie` found it (dropped with the question).
+        self._tied: weakref.WeakKeyDictionary[Elicitation, DownstreamCall] = weakref.WeakKeyDictionary()
+
+    def tie(self, e: Elicitation) -> DownstreamCall | None:
+        """The downstream call `e` is for, found once (`TieToCall`, the pipeline's first stage) and
+        kept for the ask and the observer. When the client kit could not tie the question to a
+        request (a push over stdio while several calls are in flight: it never guesses), `e` gets
+        that call's purpose, so its consent record names the tool call it was relayed for."""
+        call = self._tied.get(e)
+        if call is None:
+            call = self.book.find(e.purpose)
+            if call is None:
+                return None
+            self._tied[e] = call
+        if e.attribution == "none":
+            e.purpose = ui.Purpose(call.method, call.tool, dict(call.arguments))
+            e.attribution = "relay"
+        return call
+
+    def _call_of(self, purpose: ui.Purpose) -> DownstreamCall | None:
+        """The call of the question being asked now: as tied, else as the book finds it."""
+        return _ASKING_FOR.get() or self.book.find(purpose)
 
     async def ask_form(self, prompt: ui.FormPrompt) -> ui.UIResult:
-        call = self.book.find(prompt.purpose)
+        call = self._call_of(prompt.purpose)
         if call is None:
             logger.info("a question from %s arrived with no call in flight; cancelled", self.server)
             return ui.UIResult("cancel", decided_by="script")
@@ -227,11 +263,13 @@ class RelayUI:
             f"the server '{self.server}' asked a question ({prompt.message[:200]!r}) that could not be shown "
             f"here ({why}); nothing was answered"
         )
-        return ui.UIResult("decline", decided_by="script")
+        # Nobody could be asked (not a scripted answer): the record says so, and which capability was missing.
+        reason = NO_URL_MODE if isinstance(prompt, ui.UrlPrompt) else NO_FORM_MODE
+        return ui.UIResult("decline", decided_by="no_terminal", reason=reason)
 
     async def ask_url(self, prompt: ui.UrlPrompt) -> ui.UIResult:
         upstream_id, url = self.routes.notes.pop(id(prompt), (None, ""))
-        call = self.book.find(prompt.purpose)
+        call = self._call_of(prompt.purpose)
         if prompt.verdict == "block" and call is not None:
             why = ", ".join(prompt.reasons) or "the URL check"
             call.say(f"the server '{self.server}' sent a web address that was blocked ({why}) and not shown")
@@ -288,7 +326,7 @@ class RelayUI:
             denied = None
         if not told and denied is None:
             return
-        call = self.book.find(e.purpose)
+        call = self._tied.get(e) or self.book.find(e.purpose)
         if call is not None and call.method == TOOLS_CALL:
             if denied is None:
                 for text in told:
@@ -344,4 +382,9 @@ class ConcurrentAsk(AskThroughUI):
     calls never wait on each other here (the per-user budget above bounds them instead)."""
 
     async def __call__(self, e: Elicitation) -> Decision | None:
-        return await (self._ask_url(e) if e.mode == "url" else self._ask_form(e))
+        call = self.ui.tie(e) if isinstance(self.ui, RelayUI) else None
+        token = _ASKING_FOR.set(call)  # the UI asks for the call the question was tied to
+        try:
+            return await (self._ask_url(e) if e.mode == "url" else self._ask_form(e))
+        finally:
+            _ASKING_FOR.reset(token)

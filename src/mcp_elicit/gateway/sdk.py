@@ -46,6 +46,7 @@ __all__ = [
     "subject_of",
     "tool_named",
     "upstream_error",
+    "with_notice",
 ]
 
 ListTools = Callable[[Any], Awaitable[list[Any]]]
@@ -192,12 +193,15 @@ def not_found(what: str) -> BaseException:
     return MCPError(code=INVALID_PARAMS, message=f"{what} is not offered (or its server is unavailable)")
 
 
-def error_result(text: str, result: Any = None) -> t.CallToolResult:
-    """A tool error the model can read; the upstream's own content, if any, follows the text."""
-    content: list[Any] = [t.TextContent(type="text", text=text)]
-    if result is not None:
-        content.extend(result.content)
-    return t.CallToolResult(content=content, is_error=True)
+def error_result(text: str) -> t.CallToolResult:
+    """A tool error of the gateway's own (no upstream result to forward) the model can read."""
+    return t.CallToolResult(content=[t.TextContent(type="text", text=text)], is_error=True)
+
+
+def with_notice(text: str, result: Any) -> Any:
+    """The upstream's tool result as it came (its `isError`, `structuredContent`, `_meta` and
+    content blocks), with the gateway's notice `text` as the first content block."""
+    return result.model_copy(update={"content": [t.TextContent(type="text", text=text), *result.content]})
 
 
 async def http_status(url: str, headers: Mapping[str, str]) -> int | None:

@@ -12,9 +12,10 @@ the upstream call once the pages are done.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from mcp_elicit.client.model import Elicitation
+from mcp_elicit.client.model import Decision, Elicitation
+from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import completed_elicitation_id
 from mcp_elicit.client.ui_protocol import UrlPrompt
 from mcp_elicit.client.url import UrlMode
@@ -23,7 +24,7 @@ from mcp_elicit.server import sdk as server_sdk
 if TYPE_CHECKING:
     from mcp_elicit.core.urls import UrlVerdict
 
-__all__ = ["MAX_URL_ROUTES", "CompletionRoutes", "RelayUrlMode"]
+__all__ = ["MAX_URL_ROUTES", "CompletionRoutes", "RelayUrlMode", "TieToCall"]
 
 # Relayed URL elicitations whose completion is still expected, per upstream connection; the oldest
 # route is forgotten beyond this (its completion then reaches nobody).
@@ -52,6 +53,26 @@ class CompletionRoutes:
             await server_sdk.send_elicit_complete(session, ours, server_sdk.request_id(ctx))
 
 
+@runtime_checkable
+class Ties(Protocol):
+    def tie(self, e: Elicitation) -> object: ...
+
+
+class TieToCall:
+    """The first stage of an upstream connection's pipeline: the relay (`RelayUI.tie`) ties each
+    question to the downstream call it will be relayed for, before anything decides on it, so
+    every consent record names that call, refusals by the guardrails included."""
+
+    name = "tie_to_call"
+
+    def __init__(self, relay: Ties) -> None:
+        self.relay = relay
+
+    async def __call__(self, e: Elicitation) -> Decision | None:
+        self.relay.tie(e)
+        return None
+
+
 class RelayUrlMode(UrlMode):
     """URL mode for an upstream connection of the gateway."""
 
@@ -61,6 +82,13 @@ class RelayUrlMode(UrlMode):
 
         super().__init__(opener=downstream_opens)
         self.routes = routes
+
+    def install(self, pipeline: Pipeline) -> None:
+        """The client kit's URL stages, and first of all `TieToCall` when the pipeline's UI is the
+        relay (installing URL mode is where the client kit hands the gateway its pipeline)."""
+        super().install(pipeline)
+        if isinstance(pipeline.ui, Ties):
+            pipeline.insert(TieToCall(pipeline.ui), before=pipeline.names[0])
 
     def prompt(self, e: Elicitation, verdict: UrlVerdict) -> UrlPrompt:
         """The prompt for the relay, noting what the UI protocol does not carry: the upstream's
