@@ -138,9 +138,11 @@ async def test_a_client_that_cannot_ask_is_asked_through_the_gateways_own_ui_whe
     assert len(local.seen) == 1
 
 
-async def test_a_user_with_the_maximum_of_open_questions_gets_the_next_one_refused_in_the_result() -> None:
+async def test_a_user_with_the_maximum_of_open_questions_gets_the_next_one_refused_in_the_result(
+    tmp_path: Path,
+) -> None:
     from mcp_elicit.core.policy import Policy
-    from mcp_elicit.gateway.relay import MAX_PENDING_PER_USER
+    from mcp_elicit.gateway.relay import MAX_PENDING_PER_USER, TOO_MANY_OPEN
 
     release = anyio.Event()
     waiting = 0
@@ -157,7 +159,7 @@ async def test_a_user_with_the_maximum_of_open_questions_gets_the_next_one_refus
     policy = Policy(form="allow", url="allow", rate_limits=())  # the bound itself, not the rate limit
     results: list[Any] = []
     async with (
-        http_gateway(config(), policy=policy) as (_, url),
+        http_gateway(config(), policy=policy, audit=JsonlAuditSink(tmp_path / "trail.jsonl")) as (_, url),
         http_client(url, "token-a", "legacy", slow) as a,
     ):
 
@@ -174,3 +176,6 @@ async def test_a_user_with_the_maximum_of_open_questions_gets_the_next_one_refus
     assert over.is_error is False  # the upstream's result ("cancel"), the notice first
     assert "too many open questions" in over.content[0].text  # type: ignore[union-attr]
     assert [r.content[0].text for r in results] == ["hello ann"] * MAX_PENDING_PER_USER
+    refused = [json.loads(line) for line in (tmp_path / "trail.jsonl").read_text().splitlines()]
+    refused = [r for r in refused if r["action"] == "cancel"]
+    assert [(r["decided_by"], r["reason"]) for r in refused] == [("no_terminal", TOO_MANY_OPEN)]

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import mcp_types as t
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.core.policy import Policy, RateLimit
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR
 from mcp_elicit.gateway import sdk
@@ -102,10 +104,13 @@ async def test_a_flood_refused_within_one_tool_call_is_said_once() -> None:
     assert result.content[0].text.count("'sdk'") == 1  # type: ignore[union-attr]
 
 
-async def test_a_secret_seeking_form_and_a_blocked_url_are_said_naming_the_upstream_server() -> None:
+async def test_a_secret_seeking_form_and_a_blocked_url_are_said_naming_the_upstream_server(
+    tmp_path: Path,
+) -> None:
     answers = Answers()
+    trail = tmp_path / "trail.jsonl"
     async with (
-        http_gateway(config("sdk")) as (_, url),
+        http_gateway(config("sdk"), audit=JsonlAuditSink(trail)) as (_, url),
         http_client(url, None, "legacy", answers) as c,
     ):
         login = await c.call_tool("login", {})
@@ -117,6 +122,11 @@ async def test_a_secret_seeking_form_and_a_blocked_url_are_said_naming_the_upstr
     assert "Password" in said
     assert "'sdk'" in lookalike.content[0].text  # type: ignore[union-attr]
     assert lookalike.content[-1].text == "url decline"  # type: ignore[union-attr]
+    recorded = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert [(r["decided_by"], r["reason"].split(":")[0]) for r in recorded] == [
+        ("secret_guard", "secret_in_form"),
+        ("gate", "url_blocked"),  # the gateway refused to show it; nobody was asked
+    ]
 
 
 @pytest.mark.parametrize("era", ERAS)

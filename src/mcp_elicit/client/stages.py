@@ -362,7 +362,7 @@ class AskThroughUI:
         prompt = FormPrompt(
             e.requester, e.purpose, e.message, form, values=e.values, warnings=tuple(e.warnings)
         )
-        decided_by: Literal["person", "script", "timeout", "no_terminal"] = "person"
+        decided_by: Literal["person", "script", "timeout", "no_terminal", "gate"] = "person"
         for _ in range(self.max_reasks + 1):
             result = await show_bounded(self.ui.ask_form, prompt, self.idle_timeout)
             if isinstance(result, Reply):

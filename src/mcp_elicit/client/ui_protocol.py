@@ -115,11 +115,12 @@ class UrlWaiting:
 class UIResult:
     """What the person did; `content` only with accept on a form; `reason` says why, when the UI
     itself decided (a scripted answer refused by the form), and lands in the outcome record.
-    `no_terminal`: the UI had nobody to ask (the gateway's downstream client cannot show it)."""
+    `no_terminal`: the UI had nobody to ask (the gateway's downstream client cannot show it);
+    `gate`: the UI refused to show it (the gateway never relays a blocked URL)."""
 
     action: Action
     content: Mapping[str, Any] | None = None
-    decided_by: Literal["person", "script", "timeout", "no_terminal"] = "person"
+    decided_by: Literal["person", "script", "timeout", "no_terminal", "gate"] = "person"
     reason: str = ""
 
 

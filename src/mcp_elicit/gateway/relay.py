@@ -72,6 +72,10 @@ TOOLS_CALL: Final = "tools/call"
 # question's mode (decided_by "no_terminal": nobody could be asked).
 NO_FORM_MODE: Final = "client_no_form_mode"
 NO_URL_MODE: Final = "client_no_url_mode"
+# The reasons of the other questions the gateway ends without asking anyone: no downstream call
+# to show it beside, or the user's questions already open up to MAX_PENDING_PER_USER.
+NO_CALL: Final = "no_call_in_flight"
+TOO_MANY_OPEN: Final = "too_many_open_questions"
 # Who decided a question without asking anyone, per the pipeline's outcome.
 _POLICY_DECIDERS: Final = frozenset({"policy", "rate_limit"})
 # A refused question of a streak whose notice was already given, in one line (by the policy's reason).
@@ -226,11 +230,11 @@ class RelayUI:
         call = self._call_of(prompt.purpose)
         if call is None:
             logger.info("a question from %s arrived with no call in flight; cancelled", self.server)
-            return ui.UIResult("cancel", decided_by="script")
+            return ui.UIResult("cancel", decided_by="no_terminal", reason=NO_CALL)
         if not client_supports(call.ctx, "elicitation.form"):
             return await self._cannot_ask(call, prompt)
         if self.book.full(call):
-            return ui.UIResult("cancel", decided_by="script")
+            return ui.UIResult("cancel", decided_by="no_terminal", reason=TOO_MANY_OPEN)
         if prompt.errors:  # the pipeline asks again after an answer that did not fit: never a silent drop
             fields = ", ".join(sorted(prompt.errors))
             call.say(
@@ -273,12 +277,14 @@ class RelayUI:
         if prompt.verdict == "block" and call is not None:
             why = ", ".join(prompt.reasons) or "the URL check"
             call.say(f"the server '{self.server}' sent a web address that was blocked ({why}) and not shown")
-        if prompt.verdict == "block" or call is None or not url:
-            return ui.UIResult("decline", decided_by="script")  # a blocked URL never reaches the client
+        if prompt.verdict == "block" or not url:  # a blocked URL never reaches the client (the
+            return ui.UIResult("decline", decided_by="gate")  # record's reason names the URL check's codes)
+        if call is None:
+            return ui.UIResult("decline", decided_by="no_terminal", reason=NO_CALL)
         if not client_supports(call.ctx, "elicitation.url"):
             return await self._cannot_ask(call, prompt)
         if self.book.full(call):
-            return ui.UIResult("cancel", decided_by="script")
+            return ui.UIResult("cancel", decided_by="no_terminal", reason=TOO_MANY_OPEN)
         with self.book.asking(call):
             return await self._relay_url(call, prompt, upstream_id, url)
 
