@@ -70,6 +70,7 @@ class Pool:
         self.settled = anyio.Event()
         self.timed_out = False  # the first listing went on without the upstreams still starting
         self._stop = anyio.Event()
+        self._connecting: dict[str, anyio.CancelScope] = {}
 
     async def run(self) -> None:
         """Hold every upstream open until `stop`; returns when all are closed."""
@@ -79,6 +80,8 @@ class Pool:
 
     def stop(self) -> None:
         self._stop.set()
+        for scope in self._connecting.values():  # hung in the handshake: nothing else ends them
+            scope.cancel()
 
     async def wait_settled(self) -> None:
         if self.settled.is_set():  # every call after the first: no timer to arm
@@ -142,14 +145,18 @@ class Pool:
 
     async def _connect(self, upstream: Upstream, tail: StderrTail | None) -> None:
         spawned = Spawned()
+        connecting = self._connecting[upstream.name] = anyio.CancelScope()
+        if self._stop.is_set():
+            connecting.cancel()
         try:
-            with noting_spawns(spawned):
+            with noting_spawns(spawned), connecting:
                 async with self._client(upstream, tail.errlog if tail is not None else None) as client:
                     self.tools[upstream.name] = await client.list_tools()
                     self.prompts[upstream.name] = await _optional(client.list_prompts)
                     self.resources[upstream.name] = await _optional(client.list_resources)
                     self.templates[upstream.name] = await _optional(client.list_resource_templates)
                     self.clients[upstream.name] = client
+                    self._connecting.pop(upstream.name, None)  # from now on `_stop` ends it
                     logger.info(
                         "upstream %s speaks %s (%s)",
                         upstream.name,
@@ -170,6 +177,7 @@ class Pool:
             logger.warning("upstream %s is unavailable: %s", upstream.name, why)
             self.failed[upstream.name] = why
         finally:
+            self._connecting.pop(upstream.name, None)
             self.clients.pop(upstream.name, None)
             for listing in (self.tools, self.prompts, self.resources, self.templates):
                 listing.pop(upstream.name, None)
