@@ -119,7 +119,7 @@ def _note_spawns() -> None:
         return process
 
     noted.mcp_elicit_noted = True  # type: ignore[attr-defined]
-    sdk_stdio._create_platform_compatible_process = noted  # type: ignore[attr-defined]
+    sdk_stdio._create_platform_compatible_process = noted
 
 
 _note_spawns()
