@@ -25,11 +25,13 @@ import json
 import logging
 import shlex
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
+from contextvars import ContextVar
 from typing import Any, Final, TextIO
 
 import httpx2
+import mcp.client.stdio as sdk_stdio
 import mcp_types as t
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -57,10 +59,12 @@ from mcp_elicit.errors import AuthorizationFailed
 __all__ = [
     "AccessRefusal",
     "InProcessServer",
+    "Spawned",
     "StdioServerParameters",
     "describe_server",
     "guarded_http_client",
     "guarded_streamable_http_client",
+    "noting_spawns",
     "rewrite_event",
     "sign_in",
     "transport_for",
@@ -70,6 +74,55 @@ InProcessServer = MCPServer[Any] | Server[Any]
 """An SDK server object run in this process (tests, demos): no transport, so no guard either."""
 
 _MESSAGE = TypeAdapter[t.JSONRPCMessage](t.JSONRPCMessage)
+
+
+class Spawned:
+    """The last stdio server process started while this box was current (`noting_spawns`), so
+    that a server that exited before the handshake can be reported with its exit status."""
+
+    def __init__(self) -> None:
+        self.process: Any = None
+
+    @property
+    def exit_status(self) -> int | None:
+        """Its exit status (negative: the signal that ended it); None while it runs or if none started."""
+        code = getattr(self.process, "returncode", None)
+        return code if isinstance(code, int) else None
+
+
+_spawned: ContextVar[Spawned | None] = ContextVar("mcp_elicit_spawned", default=None)
+
+
+@contextmanager
+def noting_spawns(box: Spawned) -> Iterator[Spawned]:
+    """Note in `box` the stdio server processes the SDK starts in this context (and its tasks)."""
+    token = _spawned.set(box)
+    try:
+        yield box
+    finally:
+        _spawned.reset(token)
+
+
+def _note_spawns() -> None:
+    """Private hook: the SDK's `stdio_client` starts the server through this module-level function
+    and keeps the process to itself. Wrapped once, a pass-through unless a `Spawned` box is
+    current; an SDK without the function only loses the exit status in the gateway's log."""
+    spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "mcp_elicit_noted", False):
+        return
+
+    async def noted(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        box = _spawned.get()
+        if box is not None:
+            box.process = process
+        return process
+
+    noted.mcp_elicit_noted = True  # type: ignore[attr-defined]
+    sdk_stdio._create_platform_compatible_process = noted
+
+
+_note_spawns()
 
 
 def rewrite_event(event: bytes) -> bytes:

@@ -182,8 +182,7 @@ class Gateway:
         pool = await self.pool_for(user)
         found = pool.offered().get(name)
         if found is None or found[0] not in pool.clients:
-            text = f"Unknown tool {name!r} (or its server is unavailable). {pool.unavailable()}"
-            return sdk.error_result(text.strip())
+            return sdk.error_result(pool.unknown_tool(name))
         call = DownstreamCall(ctx, user, found[0], found[1].name, arguments=dict(arguments))
         if is_modern(sdk.protocol_version(ctx)):
             return await self._start_held(call, partial(self._forward, pool, call, arguments), TOOLS_CALL)

@@ -8,6 +8,7 @@ start is logged in one line and left out; the others serve on.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -17,14 +18,14 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk_transport import StdioServerParameters
+from mcp_elicit.client.sdk_transport import Spawned, StdioServerParameters, noting_spawns
 from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.uri_templates import template_matches
-from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
+from mcp_elicit.gateway.failures import StderrTail, credentials_refused, failure_reason, status_reason
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
@@ -67,7 +68,9 @@ class Pool:
         self.failed: dict[str, str] = {}
         self._offered: dict[int, tuple[Any, dict[str, tuple[str, Any]]]] = {}
         self.settled = anyio.Event()
+        self.timed_out = False  # the first listing went on without the upstreams still starting
         self._stop = anyio.Event()
+        self._connecting: dict[str, anyio.CancelScope] = {}
 
     async def run(self) -> None:
         """Hold every upstream open until `stop`; returns when all are closed."""
@@ -77,18 +80,30 @@ class Pool:
 
     def stop(self) -> None:
         self._stop.set()
+        for scope in self._connecting.values():  # hung in the handshake: nothing else ends them
+            scope.cancel()
 
     async def wait_settled(self) -> None:
         if self.settled.is_set():  # every call after the first: no timer to arm
             return
         with anyio.move_on_after(UPSTREAM_START_TIMEOUT_SECONDS):
             await self.settled.wait()
+        if not self.settled.is_set() and not self.timed_out:
+            self.timed_out = True
+            for name in self.starting():
+                logger.warning("upstream %s is unavailable for now: %s", name, _slow())
+
+    def starting(self) -> list[str]:
+        """The upstreams neither connected nor failed yet (still starting, or hung in the handshake)."""
+        return [
+            u.name for u in self.config.upstreams if u.name not in self.clients and u.name not in self.failed
+        ]
 
     def _settle(self) -> None:
         if len(self.clients) + len(self.failed) >= len(self.config.upstreams):
             self.settled.set()
 
-    def _client(self, upstream: Upstream) -> ElicitClient:
+    def _client(self, upstream: Upstream, errlog: Any = None) -> ElicitClient:
         ui = RelayUI(self.books[upstream.name], upstream.name, upstream.no_elicitation, self.browser)
         pipeline = Pipeline(ui)
         pipeline.replace(ConcurrentAsk(ui))
@@ -107,28 +122,62 @@ class Pool:
             policy=self.policy,
             policy_state=self.policy_state,
             url_mode=RelayUrlMode(ui.routes),
+            errlog=errlog if errlog is not None else sys.stderr,
         )
         ui.guardrails = client.guardrails
         return client
 
     async def _hold(self, upstream: Upstream) -> None:
+        # A stdio upstream's stderr passes through a pipe of ours (its last lines say why it
+        # exited, if it does before the handshake); not on Windows, whose pipes anyio cannot wait on.
+        tail = StderrTail() if upstream.command is not None and sys.platform != "win32" else None
         try:
-            async with self._client(upstream) as client:
-                self.tools[upstream.name] = await client.list_tools()
-                self.prompts[upstream.name] = await _optional(client.list_prompts)
-                self.resources[upstream.name] = await _optional(client.list_resources)
-                self.templates[upstream.name] = await _optional(client.list_resource_templates)
-                self.clients[upstream.name] = client
-                logger.info(
-                    "upstream %s speaks %s (%s)", upstream.name, client.protocol_version, client.era_reason
-                )
-                self._settle()
-                await self._stop.wait()
+            async with anyio.create_task_group() as tg:
+                if tail is not None:
+                    tg.start_soon(tail.pump)
+                try:
+                    await self._connect(upstream, tail)
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            if tail is not None:
+                tail.close()
+
+    async def _connect(self, upstream: Upstream, tail: StderrTail | None) -> None:
+        spawned = Spawned()
+        connecting = self._connecting[upstream.name] = anyio.CancelScope()
+        if self._stop.is_set():
+            connecting.cancel()
+        try:
+            with noting_spawns(spawned), connecting:
+                async with self._client(upstream, tail.errlog if tail is not None else None) as client:
+                    self.tools[upstream.name] = await client.list_tools()
+                    self.prompts[upstream.name] = await _optional(client.list_prompts)
+                    self.resources[upstream.name] = await _optional(client.list_resources)
+                    self.templates[upstream.name] = await _optional(client.list_resource_templates)
+                    self.clients[upstream.name] = client
+                    self._connecting.pop(upstream.name, None)  # from now on `_stop` ends it
+                    logger.info(
+                        "upstream %s speaks %s (%s)",
+                        upstream.name,
+                        client.protocol_version,
+                        client.era_reason,
+                    )
+                    self._settle()
+                    await self._stop.wait()
         except Exception as exc:  # one upstream down never takes the others with it
-            why = await credentials_refused(upstream) or failure_reason(exc)
+            if tail is not None:
+                tail.drain()  # what the process wrote before it ended
+            why = await credentials_refused(upstream) or failure_reason(
+                exc,
+                upstream,
+                stderr=tail.lines if tail is not None else None,
+                exit_status=spawned.exit_status,
+            )
             logger.warning("upstream %s is unavailable: %s", upstream.name, why)
             self.failed[upstream.name] = why
         finally:
+            self._connecting.pop(upstream.name, None)
             self.clients.pop(upstream.name, None)
             for listing in (self.tools, self.prompts, self.resources, self.templates):
                 listing.pop(upstream.name, None)
@@ -159,10 +208,25 @@ class Pool:
 
     def unavailable(self) -> str:
         """The upstreams that failed and why, for an error the downstream reads ("" when none)."""
-        if not self.failed:
+        why = dict(self.failed)
+        if self.timed_out:
+            why.update((name, _slow()) for name in self.starting())
+        if not why:
             return ""
-        failed = "; ".join(f"'{server}' ({why})" for server, why in sorted(self.failed.items()))
+        failed = "; ".join(f"'{server}' ({reason})" for server, reason in sorted(why.items()))
         return f"Unavailable upstream servers: {failed}"
+
+    def unknown_tool(self, name: str) -> str:
+        """What a call of a tool that is not offered (or whose server left) is told: the prefixed
+        names when several servers offer `name`, else the upstreams that are unavailable and why."""
+        offered = self.offered()
+        order = [u.name for u in self.config.upstreams]  # the servers in the file's order
+        found = [(order.index(s), n) for n, (s, tool) in offered.items() if tool.name == name and n != name]
+        prefixed = [n for _, n in sorted(found)]
+        if name not in offered and len(prefixed) > 1:
+            choices = f"{', '.join(prefixed[:-1])} or {prefixed[-1]}"
+            return f"Unknown tool {name!r}: several servers offer it; call {choices}"
+        return f"Unknown tool {name!r} (or its server is unavailable). {self.unavailable()}".strip()
 
     def resource_server(self, uri: str) -> str | None:
         """The server offering `uri`: one that lists it, else one with a template it fits (the
@@ -176,41 +240,8 @@ class Pool:
         return None
 
 
-async def credentials_refused(upstream: Upstream) -> str | None:
-    """ "HTTP 401: …" when an HTTP upstream refuses the gateway's configured headers, else None (asked
-    only after a failure: the SDK reports an HTTP error as a bare JSON-RPC error)."""
-    if upstream.url is None:
-        return None
-    status = await sdk.http_status(upstream.url, upstream.headers)
-    return status_reason(status) if status in (401, 403) else None
-
-
-def failure_reason(exc: BaseException) -> str:
-    """Why an upstream failed, in words a person can act on: the HTTP status it answered with
-    (401/403: the `headers` in the config), else the innermost error's type."""
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    innermost = exc
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        innermost = current
-        status = getattr(getattr(current, "response", None), "status_code", None)
-        if isinstance(status, int):
-            return status_reason(status)
-        if isinstance(current, BaseExceptionGroup):
-            todo.extend(current.exceptions)
-        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return type(innermost).__name__
-
-
-def status_reason(status: int) -> str:
-    """An upstream's HTTP error status in words a person can act on."""
-    if status in (401, 403):
-        return f"HTTP {status}: it refused the gateway's credentials (check its headers in the config)"
-    return f"HTTP {status}"
+def _slow() -> str:
+    return f"no answer to the handshake after {UPSTREAM_START_TIMEOUT_SECONDS:g} s; it joins when it answers"
 
 
 async def _optional(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import anyio
 import mcp_types as t
@@ -29,12 +29,14 @@ from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
 from mcp_elicit.server.stdin import stdin_lines
 
 __all__ = [
+    "CONNECTION_CLOSED",
     "bearer_of",
     "build_server",
     "error_result",
     "error_text",
     "http_status",
     "input_required",
+    "jsonrpc_error",
     "not_found",
     "protocol_version",
     "report_progress",
@@ -181,6 +183,15 @@ def with_reason(exc: BaseException, text: str) -> BaseException:
 def error_text(exc: BaseException) -> str:
     """An error's message for the client (a replica hands it to the one the client reached)."""
     return exc.error.message if isinstance(exc, MCPError) else str(exc)
+
+
+def jsonrpc_error(exc: BaseException) -> tuple[int, str] | None:
+    """An upstream's JSON-RPC error (code, message), None for anything else; the SDK's own
+    "connection closed" comes as code `CONNECTION_CLOSED`."""
+    return (exc.error.code, exc.error.message) if isinstance(exc, MCPError) else None
+
+
+CONNECTION_CLOSED: Final = t.CONNECTION_CLOSED
 
 
 def tool_named(tool: Any, name: str) -> Any:
