@@ -120,3 +120,28 @@ def test_the_sdk_oauth_flow_still_logs_its_failures_under_the_name_the_filter_dr
         "the OAuth flow's failure log", SDK_TRANSPORT
     )
     assert "logging.getLogger(__name__)" in source, hook("mcp.client.auth.oauth2's logger", SDK_TRANSPORT)
+
+
+@pytest.mark.anyio
+async def test_the_sdk_still_starts_a_stdio_server_through_the_function_the_gateway_wraps() -> None:
+    """`sdk_transport._note_spawns` wraps `mcp.client.stdio._create_platform_compatible_process`
+    so the gateway can say an upstream's exit status; the SDK must still start servers through it."""
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from mcp_elicit.client.sdk_transport import Spawned, noting_spawns
+
+    where = "client/sdk_transport.py _note_spawns (the gateway's upstream exit status)"
+    wrapped = private_attribute("mcp.client.stdio", "_create_platform_compatible_process", where)
+    assert getattr(wrapped, "mcp_elicit_noted", False), hook("_create_platform_compatible_process", where)
+    box = Spawned()
+    params = StdioServerParameters(command=sys.executable, args=["-c", "import sys; sys.exit(3)"])
+    with noting_spawns(box):
+        try:
+            async with stdio_client(params) as (read, _):
+                async for _ in read:  # the process exits at once: the stream ends
+                    break
+        except Exception:  # how the SDK reports a server gone at once is not the point here
+            pass
+    assert box.process is not None, hook("stdio_client -> _create_platform_compatible_process", where)
