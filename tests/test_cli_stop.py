@@ -212,6 +212,24 @@ def test_a_client_closing_stdin_still_ends_each_stdio_server_with_status_0(
         assert not any("stopping" in line for line in server.stderr)
 
 
+HUNG = (
+    "import os, sys, time; print('hung upstream', os.getpid(), file=sys.stderr, flush=True); time.sleep(600)"
+)
+
+
+def test_a_stop_while_an_upstream_never_answers_its_handshake_ends_the_wait_and_reaps_it(
+    tmp_path: Path, piped: Callable[[list[str]], Piped]
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"hung": {"command": sys.executable, "args": ["-c", HUNG]}}}))
+    gateway = piped([sys.executable, "-m", "mcp_elicit", "gateway", "--config", str(config)])
+    gateway.wait_for_stderr("hung upstream")  # started, and the gateway waits for its handshake
+    [pid] = [int(line.split()[-1]) for line in gateway.stderr if "hung upstream" in line]
+    gateway.proc.send_signal(signal.SIGTERM)
+    assert gateway.exit_code() == 143  # the wait for upstreams (30 s) gave way to the stop
+    assert gone(pid)
+
+
 def test_a_line_longer_than_the_limit_ends_a_stdio_server_as_end_of_file_does(
     tmp_path: Path, piped: Callable[[list[str]], Piped]
 ) -> None:

@@ -392,8 +392,22 @@ class Gateway:
 
     async def serve_stdio(self, stop: Any = None) -> None:
         """Serve over stdin and stdout until end of file, or until `stop` (an anyio.Event) is set:
-        that ends the session as end of file does."""
-        await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools
+        that ends the session as end of file does, and a stop while the upstreams still start
+        ends the wait for them (leaving the gateway stops them, a handshake in progress too)."""
+        if stop is None:
+            await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools
+        else:
+            async with anyio.create_task_group() as tg:
+
+                async def start_upstreams() -> None:
+                    await self.pool_for(LOCAL_USER)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(start_upstreams)
+                await stop.wait()
+                tg.cancel_scope.cancel()
+            if stop.is_set():
+                return
         await sdk.serve_stdio(self.server, stop)
 
     async def serve_http(
