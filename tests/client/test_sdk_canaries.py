@@ -10,6 +10,7 @@ import importlib
 import inspect
 from typing import Any
 
+import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
 from pydantic import ValidationError
@@ -145,3 +146,30 @@ async def test_the_sdk_still_starts_a_stdio_server_through_the_function_the_gate
         except Exception:  # how the SDK reports a server gone at once is not the point here
             pass
     assert box.process is not None, hook("stdio_client -> _create_platform_compatible_process", where)
+
+
+@pytest.mark.anyio
+async def test_a_stdio_server_line_that_is_not_json_rpc_is_one_warning_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK still logs such a line on `mcp.client.stdio` with that message (the hook
+    `client/sdk_transport.py` rewrites into one warning), and it reaches the log as one line."""
+    import logging
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    import mcp_elicit.client.sdk_transport  # noqa: F401 - installs the filter
+
+    code = "print('Starting my server v1.0', flush=True); import sys; sys.stdin.read()"
+    params = StdioServerParameters(command=sys.executable, args=["-c", code])
+    with caplog.at_level(logging.WARNING, logger="mcp.client.stdio"):
+        async with stdio_client(params) as (read, _):
+            with anyio.fail_after(30):
+                got = await read.receive()  # the SDK hands the session the parse error, logged first
+    assert isinstance(got, Exception)
+    where = "client/sdk_transport.py _OneLineParseFailure"
+    [record] = [r for r in caplog.records if r.name == "mcp.client.stdio"]
+    assert record.exc_info is None, hook("mcp.client.stdio parse-failure log record", where)
+    assert record.levelno == logging.WARNING
+    assert record.args == ("Starting my server v1.0",)

@@ -255,6 +255,35 @@ async def guarded_streamable_http_client(
         yield streams
 
 
+# The SDK logs a line a stdio server wrote that is not a JSON-RPC message with a traceback, and
+# goes on reading. A server that prints a banner or its own log to stdout is a common mistake, not
+# a crash: the record becomes one warning quoting the line (cut, on one line). Private hook: the
+# logger's name and the record's message (canary: tests/client/test_sdk_canaries.py).
+_SDK_STDIO_LOGGER: Final = "mcp.client.stdio"
+_SDK_STDIO_PARSE_FAILURE: Final = "Failed to parse JSONRPC message from server"
+# Characters of the offending line quoted in that warning.
+MAX_QUOTED_STDOUT_CHARS: Final = 200
+
+
+class _OneLineParseFailure(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != _SDK_STDIO_PARSE_FAILURE or not record.exc_info:
+            return True
+        line: Any = ""
+        exc = record.exc_info[1]
+        if isinstance(exc, ValidationError):
+            with suppress(IndexError, KeyError):
+                line = exc.errors()[0]["input"]
+        record.msg = "the stdio server wrote a line that is not a JSON-RPC message (ignored): %r"
+        record.args = (clean_text(str(line), limit=MAX_QUOTED_STDOUT_CHARS, multiline=False),)
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+logging.getLogger(_SDK_STDIO_LOGGER).addFilter(_OneLineParseFailure())
+
+
 # -- OAuth: the SDK's client flow, with this kit's token file and loopback callback ----------------
 
 # The SDK logs every failure of its OAuth flow with a traceback before re-raising it; `sign_in`
