@@ -33,7 +33,7 @@ from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
 from mcp_elicit.gateway.pool import Pool
-from mcp_elicit.gateway.relay import DownstreamCall
+from mcp_elicit.gateway.relay import TOOLS_CALL, DownstreamCall
 from mcp_elicit.gateway.shared_state import SharedState, StateRecord
 
 __all__ = ["LOCAL_USER", "MAX_POOLS", "Gateway"]
@@ -49,8 +49,7 @@ REPLICA_START_TIMEOUT_SECONDS: Final = 30.0
 
 NO_OPEN_QUESTION: Final = "This answer belongs to no open question (used, expired or not yours)."
 TOO_LATE: Final = "The upstream server did not answer in time."
-# The downstream requests that may ask questions, as their rounds name them.
-TOOLS_CALL: Final = "tools/call"
+# The downstream requests that may ask questions, as their rounds name them (and TOOLS_CALL).
 PROMPTS_GET: Final = "prompts/get"
 RESOURCES_READ: Final = "resources/read"
 

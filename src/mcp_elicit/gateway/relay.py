@@ -67,6 +67,7 @@ MAX_PENDING_PER_USER: Final = 8
 RELAY_WAIT_SECONDS: Final = 600.0
 # Wire requests of relayed forms kept built (per message, form and revision).
 WIRE_CACHE_SIZE: Final = 256
+# The downstream request a question is usually relayed beside (its result carries the notices).
 TOOLS_CALL: Final = "tools/call"
 # A consent record's reason when the downstream client declared no elicitation capability for the
 # question's mode (decided_by "no_terminal": nobody could be asked).
