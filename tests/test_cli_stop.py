@@ -230,6 +230,32 @@ def test_a_stop_while_an_upstream_never_answers_its_handshake_ends_the_wait_and_
     assert gone(pid)
 
 
+def ended(pid: int) -> bool:
+    """Whether process `pid` (not our child) exits within BOUND: its pidfd becomes readable."""
+    import select
+
+    fd = os.pidfd_open(pid)
+    try:
+        return bool(select.select([fd], [], [], BOUND)[0])
+    finally:
+        os.close(fd)
+
+
+def test_a_second_signal_ends_the_gateway_at_once_and_an_upstream_that_ignores_stdin_with_it(
+    tmp_path: Path, piped: Callable[[list[str]], Piped]
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"hung": {"command": sys.executable, "args": ["-c", HUNG]}}}))
+    gateway = piped([sys.executable, "-m", "mcp_elicit", "gateway", "--config", str(config)])
+    gateway.wait_for_stderr("hung upstream")
+    [pid] = [int(line.split()[-1]) for line in gateway.stderr if "hung upstream" in line]
+    gateway.proc.send_signal(signal.SIGINT)
+    gateway.wait_for_stderr("stopping on SIGINT")  # stopping: the upstream is given time to go
+    gateway.proc.send_signal(signal.SIGINT)
+    assert gateway.exit_code() == 130
+    assert ended(pid)
+
+
 def test_a_line_longer_than_the_limit_ends_a_stdio_server_as_end_of_file_does(
     tmp_path: Path, piped: Callable[[list[str]], Piped]
 ) -> None:

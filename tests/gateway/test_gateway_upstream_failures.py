@@ -158,3 +158,15 @@ async def test_an_unknown_name_still_lists_the_unavailable_servers() -> None:
     text = result.content[0].text
     assert "'ghost'" in text
     assert "fm__hello" not in text
+
+
+async def test_a_banner_an_upstream_prints_on_stdout_is_one_warning_naming_that_upstream(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    banner = {"command": sys.executable, "args": ["-c", "print('Cool Server v1 starting', flush=True)"]}
+    await call({"chatty": banner, "fm": FASTMCP}, "hello")
+    [record] = [r for r in caplog.records if r.name == "mcp.client.stdio"]
+    assert (record.levelno, record.exc_info) == (logging.WARNING, None)
+    assert "'chatty'" in record.getMessage()
+    assert record.args == ("Cool Server v1 starting",)

@@ -80,8 +80,9 @@ class Spawned:
     """The last stdio server process started while this box was current (`noting_spawns`), so
     that a server that exited before the handshake can be reported with its exit status."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "") -> None:
         self.process: Any = None
+        self.label = label  # which server, for what the SDK logs about it (the gateway's key)
 
     @property
     def exit_status(self) -> int | None:
@@ -274,7 +275,9 @@ class _OneLineParseFailure(logging.Filter):
         if isinstance(exc, ValidationError):
             with suppress(IndexError, KeyError):
                 line = exc.errors()[0]["input"]
-        record.msg = "the stdio server wrote a line that is not a JSON-RPC message (ignored): %r"
+        box = _spawned.get()  # the SDK's reader task runs in the context the server was started in
+        who = f" '{box.label}'" if box is not None and box.label else ""
+        record.msg = f"the stdio server{who} wrote a line that is not a JSON-RPC message (ignored): %r"
         record.args = (clean_text(str(line), limit=MAX_QUOTED_STDOUT_CHARS, multiline=False),)
         record.exc_info, record.exc_text = None, None
         record.levelno, record.levelname = logging.WARNING, "WARNING"

@@ -144,7 +144,7 @@ class Pool:
                 tail.close()
 
     async def _connect(self, upstream: Upstream, tail: StderrTail | None) -> None:
-        spawned = Spawned()
+        spawned = Spawned(upstream.name)
         connecting = self._connecting[upstream.name] = anyio.CancelScope()
         if self._stop.is_set():
             connecting.cancel()

@@ -11,11 +11,13 @@ same status. A client that closes stdin still ends it with status 0.
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 import anyio.abc
@@ -32,8 +34,22 @@ def signal_exit_status(signum: int) -> int:
     return 128 + int(signum)
 
 
+def _children() -> list[int]:
+    """This process's child processes (Linux: /proc/self/task/*/children; elsewhere none known)."""
+    found: list[int] = []
+    for path in glob.glob("/proc/self/task/*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            found += [int(pid) for pid in Path(path).read_text().split()]
+    return found
+
+
 def _exit_now(status: int) -> None:
-    """Exit without waiting for anything (a second signal): flush what was said, then go."""
+    """Exit without waiting for anything (a second signal): end the child processes (a gateway's
+    upstreams run in sessions of their own, so the terminal's Ctrl-C never reaches them, and
+    one that ignores its stdin would outlive the gateway), flush what was said, then go."""
+    for pid in _children():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
     for stream in (sys.stderr, sys.stdout):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
