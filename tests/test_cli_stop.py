@@ -256,6 +256,42 @@ def test_a_second_signal_ends_the_gateway_at_once_and_an_upstream_that_ignores_s
     assert ended(pid)
 
 
+OWN_SERVER = """
+from mcp.server.mcpserver import MCPServer
+from mcp_elicit.server import install, run_stdio
+
+server = MCPServer("own")
+install(server)
+run_stdio(server)
+"""
+
+
+@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (None, 0)])
+def test_a_library_users_own_server_run_with_run_stdio_stops_on_a_signal_or_end_of_file(
+    piped: Callable[[list[str]], Piped], stop: signal.Signals | None, status: int
+) -> None:
+    server = piped([sys.executable, "-c", OWN_SERVER])
+    assert server.initialize()["result"]["serverInfo"]["name"] == "own"
+    if stop is None:
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+    else:
+        server.proc.send_signal(stop)
+    assert server.exit_code() == status
+    assert not any("Traceback" in line for line in server.stderr)
+
+
+def test_run_stdio_refuses_a_fastmcp_server_which_runs_with_its_own_run() -> None:
+    import fastmcp
+
+    from mcp_elicit.errors import InvalidArgument
+    from mcp_elicit.server import run_stdio
+
+    with pytest.raises(InvalidArgument) as refused:
+        run_stdio(fastmcp.FastMCP("theirs"))
+    assert refused.value.name == "server"
+
+
 def test_a_line_longer_than_the_limit_ends_a_stdio_server_as_end_of_file_does(
     tmp_path: Path, piped: Callable[[list[str]], Piped]
 ) -> None:

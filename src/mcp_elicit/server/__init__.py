@@ -35,6 +35,7 @@ from mcp_elicit.server.rounds import MAX_ASKS_PER_CALL as MAX_ASKS_PER_CALL
 from mcp_elicit.server.rounds import MAX_INVALID_ANSWERS as MAX_INVALID_ANSWERS
 from mcp_elicit.server.rounds import ElicitMiddleware as ElicitMiddleware
 from mcp_elicit.server.rounds import ElicitSettings as ElicitSettings
+from mcp_elicit.server.signals import run_stdio as run_stdio
 from mcp_elicit.server.stores import HandoffStore as HandoffStore
 from mcp_elicit.server.stores import MemoryHandoffStore as MemoryHandoffStore
 from mcp_elicit.server.stores import RedisHandoffStore as RedisHandoffStore
@@ -65,6 +66,7 @@ __all__ = sorted(
         "Secret",
         "freeze_startup_heap",
         "mount_handoff_pages",
+        "run_stdio",
     ]
 )
 

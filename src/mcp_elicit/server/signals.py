@@ -11,6 +11,7 @@ same status. A client that closes stdin still ends it with status 0.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import logging
 import os
@@ -18,11 +19,14 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
 
-__all__ = ["STOP_SIGNALS", "run_until_signalled", "signal_exit_status"]
+from mcp_elicit.errors import InvalidArgument
+
+__all__ = ["STOP_SIGNALS", "run_stdio", "run_until_signalled", "signal_exit_status"]
 
 logger = logging.getLogger("mcp_elicit.server")
 
@@ -84,3 +88,16 @@ def run_until_signalled(
     anyio.run(main)
     if got:
         raise SystemExit(signal_exit_status(got[0]))
+
+
+def run_stdio(server: Any) -> None:
+    """Serve `server`, the SDK's `MCPServer`, over stdin and stdout: return when the client closes
+    stdin; after Ctrl-C or SIGTERM stop as end of file does and exit 130 or 143 (a second signal:
+    at once). What `mcp-elicit serve-reference` does. The SDK's own `server.run("stdio")` ignores
+    Ctrl-C until end of file (its stdin thread cannot be abandoned). A FastMCP server runs with its
+    own `run()`: its lifespan is FastMCP's to start."""
+    from mcp_elicit.server import sdk, sdk_fastmcp_server
+
+    if sdk_fastmcp_server(server):
+        raise InvalidArgument("server", "a FastMCP server runs with its own run(); this takes an MCPServer")
+    run_until_signalled(functools.partial(sdk.serve_stdio, server))
