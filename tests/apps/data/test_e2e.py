@@ -167,6 +167,23 @@ async def test_a_client_that_cannot_show_forms_gets_a_refusal_not_an_unasked_run
 
 
 @pytest.mark.parametrize("era", ERAS)
+async def test_whole_rows_and_sql_run_by_name_never_get_personal_data_past_the_guard(
+    target: Target, era: str
+) -> None:
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    by_name = "SELECT * FROM query('SELECT email FROM customers')"
+    if target.engine == "postgres":
+        by_name = "SELECT query_to_xml('select email from customers', true, false, '')"
+    async with memory_session(target, era, engine=engine, elicit=False) as s:
+        whole_rows = ("SELECT c FROM customers c LIMIT 1", "SELECT to_json(c) AS r FROM customers c LIMIT 1")
+        for whole_row in whole_rows:
+            refused = payload(await s.call(whole_row))
+            assert (refused["status"], refused["reason"]) == ("refused", "cannot_ask")  # it reads email
+        assert payload(await s.call(by_name))["reason"] == "opaque_source"
+    assert engine.ran == []
+
+
+@pytest.mark.parametrize("era", ERAS)
 async def test_fail_open_for_elicitation_is_a_setting_and_is_recorded(target: Target, era: str) -> None:
     config = DataConfig(
         fail_closed=FailClosed(elicitation=False),

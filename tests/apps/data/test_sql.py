@@ -111,3 +111,48 @@ def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> 
     joined = "SELECT o.amount, c.name FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY c.email"
     assert masked_rows(joined) == [(30, None)]
     assert masked_rows("SELECT id FROM customers WHERE email IN (SELECT email FROM customers)") == [(1,)]
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT c FROM customers c",
+        "SELECT to_json(c) FROM customers c",
+        "SELECT row_to_json(c) FROM customers c",
+        "SELECT customers FROM customers",
+        "SELECT (SELECT c FROM customers c LIMIT 1) AS r",
+    ],
+)
+def test_a_whole_row_reference_reads_every_column_of_its_table(sql: str, dialect: str) -> None:
+    read = read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+    assert read == {(CUST, c) for c in SCHEMA["main"]["customers"]}
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "trino"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM query_table('customers')",
+        "SELECT * FROM query('SELECT email FROM customers')",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM generate_series(1, 3)",
+        "SELECT query_to_xml('select email from customers', true, false, '')",
+        "SELECT table_to_xml('customers', true, false, '')",
+        "SELECT * FROM dblink('dbname=x', 'select email from customers') AS t(e text)",
+        "SELECT pg_read_file('/etc/hostname')",
+        "SELECT getenv('HOME')",
+        "SELECT id FROM customers WHERE name IN (SELECT * FROM query_table('customers'))",
+    ],
+)
+def test_what_reads_a_table_query_or_file_named_in_a_string_is_refused(sql: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, dialect)
+    assert refused.value.reason == "opaque_source"
+    assert refused.value.detail
+
+
+def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
+    assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
+    unmasked = '{"id":7,"customer_id":1,"amount":30}'  # no masked column in orders: the row stays
+    assert masked_rows("SELECT o.amount, to_json(o) AS r FROM orders o") == [(30, unmasked)]

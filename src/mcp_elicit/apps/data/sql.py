@@ -57,6 +57,42 @@ _FORBIDDEN: tuple[type[exp.Expression], ...] = tuple(
     if isinstance(cls := getattr(exp, name, None), type)
 )
 
+# Functions that read what the parser cannot see: a table, a query or a file named in a string
+# (DuckDB's query/query_table, PostgreSQL's query_to_xml family and dblink), the server's files or
+# environment. A query calling one is refused: the guard could not tell which columns it reads.
+_OPAQUE_FUNCTIONS: Final = frozenset(
+    {
+        "query",
+        "query_table",
+        "query_to_xml",
+        "query_to_xmlschema",
+        "query_to_xml_and_xmlschema",
+        "table_to_xml",
+        "table_to_xmlschema",
+        "table_to_xml_and_xmlschema",
+        "cursor_to_xml",
+        "cursor_to_xmlschema",
+        "schema_to_xml",
+        "schema_to_xmlschema",
+        "schema_to_xml_and_xmlschema",
+        "database_to_xml",
+        "database_to_xmlschema",
+        "database_to_xml_and_xmlschema",
+        "dblink",
+        "dblink_exec",
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_ls_dir",
+        "pg_stat_file",
+        "lo_get",
+        "lo_import",
+        "lo_export",
+        "read_text",
+        "read_blob",
+        "getenv",
+    }
+)
+
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to Command" warnings
 
 
@@ -68,7 +104,8 @@ class ParsedQuery:
 
 
 def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
-    """The query's tree when `sql` is exactly one read statement; QueryRefused otherwise."""
+    """The query's tree when `sql` is exactly one read statement whose sources the guard can see
+    (`_refuse_opaque`); QueryRefused otherwise."""
     if len(sql) > MAX_SQL_CHARS:
         raise QueryRefused("not_parsed", f"longer than {MAX_SQL_CHARS} characters")
     try:
@@ -83,6 +120,7 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
     bad = next((n for n in tree.walk() if isinstance(n, _FORBIDDEN)), None)
     if bad is not None:
         raise QueryRefused("not_read_only", f"contains {bad.key.upper()}; only reads run")
+    _refuse_opaque(tree)  # before the engine plans it: a table function may read a file to plan
     return ParsedQuery(sql, dialect, tree)
 
 
@@ -109,13 +147,42 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
         raise QueryRefused("unknown_column", str(exc).splitlines()[0]) from None
 
 
-def _base_columns(tree: exp.Expression) -> Iterable[tuple[exp.Column, str]]:
-    """Every column reference that reads a real table, with that table's qualified name."""
+def _refuse_opaque(tree: exp.Expression) -> None:
+    """QueryRefused ("opaque_source") when the query reads through something the guard cannot see
+    into: a table function in FROM (`query_table('t')`, `read_csv(...)`) or a function that runs a
+    query or reads a table, file or setting named in a string (`_OPAQUE_FUNCTIONS`)."""
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
+            raise QueryRefused("opaque_source", f"reads from {name[:80]}, which the guard cannot see into")
+    for func in tree.find_all(exp.Func):
+        name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+        if name in _OPAQUE_FUNCTIONS:
+            raise QueryRefused("opaque_source", f"calls {name}(), which reads what the guard cannot see")
+
+
+def _base_columns(
+    tree: exp.Expression, schema: MappingSchema | None = None
+) -> Iterable[tuple[exp.Expression, str, str]]:
+    """(reference, qualified table, column) for every column reference that reads a real table.
+    A whole-row reference (`SELECT c FROM customers c`, `to_json(c)`: sqlglot's TableColumn) reads
+    every column of its table: with `schema`, one triple per column, all with that reference."""
     for scope in traverse_scope(tree):
         for column in scope.columns:
             source = scope.sources.get(column.table)
             if isinstance(source, exp.Table):
-                yield column, f"{source.db}.{source.name}" if source.db else source.name
+                yield column, _table_name(source), column.name
+        if schema is None:
+            continue
+        for row in scope.find_all(exp.TableColumn):
+            source = scope.sources.get(row.name)
+            if isinstance(source, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
+                for name in schema.column_names(source):
+                    yield row, _table_name(source), name
+
+
+def _table_name(source: exp.Table) -> str:
+    return f"{source.db}.{source.name}" if source.db else source.name
 
 
 def read_columns(
@@ -123,8 +190,9 @@ def read_columns(
 ) -> set[tuple[str, str]]:
     """(qualified table, column) for every base column the query reads anywhere: projection,
     filters, joins, grouping, ``*`` expanded, through CTEs and subqueries."""
-    tree = _qualified(query, schema, default_schema)
-    return {(table, column.name) for column, table in _base_columns(tree)}
+    compiled = schema if isinstance(schema, MappingSchema) else compiled_schema(schema, query.dialect)
+    tree = _qualified(query, compiled, default_schema)
+    return {(table, name) for _, table, name in _base_columns(tree, compiled)}
 
 
 def _in_predicate(node: exp.Expression) -> bool:
@@ -137,7 +205,7 @@ def _in_predicate(node: exp.Expression) -> bool:
     return False
 
 
-def _in_projection(column: exp.Column) -> bool:
+def _in_projection(column: exp.Expression) -> bool:
     """True when `column` is part of its nearest SELECT's output list (not its filters or order)."""
     node: exp.Expr = column
     while node.parent is not None and not isinstance(node.parent, exp.Select):
@@ -153,10 +221,13 @@ def masked_sql(
     Each SELECT list that feeds the output (the top, CTEs, derived tables, set operations, scalar
     subqueries) has its references to masked base columns replaced with NULL; the filters, joins
     and grouping on the base tables still see the real values inside the engine, only those
-    values never leave it. (A filter in an outer query on a CTE's masked output sees NULL.)
+    values never leave it. (A filter in an outer query on a CTE's masked output sees NULL.) A
+    whole-row reference to a table with a masked column is NULL as a whole.
     """
-    tree = _qualified(query, schema, default_schema)
-    for column, table in list(_base_columns(tree)):
-        if (table, column.name) in masked and _in_projection(column):
+    compiled = schema if isinstance(schema, MappingSchema) else compiled_schema(schema, query.dialect)
+    tree = _qualified(query, compiled, default_schema)
+    hidden = {id(c): c for c, table, name in _base_columns(tree, compiled) if (table, name) in masked}
+    for column in hidden.values():  # a whole-row reference with a masked column in it goes whole
+        if _in_projection(column):
             column.replace(exp.Null())
     return tree.sql(dialect=query.dialect)
