@@ -175,7 +175,10 @@ async def test_an_unusable_spec_or_a_server_that_does_not_start_exits_1() -> Non
     assert "Cannot use the server spec: " in transcript
     code, transcript = await session("/nonexistent/mcp-server --stdio", [])
     assert code == 1
-    assert "Connection to /nonexistent/mcp-server --stdio failed or broke: " in transcript
+    assert (
+        "Connection to /nonexistent/mcp-server --stdio failed: cannot start the server: "
+        "command not found: /nonexistent/mcp-server"
+    ) in transcript
 
 
 @pytest.mark.anyio

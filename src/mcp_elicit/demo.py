@@ -9,9 +9,11 @@ and the answer that went back, step by step.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -85,11 +87,28 @@ Try:
                   region, replicas; production adds a confirmation
   call signup     three steps: account, preferences (a multi select, a date), confirm
   tools           everything the server offers
-Guarded SQL on a sample database: mcp-elicit connect --server "mcp-elicit serve-data",
+Guarded SQL on a sample database (after quit, from this directory):
+  {data}
 then call query (try: SELECT name, email FROM customers LIMIT 3).
 In a form: Enter keeps the [value] · :decline or Ctrl-D declines · :cancel, Ctrl-C or Esc
 cancels. A review screen lets you change any answer before it is sent. quit leaves.
 """
+
+
+def command_path() -> str:
+    """The `mcp-elicit` command beside this Python, as a path from the current directory
+    (`.venv/bin/mcp-elicit` for `make demo` in a fresh clone: the venv is not on PATH)."""
+    script = Path(sys.executable).parent / "mcp-elicit"
+    if not script.exists():
+        return "mcp-elicit"
+    relative = os.path.relpath(script)
+    return relative if os.sep in relative else f".{os.sep}{relative}"
+
+
+def data_server_hint() -> str:
+    """`connect` to the guarded data server, a command line that works when pasted."""
+    command = command_path()
+    return shlex.join([command, "connect", "--server", shlex.join([command, "serve-data"])])
 
 
 def reference_server_spec() -> str:
@@ -101,7 +120,7 @@ async def run_interactive() -> int:
     """`connect` against the reference server, after the intro; the exit code of the session."""
     from mcp_elicit.cli.connect import ConnectSession
 
-    print(INTRO, flush=True)
+    print(INTRO.format(data=data_server_hint()), flush=True)
     return await ConnectSession(reference_server_spec()).run()
 
 

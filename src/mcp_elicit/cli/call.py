@@ -40,6 +40,7 @@ from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import error_code
+from mcp_elicit.client.servers import start_failure
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
@@ -259,8 +260,17 @@ async def run_call(
         except ConfigError:
             raise  # the configuration cannot be used (say, its checkpoint's key is missing): exit 2
         except Exception as exc:  # the report is the interface: any failure is described, not raised
-            report.error = _describe(exc)
-            report.server_log = _tail(errlog) or None
+            not_started = start_failure(exc, client.stdio_command)
+            if not_started is not None:  # one line naming the command; there is no server log
+                report.error = {
+                    "type": type(not_started.error).__name__,
+                    "message": not_started.text,
+                    "reason": not_started.reason,
+                    "command": not_started.command,
+                }
+            else:
+                report.error = _describe(exc)
+                report.server_log = _tail(errlog) or None
     report.elicitations = list(client.handler.outcomes)
     return report
 

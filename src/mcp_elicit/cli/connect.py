@@ -46,7 +46,7 @@ from mcp_elicit.client.sdk import (
     Tool,
     discover_identity,
 )
-from mcp_elicit.client.servers import ServerSpec
+from mcp_elicit.client.servers import ServerSpec, start_failure
 from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
@@ -212,6 +212,11 @@ class ConnectSession:
                 self._show_log()
                 return 1
             except Exception as exc:  # the connection failed or broke: say so, never a traceback
+                command = connection.stdio_command if isinstance(connection, ElicitClient) else ""
+                not_started = start_failure(exc, command)
+                if not_started is not None:  # no process, so no stderr to show
+                    self._say(f"Connection to {plain(self.where)} failed: {plain(not_started.text)}", "red")
+                    return 1
                 self._say(
                     f"Connection to {plain(self.where)} failed or broke: {plain(_describe(exc))}", "red"
                 )

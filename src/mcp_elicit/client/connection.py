@@ -213,6 +213,12 @@ class ElicitClient:
         )
 
     @property
+    def stdio_command(self) -> str:
+        """The command a stdio server is started with ("" for any other server); see
+        `servers.start_failure` for telling apart a command that could not be started."""
+        return _stdio_command(self._server)
+
+    @property
     def protocol_version(self) -> str:
         return self.sdk.protocol_version
 
@@ -436,3 +442,10 @@ def _where(server: Any) -> str:
     if isinstance(server, ServerSpec):
         return server.where
     return describe_server(server)
+
+
+def _stdio_command(server: Any) -> str:
+    """The command a stdio server is started with ("" for any other server)."""
+    if isinstance(server, ServerSpec):
+        return server.argv[0] if server.argv else ""
+    return server.command if isinstance(server, StdioServerParameters) else ""

@@ -25,19 +25,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ConfigError
 
 __all__ = [
     "MAX_SERVERS_FILE_BYTES",
+    "MAX_SHOWN_COMMAND_CHARS",
     "ServerSpec",
+    "StartFailure",
     "parse_header",
     "parse_server_spec",
     "server_from_file",
     "servers_in",
+    "start_failure",
 ]
 
 # Bytes read from an mcpServers file: a configuration, not a data set.
 MAX_SERVERS_FILE_BYTES: Final = 1_000_000
+MAX_SHOWN_COMMAND_CHARS: Final = 300  # characters of a command named in a StartFailure
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -65,6 +70,51 @@ class ServerSpec:
         if self.url is None and headers:
             raise ConfigError("header", "HTTP headers need an http(s):// server, not a command line")
         return ServerSpec(self.url, self.argv, self.env, (*self.headers, *headers.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class StartFailure:
+    """A stdio server's `command` the operating system would not start: `reason` is "not_found",
+    "not_executable" or "failed"; `error` the OSError; `text` one line, the gateway's wording:
+    "cannot start the server: command not found: mcp-elicit"."""
+
+    command: str
+    reason: Literal["not_found", "not_executable", "failed"]
+    error: OSError
+
+    @property
+    def text(self) -> str:
+        shown = clean_text(self.command, limit=MAX_SHOWN_COMMAND_CHARS, multiline=False, defang=False)
+        if self.reason == "not_found":
+            said = f"command not found: {shown}"
+        elif self.reason == "not_executable":
+            said = f"command not executable: {shown}, permission denied"
+        else:
+            words = self.error.strerror or str(self.error) or type(self.error).__name__
+            words = clean_text(words, limit=MAX_SHOWN_COMMAND_CHARS, multiline=False)
+            said = f"could not start {shown}: {words}"
+        return f"cannot start the server: {said}"
+
+
+def start_failure(exc: BaseException, command: str) -> StartFailure | None:
+    """A `StartFailure` when `exc` (or an error inside it: groups, causes) is the operating system
+    refusing to start `command`, the first word of a stdio server's command line; else None."""
+    todo, seen = [exc], set()
+    while command and todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.filename is not None and str(current.filename) == command:
+            if isinstance(current, FileNotFoundError):
+                return StartFailure(command, "not_found", current)
+            if isinstance(current, PermissionError):
+                return StartFailure(command, "not_executable", current)
+            return StartFailure(command, "failed", current)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
 
 
 def parse_server_spec(spec: str) -> ServerSpec:

@@ -14,14 +14,14 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from mcp_elicit.apps.data import build_data_server, open_engine
-from mcp_elicit.apps.data.catalog import DataConfig
-from mcp_elicit.apps.data.guard import FailClosed
+from mcp_elicit.apps.data.catalog import DataConfig, config_from_mapping
+from mcp_elicit.apps.data.guard import CATEGORIES, FailClosed
 from mcp_elicit.audit import SqliteAuditSink
 from mcp_elicit.errors import DataEngineError
 from mcp_elicit.server import ElicitSettings
 from mcp_elicit.testing import MemoryAuditSink
 from tests.apps.data import stories
-from tests.apps.data.conftest import Target
+from tests.apps.data.conftest import CATALOG, Target
 from tests.apps.data.stories import PII, CountingEngine, Session, payload, query_records
 from tests.e2e.servers import serving_http
 from tests.support import ScriptedCallback
@@ -205,6 +205,68 @@ async def test_no_estimate_or_no_catalog_refuses_the_query(target: Target, broke
         result = await s.call(stories.CHEAP)
         assert result.is_error
         assert payload(result)["reason"] == reason
+        assert s.last_record()["reason"] == reason
+    assert engine.ran == []
+
+
+# What the query tool can answer that is not a refusal; every other category is one.
+NOT_REFUSALS = {
+    "ran_unasked",
+    "ran_unguarded",
+    "user_accepted",
+    "user_accepted_masked",
+    "user_declined",
+    "user_cancelled",
+    "not_answered",
+}
+# Each refusal on the DuckDB sample: (reason, sql, how the session is broken, words the detail holds).
+REFUSALS: list[tuple[str, str, str, tuple[str, ...]]] = [
+    ("not_read_only", "DELETE FROM customers", "", ("DELETE", "only SELECT")),
+    ("not_parsed", "SELEC 1", "", ("Unexpected token",)),
+    ("unknown_column", "SELECT nope FROM customers", "", ("nope",)),
+    ("no_estimate", "SELECT * FROM read_csv('/etc/passwd')", "", ("could not estimate", "/etc/passwd")),
+    ("no_estimate", "SELECT getenv('HOME')", "", ("could not estimate", "getenv")),
+    ("no_catalog", stories.CHEAP, "tables_fail", ("catalog could not be read", "refused")),
+    (
+        "cannot_ask",
+        stories.PII,
+        "no_elicitation",
+        (
+            "confirmation",
+            "main.customers.email (pii)",
+            "main.customers.name (personal)",
+            "cannot show the question",
+            "client with elicitation",
+            "leave out those columns",
+        ),
+    ),
+    (
+        "cannot_ask",
+        stories.EXPENSIVE,
+        "no_elicitation",
+        ("over the limit of 1,000,000", "cannot show the question", "client with elicitation", "fewer rows"),
+    ),
+]
+
+
+def test_the_refusal_cases_cover_every_refusal_category() -> None:
+    assert {r[0] for r in REFUSALS} == set(CATEGORIES) - NOT_REFUSALS
+
+
+@pytest.mark.parametrize(("reason", "sql", "broken", "words"), REFUSALS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_refusal_has_a_one_line_detail_the_model_can_act_on(
+    sample_db: Path, era: str, reason: str, sql: str, broken: str, words: tuple[str, ...]
+) -> None:
+    target = Target("duckdb", str(sample_db), "main", config_from_mapping(CATALOG), "")
+    engine = CountingEngine(open_engine("duckdb", str(sample_db)), tables_fail=broken == "tables_fail")
+    async with memory_session(target, era, engine=engine, elicit=broken != "no_elicitation") as s:
+        out = payload(await s.call(sql))
+        assert (out["status"], out["reason"]) == ("refused", reason)
+        assert out["detail"].strip()
+        assert "\n" not in out["detail"]
+        for word in words:
+            assert word in out["detail"]
         assert s.last_record()["reason"] == reason
     assert engine.ran == []
 

@@ -38,6 +38,7 @@ class Assessment:
     estimate: Estimate | None  # None: the engine gave no estimate
     thresholds: Thresholds
     decision: Decision
+    no_estimate_why: str = ""  # the engine's own words when it gave no estimate
 
 
 def schema_of(tables: Iterable[TableInfo]) -> Schema:
@@ -72,12 +73,13 @@ class CatalogCache:
             return tables, self._snapshot[2]
 
 
-def _estimate(engine: Engine, sql: str) -> Estimate | None:
+def _estimate(engine: Engine, sql: str) -> tuple[Estimate | None, str]:
+    """The engine's estimate, or None with the engine's error in words."""
     try:
-        return engine.estimate(sql)
+        return engine.estimate(sql), ""
     except DataEngineError as exc:
         logger.info("no estimate: %s", exc)
-        return None
+        return None, str(exc)
 
 
 def _read(
@@ -110,7 +112,7 @@ def assess(
     try:
         tables, read = _read(parsed, catalog, engine.default_schema)
     finally:
-        estimate = planning.result()
+        estimate, no_estimate_why = planning.result()
     thresholds = config.thresholds(engine.name, engine.default_schema)
     decision = decide(
         estimate=estimate,
@@ -120,4 +122,4 @@ def assess(
         can_ask=can_ask,
         fail_closed=config.fail_closed,
     )
-    return Assessment(parsed, tables, estimate, thresholds, decision)
+    return Assessment(parsed, tables, estimate, thresholds, decision, no_estimate_why)

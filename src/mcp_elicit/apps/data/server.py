@@ -29,15 +29,16 @@ from pydantic import BaseModel, Field
 from mcp_elicit.apps.data.assess import CatalogCache, assess, schema_of
 from mcp_elicit.apps.data.catalog import DataConfig
 from mcp_elicit.apps.data.engine import Engine, TableInfo
-from mcp_elicit.apps.data.guard import Decision, Estimate, matching_tags
+from mcp_elicit.apps.data.guard import CATEGORIES, Decision, Estimate, matching_tags
 from mcp_elicit.apps.data.sql import masked_sql
 from mcp_elicit.core.forms import Titles
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
+from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ClientGone, DataEngineError, ElicitationTimeout, QueryRefused
 from mcp_elicit.server import ElicitSettings, ask, client_supports, install
 from mcp_elicit.server import audit as audit_trail
 
-__all__ = ["DATA_SERVER_NAME", "CostChoice", "PiiChoice", "build_data_server"]
+__all__ = ["DATA_SERVER_NAME", "CostChoice", "PiiChoice", "build_data_server", "refusal_detail"]
 
 logger = logging.getLogger("mcp_elicit.data")
 
@@ -45,6 +46,8 @@ DATA_SERVER_NAME: Final = "mcp-elicit-data"
 CONFIRM_KEY: Final = "confirm-query"
 # Characters of SQL quoted in the confirmation message (the rest is elided; the digest is recorded).
 MAX_QUOTED_SQL_CHARS: Final = 600
+# Characters of the engine's own error quoted in a no_estimate refusal (its first line only).
+MAX_QUOTED_ENGINE_CHARS: Final = 300
 
 
 class PiiChoice(enum.Enum):
@@ -92,6 +95,49 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
     quoted = sql if len(sql) <= MAX_QUOTED_SQL_CHARS else sql[:MAX_QUOTED_SQL_CHARS] + " …"
     text = " ".join(parts) + f"\nQuery: {quoted}"
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+def _over(decision: Decision) -> list[str]:
+    return [
+        f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
+        if not e.table
+        else f"{e.table} estimated at {_rows(e.rows)} rows, over its limit of {_rows(e.limit)}"
+        for e in decision.exceeded
+    ]
+
+
+def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
+    """The `detail` of a refusal `decide` made, in one line the model can relay and act on: what
+    the query would need confirmed and what to do instead (cannot_ask), or why the guard could not
+    weigh it (no_estimate with the engine's own words, no_catalog)."""
+    category = decision.category
+    if category == "cannot_ask":
+        needs = _over(decision)
+        if decision.pii:
+            needs.append("it reads personal data: " + ", ".join(c.label for c in decision.pii))
+        narrow = [
+            *(["read fewer rows (a narrower WHERE, fewer or smaller tables)"] if decision.exceeded else []),
+            *(["leave out those columns"] if decision.pii else []),
+        ]
+        text = (
+            "this query needs the person's confirmation ("
+            + "; ".join(needs)
+            + ") and this client cannot show the question (it does not support form elicitation); "
+            "ask the person to use a client with elicitation, or narrow the query: " + " and ".join(narrow)
+        )
+    elif category == "no_estimate":
+        text = "the engine could not estimate this query's cost, so it is refused"
+        said = no_estimate_why.strip().splitlines()[0] if no_estimate_why.strip() else ""
+        if said:
+            text += f" (the engine said: {clean_text(said, limit=MAX_QUOTED_ENGINE_CHARS, multiline=False)})"
+    elif category == "no_catalog":
+        text = (
+            "the catalog could not be read to check which columns hold personal data, so the query "
+            "is refused; try again later"
+        )
+    else:
+        text = CATEGORIES.get(category, category)
+    return clean_text(text, limit=MAX_MESSAGE_CHARS, multiline=False, defang=False)
 
 
 def _plain(value: Any) -> Any:
@@ -165,7 +211,8 @@ class _Guarded:
     ) -> t.CallToolResult:
         await self.record(ctx, sql, exc.reason, action="decline", decided_by="policy", **facts)
         logger.info("%s", exc)  # the text starts "query refused (reason)"
-        return _result({"status": "refused", "reason": exc.reason, "detail": exc.detail}, error=True)
+        detail = exc.detail or CATEGORIES.get(exc.reason, exc.reason)  # never an empty detail
+        return _result({"status": "refused", "reason": exc.reason, "detail": detail}, error=True)
 
     async def query(self, ctx: Context[Any, Any], sql: str) -> t.CallToolResult:
         engine, config = self.engine, self.config
@@ -180,7 +227,8 @@ class _Guarded:
         parsed = seen.parsed
         facts: dict[str, Any] = {"estimate": estimate, "decision": decision}
         if decision.kind == "refuse":
-            return await self.refuse(ctx, sql, QueryRefused(decision.category), **facts)
+            refused = QueryRefused(decision.category, refusal_detail(decision, seen.no_estimate_why))
+            return await self.refuse(ctx, sql, refused, **facts)
         run_sql, category = sql, decision.category
         masked: tuple[str, ...] = ()
         if decision.kind == "ask":
