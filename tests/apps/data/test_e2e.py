@@ -224,8 +224,9 @@ REFUSALS: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("not_read_only", "DELETE FROM customers", "", ("DELETE", "only SELECT")),
     ("not_parsed", "SELEC 1", "", ("Unexpected token",)),
     ("unknown_column", "SELECT nope FROM customers", "", ("nope",)),
-    ("no_estimate", "SELECT * FROM read_csv('/etc/passwd')", "", ("could not estimate", "/etc/passwd")),
-    ("no_estimate", "SELECT getenv('HOME')", "", ("could not estimate", "getenv")),
+    ("no_estimate", "SELECT no_such_function(1)", "", ("could not estimate", "no_such_function")),
+    ("opaque_source", "SELECT * FROM read_csv('/etc/passwd')", "", ("table function", "name the tables")),
+    ("opaque_source", "SELECT getenv('HOME')", "", ("getenv()", "name the tables")),
     ("no_catalog", stories.CHEAP, "tables_fail", ("catalog could not be read", "refused")),
     (
         "cannot_ask",

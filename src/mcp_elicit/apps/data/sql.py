@@ -154,11 +154,19 @@ def _refuse_opaque(tree: exp.Expression) -> None:
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
-            raise QueryRefused("opaque_source", f"reads from {name[:80]}, which the guard cannot see into")
+            raise QueryRefused(
+                "opaque_source",
+                f"reads from {name[:80]}, a table function the guard cannot see into;"
+                " name the tables instead",
+            )
     for func in tree.find_all(exp.Func):
         name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
         if name in _OPAQUE_FUNCTIONS:
-            raise QueryRefused("opaque_source", f"calls {name}(), which reads what the guard cannot see")
+            raise QueryRefused(
+                "opaque_source",
+                f"calls {name}(), which reads a query, table, file or setting named in a string"
+                " that the guard cannot see into; name the tables instead",
+            )
 
 
 def _base_columns(
