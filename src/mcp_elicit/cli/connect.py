@@ -422,6 +422,8 @@ def url_mode_line(client: ElicitClient) -> str:
     mode = client.url
     if mode is None:
         return "Web pages (URL mode) are off: " + (client.url_off_reason or "not asked for") + "."
+    if mode.in_page:  # the browser UI: the person clicks the link in its page
+        return "Web pages are on (URL mode), " + mode.describe() + "."
     return "Web pages are on (URL mode), " + mode.describe() + "; nothing opens unless you type open."
 
 

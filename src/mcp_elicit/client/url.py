@@ -208,8 +208,15 @@ class UrlMode:
         """True when links are shown to the person instead of opened (`opener.ShowLink`)."""
         return bool(getattr(self.opener, "headless", False))
 
+    @property
+    def in_page(self) -> bool:
+        """True when the opener describes itself (the browser UI: the person clicks in its page)."""
+        return isinstance(getattr(self.opener, "description", None), str)
+
     def describe(self) -> str:
         """Which URL mode is in effect, in words for the person."""
+        if self.in_page:
+            return str(self.opener.description)  # type: ignore[attr-defined]
         if self.headless:
             return "headless: after you consent, the link is shown for you to open on a device with a browser"
         return "after you consent, the page opens in your browser"

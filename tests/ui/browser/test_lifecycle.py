@@ -78,3 +78,15 @@ async def test_a_notice_is_shown_on_the_page_as_text() -> None:
     assert status == 200
     assert "&lt;b&gt;srv&lt;/b&gt;: asking too often &lt;script&gt;" in body
     assert "<script>" not in body.split("</head>", 1)[1].replace('<script src="', "")
+
+
+async def test_url_mode_through_the_page_is_described_as_the_page_and_not_as_a_browser_opening() -> None:
+    from mcp_elicit.client.opener import ShowLink
+    from mcp_elicit.client.url import UrlMode
+
+    mode = BrowserUI().url_mode()
+    assert mode.in_page
+    assert "in the page" in mode.describe()
+    assert "opens in your browser" not in mode.describe()
+    terminal = UrlMode(opener=ShowLink(print))
+    assert (terminal.in_page, terminal.headless) == (False, True)

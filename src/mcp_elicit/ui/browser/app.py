@@ -158,7 +158,7 @@ class BrowserUI:
         """A `client.url.UrlMode` whose opener is this page (the waiting screen's link)."""
         from mcp_elicit.client.url import UrlMode
 
-        return UrlMode(opener=self.opener, **options)
+        return UrlMode(opener=_ThePage(self), **options)
 
     async def opener(self, url: str) -> None:
         """Release a consented URL: the waiting screen links to it (the person opens it)."""
@@ -376,3 +376,16 @@ def _who(requester: Requester, purpose: Any) -> dict[str, str]:
         "where": F.visible(requester.where),
         "purpose": F.purpose_text(purpose),
     }
+
+
+class _ThePage:
+    """The page as URL mode's opener: it never opens anything; after the person consents there,
+    the waiting screen links to the page and the person clicks it (`BrowserUI.opener`)."""
+
+    description = "in the page: after you consent there, it links to the page for you to open"
+
+    def __init__(self, ui: BrowserUI) -> None:
+        self._ui = ui
+
+    async def __call__(self, url: str) -> None:
+        await self._ui.opener(url)
