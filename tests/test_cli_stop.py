@@ -217,14 +217,21 @@ HUNG = (
 )
 
 
-def test_a_stop_while_an_upstream_never_answers_its_handshake_ends_the_wait_and_reaps_it(
-    tmp_path: Path, piped: Callable[[list[str]], Piped]
-) -> None:
+def gateway_with_a_hung_upstream(tmp_path: Path, piped: Callable[[list[str]], Piped]) -> tuple[Piped, int]:
+    """A stdio gateway whose one upstream never answers its handshake (and ignores its stdin),
+    once that upstream runs; with the upstream's process id."""
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"hung": {"command": sys.executable, "args": ["-c", HUNG]}}}))
     gateway = piped([sys.executable, "-m", "mcp_elicit", "gateway", "--config", str(config)])
     gateway.wait_for_stderr("hung upstream")  # started, and the gateway waits for its handshake
     [pid] = [int(line.split()[-1]) for line in gateway.stderr if "hung upstream" in line]
+    return gateway, pid
+
+
+def test_a_stop_while_an_upstream_never_answers_its_handshake_ends_the_wait_and_reaps_it(
+    tmp_path: Path, piped: Callable[[list[str]], Piped]
+) -> None:
+    gateway, pid = gateway_with_a_hung_upstream(tmp_path, piped)
     gateway.proc.send_signal(signal.SIGTERM)
     assert gateway.exit_code() == 143  # the wait for upstreams (30 s) gave way to the stop
     assert gone(pid)
@@ -244,11 +251,7 @@ def ended(pid: int) -> bool:
 def test_a_second_signal_ends_the_gateway_at_once_and_an_upstream_that_ignores_stdin_with_it(
     tmp_path: Path, piped: Callable[[list[str]], Piped]
 ) -> None:
-    config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {"hung": {"command": sys.executable, "args": ["-c", HUNG]}}}))
-    gateway = piped([sys.executable, "-m", "mcp_elicit", "gateway", "--config", str(config)])
-    gateway.wait_for_stderr("hung upstream")
-    [pid] = [int(line.split()[-1]) for line in gateway.stderr if "hung upstream" in line]
+    gateway, pid = gateway_with_a_hung_upstream(tmp_path, piped)
     gateway.proc.send_signal(signal.SIGINT)
     gateway.wait_for_stderr("stopping on SIGINT")  # stopping: the upstream is given time to go
     gateway.proc.send_signal(signal.SIGINT)

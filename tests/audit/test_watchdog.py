@@ -10,18 +10,24 @@ from mcp_elicit.audit.watchdog import Watchdog
 BOUND_S = 10.0  # how long a test waits for an event before it fails
 
 
+class Expiries:
+    """An `expire` callback: the fds it was called with, and an event set at the first."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+        self.event = threading.Event()
+
+    def __call__(self, fd: int) -> None:
+        self.seen.append(fd)
+        self.event.set()
+
+
 def test_an_operation_past_its_deadline_is_expired_while_it_is_still_running() -> None:
-    expired = threading.Event()
-    seen: list[int] = []
-
-    def expire(fd: int) -> None:
-        seen.append(fd)
-        expired.set()
-
-    dog = Watchdog(0.01, expire)
+    expired = Expiries()
+    dog = Watchdog(0.01, expired)
     with dog.guard(7):
-        assert expired.wait(BOUND_S)
-    assert seen == [7]
+        assert expired.event.wait(BOUND_S)
+    assert expired.seen == [7]
     dog.close()
 
 
@@ -46,19 +52,13 @@ def test_one_thread_watches_every_operation_of_a_sink() -> None:
 
 
 def test_a_later_operation_is_watched_after_an_earlier_one_ended_in_time() -> None:
-    expired = threading.Event()
-    seen: list[int] = []
-
-    def expire(fd: int) -> None:
-        seen.append(fd)
-        expired.set()
-
-    dog = Watchdog(0.05, expire)
+    expired = Expiries()
+    dog = Watchdog(0.05, expired)
     with dog.guard(1):
         pass
     with dog.guard(2):
-        assert expired.wait(BOUND_S)
-    assert seen == [2]
+        assert expired.event.wait(BOUND_S)
+    assert expired.seen == [2]
     dog.close()
 
 
