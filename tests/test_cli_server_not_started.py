@@ -20,22 +20,22 @@ from mcp_elicit.ui.scripted import ScriptedUI
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def run_off_path(
+    argv: list[str], path: str, cwd: Path, stdin: str = "", **env_extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`argv` run with the venv off: no VIRTUAL_ENV, PATH set to `path` (plus `env_extra`)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PATH")}
+    env.update(PATH=path, **env_extra)
+    return subprocess.run(
+        argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=120, check=False
+    )
+
+
 def cli(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """`python -m mcp_elicit ARGS` with a PATH that holds no `mcp-elicit` (an empty directory)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PATH")}
     empty = tmp_path / "empty-path"
     empty.mkdir(exist_ok=True)
-    env["PATH"] = str(empty)
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_elicit", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    return run_off_path([sys.executable, "-m", "mcp_elicit", *args], str(empty), tmp_path, stdin)
 
 
 def test_call_with_a_server_command_not_on_path_is_one_error_line_naming_it(tmp_path: Path) -> None:
@@ -114,19 +114,8 @@ def test_the_demo_hint_connects_to_the_data_server_from_the_repository_root(
     argv = shlex.split(demo.data_server_hint())
     if not (ROOT / argv[0]).exists():
         pytest.skip("no mcp-elicit console script beside this Python")
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PATH")}
-    env["PATH"] = "/usr/bin:/bin"
-    env["MCP_ELICIT_DATA_SAMPLE"] = str(tmp_path / "sample.duckdb")
-    done = subprocess.run(
-        argv,
-        input="tools\nquit\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    sample = str(tmp_path / "sample.duckdb")
+    done = run_off_path(argv, "/usr/bin:/bin", ROOT, "tools\nquit\n", MCP_ELICIT_DATA_SAMPLE=sample)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Connected to mcp-elicit-data" in done.stdout
     assert "list_tables" in done.stdout
