@@ -17,6 +17,8 @@ import anyio
 import mcp_types as t
 import pytest
 
+from mcp_elicit.gateway.app import SHARED_STATE_DOWN
+from tests.gateway.redis_relay import RedisRelay
 from tests.gateway.replicas import GatewayProcess, answer, gateway_process, started
 from tests.gateway.support import PEERS, Answers, http_client
 from tests.server.handoff_support import Browser, redis_client, redis_url
@@ -40,9 +42,12 @@ def config(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def two_replicas(tmp_path: Path) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess, Any]]:
-    """Replicas A and B on one Redis key prefix; also yields a reader of that prefix's records."""
-    url = redis_url()  # skips with a reason when no Redis answers
+async def two_replicas(
+    tmp_path: Path, through: str | None = None
+) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess, Any]]:
+    """Replicas A and B on one Redis key prefix (reached at `through`, else the test Redis); also
+    yields a reader of that prefix's records."""
+    url = through or redis_url()  # skips with a reason when no Redis answers
     async with redis_client() as (redis, prefix):
         # A rotation ring shared by both replicas: the first key seals, both unseal.
         keys = f"{secrets.token_hex(32)},{secrets.token_hex(32)}"
@@ -152,4 +157,37 @@ async def test_a_prompts_round_started_through_one_replica_is_answered_through_t
                 )
     assert isinstance(done, t.GetPromptResult)
     assert "alice" in done.messages[0].content.text  # type: ignore[union-attr]
+    assert "Traceback" not in a.log() + b.log()
+
+
+async def test_replicas_that_lose_redis_keep_serving_refuse_a_retry_meanwhile_and_finish_it_once_it_is_back(
+    tmp_path: Path,
+) -> None:
+    relay = RedisRelay(redis_url())
+    async with anyio.create_task_group() as tg:
+        await tg.start(relay.serve)
+        async with two_replicas(tmp_path, through=relay.url) as (a, b, _):
+            first = await first_round(a.url, "token-a", "greet")
+
+            relay.cut()
+            for replica in (a, b):
+                await replica.wait_for_line("lost Redis")
+            meanwhile = await retry(
+                b.url, "token-a", "greet", first.request_state, answer(content={"name": "x"})
+            )
+            assert isinstance(meanwhile, t.CallToolResult)
+            assert meanwhile.is_error
+            assert meanwhile.content[0].text == SHARED_STATE_DOWN  # type: ignore[union-attr]
+
+            relay.restore()
+            for replica in (a, b):
+                await replica.wait_for_line("Redis is reachable again")
+            done = await retry(
+                b.url, "token-a", "greet", first.request_state, answer(content={"name": "alice"})
+            )
+            assert isinstance(done, t.CallToolResult)
+            assert done.content[0].text == "hello alice"  # type: ignore[union-attr]
+            assert a.proc.poll() is None
+            assert b.proc.poll() is None
+        tg.cancel_scope.cancel()
     assert "Traceback" not in a.log() + b.log()

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.gateway.shared_state import SharedState, StateRecord, _message
-from tests.server.handoff_support import redis_client
+from mcp_elicit.gateway.shared_state import SharedState, StateRecord, _message, connect
+from tests.gateway.redis_relay import RedisRelay
+from tests.server.handoff_support import redis_client, redis_url
 
 pytestmark = [pytest.mark.anyio, pytest.mark.redis]
 
@@ -85,6 +86,38 @@ async def test_a_retry_for_a_replica_nobody_listens_for_returns_at_once() -> Non
     async with replicas(no_answer) as (_, b, _redis):
         with anyio.fail_after(BOUND_SECONDS):
             assert await b.forward(StateRecord("alice", "stopped", "sdk", "greet"), "s4", None) is None
+
+
+async def test_a_replica_that_loses_redis_keeps_running_fails_closed_and_listens_again_once_back() -> None:
+    async def on_answer(state: str, user: str, answer: Any) -> dict[str, Any]:
+        return {"kind": "done", "value": {"content": []}}
+
+    relay = RedisRelay(redis_url())
+    async with redis_client() as (redis, prefix), anyio.create_task_group() as tg:
+        await tg.start(relay.serve)
+        commands, listener = connect(relay.url)  # as `mcp-elicit gateway` connects
+        home = SharedState(commands, KEYS, prefix=prefix, replica="home", listener=listener)
+        other = SharedState(redis, KEYS, prefix=prefix, replica="other")
+        for replica in (home, other):
+            tg.start_soon(replica.run, on_answer)
+        with anyio.fail_after(BOUND_SECONDS):
+            await home.listening.wait()
+            await other.listening.wait()
+
+            relay.cut()
+            with pytest.raises(home.down):
+                await home.claim("s5", "alice")
+            assert await other.forward(StateRecord("alice", "home", "sdk", "greet"), "s5", None) is None
+
+            relay.restore()
+            await home.listening.wait()  # subscribed again, in the same `run`
+            reply = await other.forward(StateRecord("alice", "home", "sdk", "greet"), "s6", None)
+            await home.record("s7", StateRecord("alice", "home", "sdk", "greet"))  # commands again
+        assert reply is not None
+        assert reply["kind"] == "done"
+        tg.cancel_scope.cancel()
+    await commands.aclose()
+    await listener.aclose()
 
 
 @given(st.one_of(st.binary(), st.text().map(str.encode), st.recursive(st.none(), st.lists)))

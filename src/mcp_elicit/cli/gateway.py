@@ -74,13 +74,13 @@ def _replica_settings(env: Mapping[str, str]) -> tuple[str, str, list[bytes]] | 
 
 def _shared_state(url: str, prefix: str, keys: list[bytes]) -> Any:
     from mcp_elicit.extras import missing
-    from mcp_elicit.gateway.shared_state import SharedState
+    from mcp_elicit.gateway.shared_state import SharedState, connect
 
     try:
-        import redis.asyncio
+        commands, listener = connect(url)
     except ModuleNotFoundError as exc:  # the `redis` extra
         raise missing("redis", exc) from exc
-    return SharedState(redis.asyncio.from_url(url), keys, prefix=prefix)
+    return SharedState(commands, keys, prefix=prefix, listener=listener)
 
 
 def _unreachable(replicas: object) -> tuple[type[Exception], ...]:

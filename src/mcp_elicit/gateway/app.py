@@ -49,6 +49,7 @@ REPLICA_START_TIMEOUT_SECONDS: Final = 30.0
 
 NO_OPEN_QUESTION: Final = "This answer belongs to no open question (used, expired or not yours)."
 TOO_LATE: Final = "The upstream server did not answer in time."
+SHARED_STATE_DOWN: Final = "The gateway cannot reach its shared state (Redis); call the tool again shortly."
 # The downstream requests that may ask questions, as their rounds name them (and TOOLS_CALL).
 PROMPTS_GET: Final = "prompts/get"
 RESOURCES_READ: Final = "resources/read"
@@ -247,7 +248,12 @@ class Gateway:
             state = self.holds.park(hold)
             if self.shared is not None:
                 record = StateRecord(hold.user, self.shared.replica, hold.server, hold.tool, hold.upstream_id)
-                await self.shared.record(state, record)
+                try:
+                    await self.shared.record(state, record)
+                except self.shared.down as exc:  # no replica could take the retry: end the call
+                    logger.warning("held %s %s ended: Redis: %s", hold.method, hold.tool, type(exc).__name__)
+                    hold.abandon()
+                    return "unshared", None, None
             return "question", value, state
         hold.abandon()  # the round was told the upstream did not answer in time: nobody comes back
         return "timeout", None, None
@@ -267,13 +273,20 @@ class Gateway:
             return value
         if kind == "question" and state is not None:
             return sdk.input_required("q", value, state)
-        return _failed(hold.method, TOO_LATE)
+        return _failed(hold.method, SHARED_STATE_DOWN if kind == "unshared" else TOO_LATE)
 
     async def _answer_round(
         self, ctx: Any, user: str, state: str, responses: dict[str, Any], method: str
     ) -> Any:
         if self.shared is not None:  # single use and the user checked across replicas first
-            record = await self.shared.claim(state, user)
+            if not self.shared.listening.is_set():  # a forward's reply could not reach this replica
+                logger.warning("a retry of %s was refused: Redis is not reachable", method)
+                return _failed(method, SHARED_STATE_DOWN)
+            try:
+                record = await self.shared.claim(state, user)
+            except self.shared.down as exc:
+                logger.warning("a retry of %s was refused: Redis: %s", method, type(exc).__name__)
+                return _failed(method, SHARED_STATE_DOWN)
             if record is None:
                 return _failed(method, NO_OPEN_QUESTION, INVALID_PARAMS)
             if record.home != self.shared.replica:
@@ -287,7 +300,11 @@ class Gateway:
     async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any, method: str) -> Any:
         """A retry for a call held by another replica: forwarded there; its reply answered here."""
         assert self.shared is not None
-        reply = await self.shared.forward(record, state, answer)
+        try:
+            reply = await self.shared.forward(record, state, answer)
+        except self.shared.down as exc:
+            logger.warning("a retry for replica %s not forwarded: Redis: %s", record.home, type(exc).__name__)
+            return _failed(method, SHARED_STATE_DOWN)
         kind = reply.get("kind") if reply is not None else "stopped"
         if reply is not None and reply.get("method", method) != method:
             return _failed(method, NO_OPEN_QUESTION, INVALID_PARAMS)  # a state of another kind of request
