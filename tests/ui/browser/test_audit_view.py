@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import sqlite3
 import subprocess
 import sys
@@ -14,10 +15,12 @@ import anyio
 import anyio.from_thread
 import pytest
 
+from mcp_elicit.apps.data.sample import ensure_sample
 from mcp_elicit.audit.reading import open_reader as _open_audit_reader
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
 from mcp_elicit.ui.browser.audit_view import chart_of, serve_audit
+from tests.apps.data.test_audit_chart import data_server_trail
 from tests.ui.browser.test_end_to_end import _link_from
 
 pytestmark = pytest.mark.browser
@@ -123,11 +126,15 @@ def test_the_audit_page_is_read_only_and_guarded(audit_url: str, page: Any) -> N
 
 
 def test_the_chart_buckets_time_and_stacks_the_actions() -> None:
+    def rec(time: str, server: str, action: str, decided_by: str) -> dict[str, Any]:
+        return {"time": time, "server": {"name": server}, "action": action, "decided_by": decided_by}
+
     records = [
-        {"time": "2027-01-15T08:00:00Z", "server": {"name": "a"}, "action": "accept"},
-        {"time": "2027-01-15T08:01:00Z", "server": {"name": "a"}, "action": "decline"},
-        {"time": "2027-01-15T09:00:00Z", "server": {"name": "b"}, "action": "cancel"},
-        {"time": "2027-01-15T09:00:00Z", "server": {"name": "b"}, "action": "error"},
+        rec("2027-01-15T08:00:00Z", "a", "accept", "person"),
+        rec("2027-01-15T08:01:00Z", "a", "decline", "person"),
+        rec("2027-01-15T08:01:00Z", "a", "decline", "policy"),
+        rec("2027-01-15T09:00:00Z", "b", "cancel", "timeout"),
+        rec("2027-01-15T09:00:00Z", "b", "error", "error"),
     ]
     chart = chart_of(records)
     assert chart is not None
@@ -137,7 +144,37 @@ def test_the_chart_buckets_time_and_stacks_the_actions() -> None:
     assert sum(b.height for b in a.bars) == pytest.approx(80)  # the busiest bucket fills the height
     assert [b.action for b in a.bars] == ["accept", "decline"]  # stacked in one bucket
     assert [b.height for b in chart.servers[1].bars] == [pytest.approx(40)]  # errors are not drawn
+    # (nor the policy's decline: nobody was asked; the data server's own records: test_audit_chart.py)
     assert chart_of([]) is None
+
+
+def test_the_page_counts_each_question_the_data_server_put_to_the_person_once(
+    tmp_path: Path, page: Any
+) -> None:
+    trail = tmp_path / "audit.sqlite3"
+    with anyio.from_thread.start_blocking_portal() as portal:
+        with SqliteAuditSink(trail) as sink:  # the real server's trail (tests/apps/data/test_audit_chart.py)
+            portal.call(data_server_trail, ensure_sample(tmp_path / "sample.duckdb"), sink)
+        opener = lambda: _open_audit_reader(str(trail), None, "t", None)  # noqa: E731
+        future, url = portal.start_task(serve_audit, opener, trail.name)
+        try:
+            page.goto(url)
+            assert page.locator("table.records tbody tr").count() == 12  # every record is listed
+            chart = page.locator("figure.server-chart")
+            assert chart.count() == 1
+            assert "mcp-elicit-data: 2 accepted, 1 declined, 1 cancelled" in chart.inner_text()
+            drawn: collections.Counter[str] = collections.Counter()
+            for title in chart.locator("rect.bar title").all_text_contents():  # "<when>: <n> <action>"
+                n, action = title.rsplit(": ", 1)[1].split(" ")
+                drawn[action] += int(n)
+            assert drawn == {"accept": 2, "decline": 1, "cancel": 1}
+            assert page.locator("#chart-counts").is_visible()
+            page.get_by_label("Decided by").select_option("policy")
+            page.get_by_role("button", name="Apply").click()
+            assert page.locator("table.records tbody tr").count() == 4
+            assert page.locator("figure.server-chart").count() == 0  # the guard's decisions are no answers
+        finally:
+            future.cancel()
 
 
 def test_audit_serve_prints_its_link_and_serves_the_page(trail: Path, page: Any) -> None:

@@ -1,9 +1,10 @@
 """`mcp-elicit audit serve`: the consent audit trail in a local, read-only page.
 
 One page, filtered by query parameters (server, action, decided-by, since, until): the chain's
-verification status with every break listed and its record marked in the table; a chart of
-accept, decline and cancel per server over time, drawn here as SVG (no script, no data leaves
-the machine); and the newest `MAX_AUDIT_ROWS` matching records.
+verification status with every break listed and its record marked in the table; a chart of the
+answers to questions put to a person (accept, decline, cancel; `counted_answer` says which records
+count) per server over time, drawn here as SVG (no script, no data leaves the machine); and the
+newest `MAX_AUDIT_ROWS` matching records, every kind.
 
 Read-only: the store is opened for reading on each request (SQLite read-only, never created), and
 the page accepts GET only. The same guard as the question page protects it (127.0.0.1, Host
@@ -35,6 +36,7 @@ from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer, PageGuard, new_to
 
 __all__ = [
     "ACTIONS",
+    "ANSWERED_BY",
     "CHART_BAR_GAP",
     "CHART_HEIGHT",
     "CHART_WIDTH",
@@ -44,6 +46,7 @@ __all__ = [
     "Chart",
     "audit_app",
     "chart_of",
+    "counted_answer",
     "serve_audit",
 ]
 
@@ -58,6 +61,10 @@ MAX_CHART_SERVERS: Final = 8
 CHART_WIDTH: Final = 600
 CHART_HEIGHT: Final = 80
 CHART_BAR_GAP: Final = 2
+
+# Who decides an answer the chart counts: the person, the script answering for them, or nobody in
+# time (the question was put; it ends as a cancel). The other deciders decide without asking.
+ANSWERED_BY: Final = ("person", "script", "timeout")
 
 _DECIDED_BY: Final = get_args(DecidedBy)
 _STEPS: Final = (60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400)
@@ -101,10 +108,40 @@ def _server(record: Mapping[str, Any]) -> str:
     return str(server.get("name") or "(unnamed)") if isinstance(server, dict) else "(unnamed)"
 
 
+def counted_answer(record: Mapping[str, Any]) -> str | None:
+    """The answer `record` counts as on the chart (accept, decline or cancel), or None.
+
+    The chart counts answered questions: one per question put to a person (or to the script that
+    answers for them), by what came back. A record is one answered question when:
+
+    - its `action` is accept, decline or cancel (an `error` is a question that failed);
+    - its `decided_by` is in `ANSWERED_BY`. The other deciders (`policy`, `rate_limit`,
+      `secret_guard`, `gate`, `no_terminal`) decided without asking anyone: the data server's
+      `ran_unasked`, `ran_unguarded` and refusals are `policy` decisions, not a person's accept
+      or decline;
+    - it has no `details`, the mark of an application's own record (the data server's record of
+      a query decision). An application reaches a person only through the server kit, which
+      records each question and its answer itself, so the application's record is a second
+      record of the same question.
+
+    Per record, so filters and time bounds cannot split a pair. `accept` is the protocol's: the
+    form was submitted, whatever was chosen in it (the data server's "Don't run it" counts as an
+    accept; its own record, in the list, says `user_declined`): a metadata-level record does not
+    carry the choice.
+    """
+    action = record.get("action")
+    if action not in ACTIONS or record.get("decided_by") not in ANSWERED_BY or "details" in record:
+        return None
+    return str(action)
+
+
 def chart_of(records: Iterable[Mapping[str, Any]]) -> Chart | None:
-    """Stacked bars of accept/decline/cancel per server per time bucket (None: nothing to draw)."""
-    points = [(t, _server(r), r.get("action")) for r in records if (t := _when(r)) is not None]
-    points = [(t, s, a) for t, s, a in points if a in ACTIONS]
+    """Stacked bars of the answers (`counted_answer`) per server per time bucket (None: none)."""
+    points = [
+        (t, _server(r), a)
+        for r in records
+        if (a := counted_answer(r)) is not None and (t := _when(r)) is not None
+    ]
     if not points:
         return None
     first, last = min(p[0] for p in points), max(p[0] for p in points)
