@@ -1,11 +1,11 @@
 """A stdio MCP server that starts a reply and never ends its line.
 
-On `initialize` (or, after a proper handshake, on `tools/call`) it writes the start of the reply,
-then TOTAL bytes of base64-like text in 64 KiB chunks with no newline, saying on stderr how many
-it got written after each chunk (`wrote N`), then waits. It exits as soon as its stdin closes,
-even in the middle of a blocked write, so the client's shutdown does not wait out the SDK's grace
-period. With `exact`, the tool result is instead one complete line of exactly TOTAL bytes (before
-its newline).
+On `initialize` (or, after a proper handshake, on `tools/call` and `prompts/get`) it writes the
+start of the reply, then TOTAL bytes of base64-like text in 64 KiB chunks with no newline, saying
+on stderr how many it got written after each chunk (`wrote N`), then waits. It exits as soon as
+its stdin closes, even in the middle of a blocked write, so the client's shutdown does not wait
+out the SDK's grace period. With `exact`, the tool result is instead one complete line of exactly
+TOTAL bytes (before its newline).
 
 Hand-written JSON-RPC on purpose: the SDK's own server never writes such a line.
 Usage: python endless_line_server.py initialize|call|exact TOTAL
@@ -53,10 +53,13 @@ for raw in sys.stdin.buffer:
     elif method == "initialize":
         info = {"name": "endless-line", "version": "1"}
         version = msg["params"]["protocolVersion"]
-        send(ident, {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
+        capabilities = {"tools": {}, "prompts": {}}
+        send(ident, {"protocolVersion": version, "capabilities": capabilities, "serverInfo": info})
     elif method == "tools/list":
         send(ident, {"tools": [{"name": "anything", "inputSchema": {"type": "object"}}]})
-    elif method == "tools/call":  # written by a thread: a blocked write must not keep stdin unread
+    elif method == "prompts/list":
+        send(ident, {"prompts": [{"name": "anything"}]})
+    elif method in ("tools/call", "prompts/get"):  # a thread writes: a blocked write leaves stdin read
         threading.Thread(target=exact if WHEN == "exact" else endless, args=(ident,), daemon=True).start()
     elif ident is not None:
         send(ident, {})

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from mcp_elicit.client import stdio_guard
 from mcp_elicit.gateway import pool as pool_module
@@ -205,10 +206,13 @@ async def test_a_call_whose_upstream_writes_a_line_over_the_bound_gets_the_reaso
             broken = await client.call_tool("anything", {})
             again = await client.call_tool("anything", {})  # its connection is gone: the same reason
             other = await client.call_tool("hello", {})
+            with pytest.raises(MCPError) as prompt:  # a prompt has no error result: a JSON-RPC error
+                await client.get_prompt("anything")
     for result in (broken, again):
         assert result.is_error is True
         assert "'huge'" in result.content[0].text
         assert str(bound) in result.content[0].text
+    assert "'huge'" in prompt.value.error.message
     assert other.is_error is False
     assert "huge" not in str(other)
     assert all(r.exc_info is None for r in caplog.records)  # no traceback: not the SDK's, not ours
