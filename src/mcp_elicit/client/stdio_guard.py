@@ -14,9 +14,10 @@ writing one endless line grows the client without bound. `bound_lines` wraps the
 below the decoder (the SDK builds its text stream through a hook in `sdk_transport`) and counts
 the bytes since the last newline; past the bound it notes it in the box, logs one warning, closes
 the pipe's stream and ends the text stream, without passing on the chunk that crossed it. The
-reader's drain then ends at once too (its pipe stream is closed), the session's read stream ends, and
-every waiting call fails. Nothing more is read: the server blocks on its next write until the SDK
-stops it.
+reader's drain then ends at once too (its pipe stream is closed), the session's read stream
+ends, and every waiting call fails. Nothing more is read: the server blocks on its next write
+until the SDK's shutdown stops it (one that ignores its closed stdin: after the SDK's grace
+period, 2 s, then SIGTERM).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ STDIO_ERROR_HANDLER: Final = "mcp-elicit-stdio"
 # TypeScript SDK's own stdio bound (10 MiB, so a server meant for its clients stays under), and
 # as the server side allows (`MAX_STDIN_LINE_BYTES`). Not more: the SDK's reader copies its
 # buffer for each 64 KiB read, so a longer line costs seconds of CPU (measured: 16 MiB 1.5 s,
-# 32 MiB 7 s). A longer line is a broken or hostile server: the connection ends.
+# 32 MiB 7 s, for a tool result). A longer line is a broken or hostile server: the connection ends.
 MAX_STDOUT_LINE_BYTES: Final = 16_777_216  # 16 MiB
 
 logger = logging.getLogger(__name__)
