@@ -31,7 +31,7 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── CapabilityRequired (RuntimeError)    the same on 2026-07-28: the request gets -32021
     │   ├── ElicitationTimeout (TimeoutError)    nobody answered within the per-call timeout
     │   ├── ClientGone (ConnectionError)         the client disconnected while a question was open
-    │   ├── ServerOutputError (ConnectionError)  a server wrote bytes that are not the protocol (bad UTF-8)
+    │   ├── ServerOutputError (ConnectionError)  a stdio server broke the protocol (bad UTF-8, a huge line)
     │   └── AuthorizationFailed (PermissionError) signing in to an MCP server with OAuth did not complete
     ├── AuditError                               the consent trail
     │   ├── AuditWriteError (OSError)            a sink could not store a record (fail closed)
@@ -254,14 +254,12 @@ class ClientGone(PeerError, ConnectionError):
 
 
 class ServerOutputError(PeerError, ConnectionError):
-    """A server wrote something that is not the protocol (a line of invalid UTF-8 on stdio).
+    """A stdio server wrote something that is not the protocol: invalid UTF-8, or a line longer
+    than `limit` bytes (None for the former). The connection ends at once and every call waiting
+    on it fails with this error; `detail` says what was wrong and where."""
 
-    The connection is ended at once and every call waiting on it fails with this error; `detail`
-    says what was wrong and where.
-    """
-
-    def __init__(self, detail: str) -> None:
-        self.detail = detail
+    def __init__(self, detail: str, *, limit: int | None = None) -> None:
+        self.detail, self.limit = detail, limit
         super().__init__(f"the server broke the protocol: {detail}")
 
 

@@ -173,3 +173,17 @@ async def test_a_stdio_server_line_that_is_not_json_rpc_is_one_warning_without_a
     assert record.exc_info is None, hook("mcp.client.stdio parse-failure log record", where)
     assert record.levelno == logging.WARNING
     assert record.args == ("Starting my server v1.0",)
+
+
+def test_the_stdio_reader_still_decodes_stdout_through_the_name_the_line_bound_replaces() -> None:
+    """`sdk_transport._BoundedText` replaces `mcp.client.stdio.TextReceiveStream`, so the bytes
+    the reader takes pass `stdio_guard.bound_lines`; and the reader's drain must still read the
+    process's own stdout (closed by the bound, it ends at once)."""
+    from mcp_elicit.client import sdk_transport
+
+    where = "client/sdk_transport.py _BoundedText (the bound on a stdio server's line)"
+    found = private_attribute("mcp.client.stdio", "TextReceiveStream", where)
+    assert found is sdk_transport._BoundedText, hook("mcp.client.stdio.TextReceiveStream", where)
+    source = inspect.getsource(importlib.import_module("mcp.client.stdio"))
+    assert "TextReceiveStream(process.stdout" in source, hook("stdio_client's text stream", where)
+    assert "await process.stdout.receive()" in source, hook("_drain_stdout reads process.stdout", where)

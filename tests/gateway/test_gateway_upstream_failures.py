@@ -1,9 +1,9 @@
 """An upstream that cannot serve is logged in one line saying what failed and why, the same reason
 reaches a call that needed it, and a bare tool name that several servers offer is answered with
 their prefixed names. Real parts: stdio upstreams as subprocesses (a command that does not exist,
-one that exits at once after writing to stderr, one that never answers the handshake, the FastMCP
-peer), an HTTP upstream address nothing listens on, the gateway in-process over streamable HTTP,
-the SDK's `Client` downstream."""
+one that exits at once after writing to stderr, one that never answers the handshake, one that
+writes an endless line, the FastMCP peer), an HTTP upstream address nothing listens on, the
+gateway in-process over streamable HTTP, the SDK's `Client` downstream."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import json
 import logging
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 
+from mcp_elicit.client import stdio_guard
 from mcp_elicit.gateway import pool as pool_module
 from mcp_elicit.gateway.failures import UPSTREAM_STDERR_LINE_CHARS, UPSTREAM_STDERR_LINES
 from tests.gateway.support import PEERS, http_client, http_gateway
@@ -30,6 +33,7 @@ EXITING = {
     "command": sys.executable,
     "args": ["-c", "import sys\nfor i in range(5): print(f'stderr line {i}', file=sys.stderr)\nsys.exit(3)"],
 }
+ENDLESS_LINE = str(Path(__file__).parents[1] / "client" / "endless_line_server.py")
 
 
 def config(servers: dict[str, Any]) -> str:
@@ -170,3 +174,61 @@ async def test_a_banner_an_upstream_prints_on_stdout_is_one_warning_naming_that_
     assert (record.levelno, record.exc_info) == (logging.WARNING, None)
     assert "'chatty'" in record.getMessage()
     assert record.args == ("Cool Server v1 starting",)
+
+
+async def test_an_upstream_writing_a_line_over_the_bound_is_left_out_with_a_one_line_reason(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bound = 1_048_576
+    monkeypatch.setattr(stdio_guard, "MAX_STDOUT_LINE_BYTES", bound)
+    caplog.set_level(logging.INFO)
+    endless = {"command": sys.executable, "args": [ENDLESS_LINE, "initialize", str(32 * bound)]}
+    names, result = await call({"huge": endless, "fm": FASTMCP}, "no_such_tool")
+    reason = reason_of(unavailable_records(caplog)["huge"])
+    assert str(bound) in reason
+    assert "hello" in names  # the others serve
+    assert "'huge'" in result.content[0].text
+    assert reason in result.content[0].text
+    assert all(r.exc_info is None for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])  # 2026-07-28: the call is held across rounds
+async def test_a_call_whose_upstream_writes_a_line_over_the_bound_gets_the_reason_and_the_others_serve_on(
+    era: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bound = 1_048_576
+    monkeypatch.setattr(stdio_guard, "MAX_STDOUT_LINE_BYTES", bound)
+    caplog.set_level(logging.INFO)
+    endless = {"command": sys.executable, "args": [ENDLESS_LINE, "call", str(32 * bound)]}
+    servers = config({"huge": endless, "fm": FASTMCP})
+    async with http_gateway(servers) as (_, url), http_client(url, None, era) as client:
+        with anyio.fail_after(CALL_BOUND_SECONDS):
+            broken = await client.call_tool("anything", {})
+            again = await client.call_tool("anything", {})  # its connection is gone: the same reason
+            other = await client.call_tool("hello", {})
+            with pytest.raises(MCPError) as prompt:  # a prompt has no error result: a JSON-RPC error
+                await client.get_prompt("anything")
+    for result in (broken, again):
+        assert result.is_error is True
+        assert "'huge'" in result.content[0].text
+        assert str(bound) in result.content[0].text
+    assert "'huge'" in prompt.value.error.message
+    assert other.is_error is False
+    assert "huge" not in str(other)
+    assert all(r.exc_info is None for r in caplog.records)  # no traceback: not the SDK's, not ours
+    [warning] = [r for r in caplog.records if r.name == stdio_guard.__name__]
+    assert "'huge'" in warning.getMessage()
+
+
+async def test_an_upstream_writing_invalid_utf8_in_the_handshake_is_left_out_naming_the_byte(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_elicit.gateway")
+    bad = {
+        "command": sys.executable,
+        "args": [str(Path(ENDLESS_LINE).with_name("misbehaving_server.py")), "initialize"],
+    }
+    _, result = await call({"bad": bad, "fm": FASTMCP}, "no_such_tool")
+    reason = reason_of(unavailable_records(caplog)["bad"])
+    assert "\\xc3" in reason  # the byte, not "exited before the handshake"
+    assert reason in result.content[0].text

@@ -163,7 +163,7 @@ class ElicitClient:
         self.handler = ElicitationHandler(pipeline, where=_where(server))
         self._client_name = client_name
         self._read_timeout = read_timeout
-        self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not UTF-8
+        self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not the protocol
         self._refusal: AccessRefusal | None = None  # HTTP only: the server's last 401/403
         self._errlog = errlog
         self._sdk: KitClient | None = None
@@ -382,11 +382,12 @@ class ElicitClient:
 
     def _raise_known_cause(self, exc: Exception) -> None:
         """Raise what the transport saw behind `exc`, when it saw something: bytes from a stdio
-        server that are not UTF-8 (`ServerOutputError`), or an HTTP server's 401/403, which the SDK
-        reports as a bare -32603 (`AuthorizationFailed`, reason "required" or "refused")."""
+        server that are not UTF-8 or a line over the bound (`ServerOutputError`), or an HTTP
+        server's 401/403, which the SDK reports as a bare -32603 (`AuthorizationFailed`, reason
+        "required" or "refused")."""
         bad = self._bad_bytes
-        if bad is not None and bad.error is not None:
-            raise ServerOutputError(bad.detail) from exc
+        if bad is not None and bad.broken:
+            raise ServerOutputError(bad.detail, limit=bad.limit) from exc
         url = _http_url(self._server)
         refused = self._refusal.error(url) if self._refusal is not None and url is not None else None
         if refused is not None and not isinstance(exc, AuthorizationFailed):

@@ -33,6 +33,7 @@ from typing import Any, Final, TextIO
 import httpx2
 import mcp.client.stdio as sdk_stdio
 import mcp_types as t
+from anyio.streams.text import TextReceiveStream
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -52,7 +53,7 @@ from pydantic import AnyUrl, TypeAdapter, ValidationError
 
 from mcp_elicit.client.oauth import LoopbackCallback, OAuthLogin, TokenFile
 from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
-from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, guard_stdio
+from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, bound_lines, guard_stdio
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed
 
@@ -124,6 +125,19 @@ def _note_spawns() -> None:
 
 
 _note_spawns()
+
+
+class _BoundedText(TextReceiveStream):
+    """Private hook: the SDK's stdio reader decodes the server's stdout through the module-level
+    name `TextReceiveStream`; replaced by this subclass, whose bytes pass `bound_lines` first
+    (a line over the bound ends the connection, see `stdio_guard`)."""
+
+    def __init__(self, transport_stream: Any, *args: Any, **kwargs: Any) -> None:
+        box = _spawned.get()  # the reader task runs in the context the server was started in
+        super().__init__(bound_lines(transport_stream, box.label if box is not None else ""), *args, **kwargs)
+
+
+sdk_stdio.TextReceiveStream = _BoundedText  # type: ignore[attr-defined]
 
 
 def rewrite_event(event: bytes) -> bytes:

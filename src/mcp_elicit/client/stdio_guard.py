@@ -1,4 +1,5 @@
-"""A stdio server that writes invalid UTF-8 ends the connection at once, with a clear error.
+"""A stdio server that writes invalid UTF-8, or a line longer than `MAX_STDOUT_LINE_BYTES`,
+ends the connection at once, with a clear error.
 
 The SDK's stdio reader decodes the server's stdout strictly; a decode error kills its reader
 task without closing the session (it then waits to drain a stdout that never ends), so a call
@@ -7,35 +8,76 @@ notes the first failure in a per-connection box (found through a context variabl
 task inherits), lets the line through with U+FFFD, and the read stream we hand the session ends
 (end of stream) before passing on anything read after it. The session then fails every pending
 call at once, and the client raises `ServerOutputError` saying what the server wrote.
+
+The SDK's reader also keeps an unfinished line in memory until its newline comes, so a server
+writing one endless line grows the client without bound. `bound_lines` wraps the server's stdout
+below the decoder (the SDK builds its text stream through a hook in `sdk_transport`) and counts
+the bytes since the last newline; past the bound it notes it in the box, logs one warning, closes
+the pipe's stream and ends the text stream, without passing on the chunk that crossed it. The
+reader's drain then ends at once too (its pipe stream is closed), the session's read stream
+ends, and every waiting call fails. Nothing more is read: the server blocks on its next write
+until the SDK's shutdown stops it (one that ignores its closed stdin: after the SDK's grace
+period, 2 s, then SIGTERM).
 """
 
 from __future__ import annotations
 
 import codecs
+import logging
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Final
 
 import anyio
+from anyio.abc import ByteReceiveStream
 
 from mcp_elicit.client.read_stream import WrappedReadStream
 
-__all__ = ["STDIO_ERROR_HANDLER", "BadBytes", "StdioGuard", "guard_stdio"]
+__all__ = [
+    "MAX_STDOUT_LINE_BYTES",
+    "STDIO_ERROR_HANDLER",
+    "BadBytes",
+    "StdioGuard",
+    "bound_lines",
+    "guard_stdio",
+]
 
 STDIO_ERROR_HANDLER: Final = "mcp-elicit-stdio"
 
+# Bytes of one line (one JSON-RPC message) a client reads from a stdio server. A tool result or a
+# resource may carry base64 content (an image, a file): 16 MiB holds 12 MiB of it, above the
+# TypeScript SDK's own stdio bound (10 MiB, so a server meant for its clients stays under), and
+# as the server side allows (`MAX_STDIN_LINE_BYTES`). Not more: the SDK's reader copies its
+# buffer for each 64 KiB read, so a longer line costs seconds of CPU (measured: 16 MiB 1.5 s,
+# 32 MiB 7 s, for a tool result). A longer line is a broken or hostile server: the connection ends.
+MAX_STDOUT_LINE_BYTES: Final = 16_777_216  # 16 MiB
+
+logger = logging.getLogger(__name__)
+
 
 class BadBytes:
-    """What one connection's reader saw: the first decode error, if any."""
+    """What one connection's reader saw that is not the protocol: the first decode error, or a
+    line longer than `max_line_bytes` (then `limit` is that bound); `detail` says which, in words."""
 
     def __init__(self) -> None:
         self.error: UnicodeDecodeError | None = None
+        self.limit: int | None = None
         self.detail = ""
+        self.max_line_bytes = MAX_STDOUT_LINE_BYTES  # read per connection: a test may lower it
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.detail)
 
     def note(self, e: UnicodeDecodeError) -> None:
         # read now: the codec reuses one exception object for every error of a decode call
         self.error = e
         self.detail = f"its stdout is not valid {e.encoding}: {e.reason} (byte {e.object[e.start : e.end]!r})"
+
+    def note_long_line(self) -> None:
+        if not self.broken:
+            self.limit = self.max_line_bytes
+            self.detail = f"its stdout has a line of more than {self.limit} bytes (one message's limit)"
 
 
 _box: ContextVar[BadBytes | None] = ContextVar("mcp_elicit_stdio_bad_bytes", default=None)
@@ -47,7 +89,7 @@ def _on_error(exc: UnicodeError) -> tuple[str, int]:
     box = _box.get()
     if box is None:
         raise exc  # not one of our connections: strict, as the SDK would be
-    if box.error is None:
+    if not box.broken:
         box.note(exc)
     return "\ufffd", exc.end
 
@@ -88,9 +130,45 @@ class _EndOnBadBytes(WrappedReadStream):
         self._box = box
 
     async def receive(self) -> Any:
-        if self._box.error is not None:
+        if self._box.broken:
             raise anyio.EndOfStream
         item = await self._inner.receive()
-        if self._box.error is not None:
+        if self._box.broken:
             raise anyio.EndOfStream
         return item
+
+
+def bound_lines(stdout: ByteReceiveStream, label: str = "") -> ByteReceiveStream:
+    """`stdout` with its lines bounded, for the connection whose box is current (else as it is);
+    `label` names the server in the warning (the gateway's key)."""
+    box = _box.get()
+    return stdout if box is None else _BoundedLines(stdout, box, label)
+
+
+class _BoundedLines(ByteReceiveStream):
+    def __init__(self, inner: ByteReceiveStream, box: BadBytes, label: str) -> None:
+        self._inner, self._box, self._label = inner, box, label
+        self._run = 0  # bytes of the unfinished line passed on so far
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        chunk = await self._inner.receive(max_bytes)
+        limit, run, start = self._box.max_line_bytes, self._run, 0
+        end = chunk.find(b"\n")
+        while end >= 0 and run + end - start <= limit:  # each line the chunk ends
+            run, start = 0, end + 1
+            end = chunk.find(b"\n", start)
+        if end >= 0 or run + len(chunk) - start > limit:
+            await self._stop()
+        self._run = run + len(chunk) - start
+        return chunk
+
+    async def _stop(self) -> None:
+        self._box.note_long_line()
+        who = f" '{self._label}'" if self._label else ""
+        said = "the stdio server%s wrote a line of more than %d bytes: ending the connection"
+        logger.warning(said, who, self._box.max_line_bytes)
+        await self._inner.aclose()  # the SDK's drain of the pipe then ends at once too
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -28,9 +28,10 @@ from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.policy import Policy
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
-from mcp_elicit.errors import OutOfOrder
+from mcp_elicit.errors import OutOfOrder, ServerOutputError
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
+from mcp_elicit.gateway.failures import failure_reason
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
 from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import TOOLS_CALL, DownstreamCall
@@ -60,6 +61,14 @@ def _failed(method: str, text: str, code: int = INTERNAL_ERROR) -> Any:
     if method == TOOLS_CALL:
         return sdk.error_result(text)
     raise sdk.request_failed(text, code)
+
+
+def _broke(call: DownstreamCall, exc: ServerOutputError) -> str:
+    """A stdio upstream broke the protocol during `call` (its connection has ended): one log line,
+    and the reason for the client, instead of the SDK's traceback for a failed handler."""
+    why = failure_reason(exc)
+    logger.info("upstream %s failed %s: %s", call.server, call.tool, why)
+    return f"The upstream server '{call.server}' failed: {why}."
 
 
 def _unasked(call: DownstreamCall) -> str:
@@ -203,6 +212,8 @@ class Gateway:
             # the downstream cancelled (or left): the SDK sends notifications/cancelled upstream
             logger.info("call %s on %s for %s cancelled", call.tool, call.server, call.user)
             raise
+        except ServerOutputError as exc:
+            return sdk.error_result(_broke(call, exc))
         except Exception:
             why = await pool.refusal(call.server)
             if why is None:
@@ -393,6 +404,8 @@ class Gateway:
             with pool.books[call.server].track(call):
                 try:
                     result = await send()
+                except ServerOutputError as exc:
+                    raise sdk.request_failed(_broke(call, exc)) from None
                 except Exception as exc:
                     said = sdk.with_reason(exc, _unasked(call)) if call.refusals else exc
                     if said is exc:

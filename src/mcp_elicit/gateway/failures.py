@@ -1,10 +1,12 @@
 """Why an upstream is unavailable, in one line a person can act on.
 
-A stdio upstream: the command that was not found or could not be run (the OS error), or, when it
-exited before the handshake, its exit status and the last lines of its stderr (`StderrTail` keeps
-them while passing the stream on to the gateway's own stderr). An HTTP upstream: the status it
-answered with (401/403: the `headers` in the config) or why it could not be reached. The same
-short reason goes in the log line and in the tool result of a call that needed that upstream.
+A stdio upstream: the command that was not found or could not be run (the OS error); what it
+wrote on stdout that broke the protocol (`ServerOutputError`: bad UTF-8, a line over the bound);
+or, when it exited before the handshake, its exit status and the last lines of its stderr
+(`StderrTail` keeps them while passing the stream on to the gateway's own stderr). An HTTP
+upstream: the status it answered with (401/403: the `headers` in the config) or why it could not
+be reached. The same short reason goes in the log line and in the tool result of a call that
+needed that upstream.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Final, TextIO
 import anyio
 
 from mcp_elicit.core.text import clean_text
+from mcp_elicit.errors import ServerOutputError
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import Upstream
 
@@ -125,6 +128,9 @@ def failure_reason(
         status = getattr(getattr(current, "response", None), "status_code", None)
         if isinstance(status, int):
             return status_reason(status)
+    broke = next((e for e in chain if isinstance(e, ServerOutputError)), None)
+    if broke is not None:  # a ConnectionError too, but nothing to do with starting it
+        return _one_line(str(broke))
     command = upstream.command if upstream is not None else None
     oserror = next((e for e in reversed(chain) if isinstance(e, OSError)), None)
     if oserror is not None and command is not None and not _closed(chain):
