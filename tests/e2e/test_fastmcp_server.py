@@ -4,7 +4,8 @@ over streamable HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +78,16 @@ def build(settings: ElicitSettings | None = None) -> tuple[fastmcp.FastMCP, list
         await require(ctx, FLOW)
         key = await credential(ctx, "github")
         return "3 repositories" if key is not None else "no key"
+
+    @server.tool
+    async def repos_later(ctx: Context) -> str:
+        await require(ctx, FLOW, fail_fast=True)
+        return "3 repositories"
+
+    @server.prompt
+    async def greeting(ctx: Context) -> str:
+        who = await ask(ctx, "Who?", Name, key="who")
+        return f"Hello {who.data.name}." if who.data is not None else "Hello."
 
     return server, caught
 
@@ -186,3 +197,44 @@ async def test_a_2026_client_without_elicitation_gets_minus_32021_from_a_fastmcp
             await c.call_tool("deploy", {"service": "search"})
     assert info.value.error.code == t.MISSING_REQUIRED_CLIENT_CAPABILITY
     assert info.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+
+
+@pytest.fixture
+def fastmcp_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """What FastMCP logs: its "fastmcp" logger does not propagate to the root, so listen on it."""
+    logger = logging.getLogger("fastmcp")
+    logger.addHandler(caplog.handler)
+    caplog.set_level(logging.DEBUG, logger="fastmcp")
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+
+
+def loud(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What FastMCP logged at INFO or above (its DEBUG lines, tracebacks included, stay hidden)."""
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+
+
+async def test_a_question_pending_on_2026_is_not_logged_as_an_error_of_the_tool_or_prompt(
+    fastmcp_log: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = build()
+    script = Script({"environment": "production"}, {"confirm": True}, {"name": "Ada"})
+    async with Client(server._mcp_server, mode="2026-07-28", elicitation_callback=script) as c:  # type: ignore[arg-type]
+        result = await c.call_tool("deploy", {"service": "search"})
+        prompt = await c.get_prompt("greeting", {})
+    assert text_of(result) == "Deployed search to production x2."
+    assert prompt.messages[0].content.text == "Hello Ada."  # type: ignore[union-attr]
+    assert loud(fastmcp_log) == []
+
+
+async def test_a_fail_fast_hand_off_on_2025_is_not_logged_as_an_error_of_the_tool(
+    fastmcp_log: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = build(ElicitSettings(handoffs=make_handoffs(identity=IdentityPolicy(dev_user="dev"))))
+    async with serving(server) as url, mcp_client(url, "legacy", UrlCallback()) as c:
+        with pytest.raises(MCPError) as info:
+            await c.call_tool("repos_later", {})
+    assert info.value.error.code == t.URL_ELICITATION_REQUIRED
+    assert loud(fastmcp_log) == []

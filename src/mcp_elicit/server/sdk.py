@@ -235,8 +235,16 @@ def url_elicitation_required(elicitations: list[dict[str, Any]]) -> MCPError:
     if cls is None:
         cls = type("UrlElicitationRequiredError", bases, {"__module__": __name__, "log_level": logging.DEBUG})
         _CARRIER_TYPES[bases] = cls
-    flavored: MCPError = cls(params)
+    flavored: MCPError = _class_log_level(cls(params))
     return flavored
+
+
+def _class_log_level(exc: Any) -> Any:
+    """`exc` without the log level a framework's error base set on the instance: FastMCPError's
+    __init__ sets ERROR there, which would hide the carrier class's DEBUG and log every pending
+    question as "Error calling tool"."""
+    vars(exc).pop("log_level", None)
+    return exc
 
 
 def plain_url_elicitation_required(exc: BaseException) -> MCPError | None:
@@ -346,7 +354,7 @@ def input_pending(requests: dict[str, dict[str, Any]], request_state: str) -> Ba
     if cls is None:
         cls = type("InputPending", bases, {"__module__": __name__, "log_level": logging.DEBUG})
         _CARRIER_TYPES[bases] = cls
-    pending: Any = cls(-32603, "mcp-elicit: ask() needs mcp_elicit.server.install(server)")
+    pending: Any = _class_log_level(cls(-32603, "mcp-elicit: ask() needs mcp_elicit.server.install(server)"))
     pending.result = t.InputRequiredResult(
         input_requests={key: _INPUT_REQUEST.validate_python(r) for key, r in requests.items()},
         request_state=request_state,
