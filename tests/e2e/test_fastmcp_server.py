@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import fastmcp
 import mcp_types as t
 import pytest
@@ -18,7 +19,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_elicit import ElicitSettings, Question, ask, confirm, gather, install, require
-from mcp_elicit.errors import CapabilityError
+from mcp_elicit.core.refusals import refusal_of
+from mcp_elicit.errors import CapabilityError, ElicitationTimeout, HandoffNotCompleted
 from mcp_elicit.server import ApiKeyHandoff, IdentityPolicy, credential
 from tests.e2e.servers import serving_app
 from tests.server.handoff_support import Browser, UrlCallback, make_handoffs, mcp_client
@@ -238,3 +240,27 @@ async def test_a_fail_fast_hand_off_on_2025_is_not_logged_as_an_error_of_the_too
             await c.call_tool("repos_later", {})
     assert info.value.error.code == t.URL_ELICITATION_REQUIRED
     assert loud(fastmcp_log) == []
+
+
+async def test_a_timed_out_question_reads_as_the_refusal_line_from_a_fastmcp_tool() -> None:
+    server, _ = build(ElicitSettings(ask_timeout=0.05))
+    never = anyio.Event()
+
+    async def silent(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        await never.wait()
+        return t.ElicitResult(action="cancel")
+
+    async with Client(server._mcp_server, mode="legacy", elicitation_callback=silent) as c:  # type: ignore[arg-type]
+        result = await c.call_tool("deploy", {"service": "search"})
+        never.set()
+    assert result.is_error
+    assert text_of(result) == refusal_of(ElicitationTimeout(0.05), modern=False).text
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_declined_hand_off_reads_as_the_refusal_line_from_a_fastmcp_tool(era: str) -> None:
+    server, _ = build(ElicitSettings(handoffs=make_handoffs(identity=IdentityPolicy(dev_user="dev"))))
+    async with serving(server) as url, mcp_client(url, era, UrlCallback(action="decline")) as c:
+        result = await c.call_tool("repos", {})
+    assert result.is_error
+    assert text_of(result) == refusal_of(HandoffNotCompleted("decline", ""), modern=False).text

@@ -306,9 +306,10 @@ def carry(exc: ElicitError, ctx: Any = None) -> ElicitError:
     bases: tuple[type[BaseException] | type[_Carried], ...] = (type(exc), _Carried, *flavor, MCPError)
     cls = _CARRIER_TYPES.get(bases)
     if cls is None:
-        cls = type(
-            type(exc).__name__, bases, {"__module__": type(exc).__module__, "log_level": logging.DEBUG}
-        )
+        # MCPError's __str__ (the refusal's line) first: FastMCP answers a tool error with str(exc),
+        # and OSError's own __str__ (TimeoutError, PermissionError, ...) would print the bare args.
+        namespace = {"__module__": type(exc).__module__, "log_level": logging.DEBUG}
+        cls = type(type(exc).__name__, bases, {**namespace, "__str__": MCPError.__str__})
         _CARRIER_TYPES[bases] = cls
     carried: Any = cls.__new__(cls, *exc.args)
     carried.__dict__.update(exc.__dict__)
