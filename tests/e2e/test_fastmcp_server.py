@@ -264,3 +264,15 @@ async def test_a_declined_hand_off_reads_as_the_refusal_line_from_a_fastmcp_tool
         result = await c.call_tool("repos", {})
     assert result.is_error
     assert text_of(result) == refusal_of(HandoffNotCompleted("decline", ""), modern=False).text
+
+
+async def test_a_2026_client_without_elicitation_gets_minus_32021_from_a_fastmcp_prompt_logged_quietly(
+    fastmcp_log: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = build()
+    async with Client(server._mcp_server, mode="2026-07-28") as c:  # type: ignore[arg-type]
+        with pytest.raises(MCPError) as info:
+            await c.get_prompt("greeting", {})
+    assert info.value.error.code == t.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert info.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert loud(fastmcp_log) == []

@@ -301,8 +301,12 @@ def carry(exc: ElicitError, ctx: Any = None) -> ElicitError:
     answers with its refusal (`core.refusals`). Tool code still catches it by its own class."""
     if isinstance(exc, _Carried):
         return exc
-    refusal = refusal_of(exc, modern=is_modern(protocol_version(ctx)))
-    flavor = _FLAVOR.get() if not refusal.protocol else ()
+    call = call_of(ctx)
+    refusal = refusal_of(exc, modern=is_modern(call.protocol_version if call is not None else None))
+    # A framework's tool wrapper turns its own errors into a tool error result, which would lose a
+    # protocol refusal's code (-32021); its prompt and resource wrappers pass them on as they are.
+    in_tool = call is None or call.method == "tools/call"
+    flavor = _FLAVOR.get() if not (refusal.protocol and in_tool) else ()
     bases: tuple[type[BaseException] | type[_Carried], ...] = (type(exc), _Carried, *flavor, MCPError)
     cls = _CARRIER_TYPES.get(bases)
     if cls is None:
