@@ -384,7 +384,8 @@ def refusal_result(call: Call, exc: BaseException) -> HandlerResult:
     if refusal.ordinary:
         logger.info("%s %s ended: %s", method, target, refusal.reason)
     elif isinstance(exc, UsageError | AuditError):  # the server's own setup or code is wrong
-        logger.warning("%s %s failed: %s: %s", method, target, type(exc).__name__, exc)
+        # The error's own message says what to fix; a carried error prints the refusal's line.
+        logger.warning("%s %s failed: %s: %s", method, target, type(exc).__name__, BaseException.__str__(exc))
     else:
         logger.info("%s %s refused: %s", method, target, refusal.reason)
     if method == "tools/call" and not refusal.protocol:
