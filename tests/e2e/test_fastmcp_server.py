@@ -276,3 +276,17 @@ async def test_a_2026_client_without_elicitation_gets_minus_32021_from_a_fastmcp
     assert info.value.error.code == t.MISSING_REQUIRED_CLIENT_CAPABILITY
     assert info.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
     assert loud(fastmcp_log) == []
+
+
+async def test_a_refusal_in_a_fastmcp_tool_is_one_info_line_of_the_kit_as_on_mcpserver(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_elicit.server")
+    server, _ = build()
+    async with Client(server._mcp_server, mode="legacy") as c:  # type: ignore[arg-type]
+        result = await c.call_tool("deploy", {"service": "search"})
+    assert result.is_error
+    [line] = [r for r in caplog.records if r.name == "mcp_elicit.server"]
+    assert line.levelno == logging.INFO
+    assert "missing_capability" in line.getMessage()
+    assert line.exc_info is None

@@ -374,13 +374,20 @@ def pending_result(exc: BaseException) -> t.InputRequiredResult | None:
 
 def refusal_result(call: Call, exc: BaseException) -> HandlerResult:
     """What the client gets for an mcp-elicit error that left a handler: a tool error result on
-    `tools/call` (unless the spec makes it a protocol error), else a JSON-RPC error. Logged as
-    one line: at WARNING when the server's own setup or code is at fault, else at INFO."""
-    method = call.method
-    refusal = (
-        exc.refusal if isinstance(exc, _Carried) else refusal_of(exc, modern=is_modern(call.protocol_version))
-    )
+    `tools/call` (unless the spec makes it a protocol error), else a JSON-RPC error."""
     target = (call.params or {}).get("name") or (call.params or {}).get("uri") or ""
+    refusal = log_refusal(call.method, target, exc, call.protocol_version)
+    if call.method == "tools/call" and not refusal.protocol:
+        return t.CallToolResult(content=[t.TextContent(type="text", text=refusal.text)], is_error=True)
+    raise MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data()) from None
+
+
+def log_refusal(method: str, target: str, exc: BaseException, protocol_version: str | None = None) -> Refusal:
+    """The refusal for an mcp-elicit error that left a handler, logged as one line: at WARNING
+    when the server's own setup or code is at fault, else at INFO."""
+    refusal = (
+        exc.refusal if isinstance(exc, _Carried) else refusal_of(exc, modern=is_modern(protocol_version))
+    )
     if refusal.ordinary:
         logger.info("%s %s ended: %s", method, target, refusal.reason)
     elif isinstance(exc, UsageError | AuditError):  # the server's own setup or code is wrong
@@ -388,9 +395,7 @@ def refusal_result(call: Call, exc: BaseException) -> HandlerResult:
         logger.warning("%s %s failed: %s: %s", method, target, type(exc).__name__, BaseException.__str__(exc))
     else:
         logger.info("%s %s refused: %s", method, target, refusal.reason)
-    if method == "tools/call" and not refusal.protocol:
-        return t.CallToolResult(content=[t.TextContent(type="text", text=refusal.text)], is_error=True)
-    raise MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data()) from None
+    return refusal
 
 
 def flavored(flavor: tuple[type[BaseException], ...]) -> Any:
