@@ -4,11 +4,13 @@ over streamable HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import fastmcp
 import mcp_types as t
 import pytest
@@ -17,7 +19,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_elicit import ElicitSettings, Question, ask, confirm, gather, install, require
-from mcp_elicit.errors import CapabilityError
+from mcp_elicit.core.refusals import refusal_of
+from mcp_elicit.errors import CapabilityError, ElicitationTimeout, HandoffNotCompleted
 from mcp_elicit.server import ApiKeyHandoff, IdentityPolicy, credential
 from tests.e2e.servers import serving_app
 from tests.server.handoff_support import Browser, UrlCallback, make_handoffs, mcp_client
@@ -77,6 +80,16 @@ def build(settings: ElicitSettings | None = None) -> tuple[fastmcp.FastMCP, list
         await require(ctx, FLOW)
         key = await credential(ctx, "github")
         return "3 repositories" if key is not None else "no key"
+
+    @server.tool
+    async def repos_later(ctx: Context) -> str:
+        await require(ctx, FLOW, fail_fast=True)
+        return "3 repositories"
+
+    @server.prompt
+    async def greeting(ctx: Context) -> str:
+        who = await ask(ctx, "Who?", Name, key="who")
+        return f"Hello {who.data.name}." if who.data is not None else "Hello."
 
     return server, caught
 
@@ -186,3 +199,94 @@ async def test_a_2026_client_without_elicitation_gets_minus_32021_from_a_fastmcp
             await c.call_tool("deploy", {"service": "search"})
     assert info.value.error.code == t.MISSING_REQUIRED_CLIENT_CAPABILITY
     assert info.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+
+
+@pytest.fixture
+def fastmcp_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """What FastMCP logs: its "fastmcp" logger does not propagate to the root, so listen on it."""
+    logger = logging.getLogger("fastmcp")
+    logger.addHandler(caplog.handler)
+    caplog.set_level(logging.DEBUG, logger="fastmcp")
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+
+
+def loud(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What FastMCP logged at INFO or above (its DEBUG lines, tracebacks included, stay hidden)."""
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+
+
+async def test_a_question_pending_on_2026_is_not_logged_as_an_error_of_the_tool_or_prompt(
+    fastmcp_log: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = build()
+    script = Script({"environment": "production"}, {"confirm": True}, {"name": "Ada"})
+    async with Client(server._mcp_server, mode="2026-07-28", elicitation_callback=script) as c:  # type: ignore[arg-type]
+        result = await c.call_tool("deploy", {"service": "search"})
+        prompt = await c.get_prompt("greeting", {})
+    assert text_of(result) == "Deployed search to production x2."
+    assert prompt.messages[0].content.text == "Hello Ada."  # type: ignore[union-attr]
+    assert loud(fastmcp_log) == []
+
+
+async def test_a_fail_fast_hand_off_on_2025_is_not_logged_as_an_error_of_the_tool(
+    fastmcp_log: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = build(ElicitSettings(handoffs=make_handoffs(identity=IdentityPolicy(dev_user="dev"))))
+    async with serving(server) as url, mcp_client(url, "legacy", UrlCallback()) as c:
+        with pytest.raises(MCPError) as info:
+            await c.call_tool("repos_later", {})
+    assert info.value.error.code == t.URL_ELICITATION_REQUIRED
+    assert loud(fastmcp_log) == []
+
+
+async def test_a_timed_out_question_reads_as_the_refusal_line_from_a_fastmcp_tool() -> None:
+    server, _ = build(ElicitSettings(ask_timeout=0.05))
+    never = anyio.Event()
+
+    async def silent(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        await never.wait()
+        return t.ElicitResult(action="cancel")
+
+    async with Client(server._mcp_server, mode="legacy", elicitation_callback=silent) as c:  # type: ignore[arg-type]
+        result = await c.call_tool("deploy", {"service": "search"})
+        never.set()
+    assert result.is_error
+    assert text_of(result) == refusal_of(ElicitationTimeout(0.05), modern=False).text
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_declined_hand_off_reads_as_the_refusal_line_from_a_fastmcp_tool(era: str) -> None:
+    server, _ = build(ElicitSettings(handoffs=make_handoffs(identity=IdentityPolicy(dev_user="dev"))))
+    async with serving(server) as url, mcp_client(url, era, UrlCallback(action="decline")) as c:
+        result = await c.call_tool("repos", {})
+    assert result.is_error
+    assert text_of(result) == refusal_of(HandoffNotCompleted("decline", ""), modern=False).text
+
+
+async def test_a_2026_client_without_elicitation_gets_minus_32021_from_a_fastmcp_prompt_logged_quietly(
+    fastmcp_log: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = build()
+    async with Client(server._mcp_server, mode="2026-07-28") as c:  # type: ignore[arg-type]
+        with pytest.raises(MCPError) as info:
+            await c.get_prompt("greeting", {})
+    assert info.value.error.code == t.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert info.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert loud(fastmcp_log) == []
+
+
+async def test_a_refusal_in_a_fastmcp_tool_is_one_info_line_of_the_kit_as_on_mcpserver(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_elicit.server")
+    server, _ = build()
+    async with Client(server._mcp_server, mode="legacy") as c:  # type: ignore[arg-type]
+        result = await c.call_tool("deploy", {"service": "search"})
+    assert result.is_error
+    [line] = [r for r in caplog.records if r.name == "mcp_elicit.server"]
+    assert line.levelno == logging.INFO
+    assert "missing_capability" in line.getMessage()
+    assert line.exc_info is None

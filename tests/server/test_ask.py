@@ -11,8 +11,9 @@ from mcp.client import Client
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 
-from mcp_elicit.errors import AnswerError, CapabilityError
-from mcp_elicit.server import ElicitSettings, ask, confirm, install
+from mcp_elicit.core.refusals import refusal_of
+from mcp_elicit.errors import AnswerError, CapabilityError, FieldProblem
+from mcp_elicit.server import MAX_ASKS_PER_CALL, ElicitSettings, ask, confirm, install
 from tests.support import ScriptedCallback, text_of
 
 pytestmark = pytest.mark.anyio
@@ -54,6 +55,11 @@ def make_server(settings: ElicitSettings | None = None) -> tuple[MCPServer[Any],
         assert first.data is not None
         assert second.data is not None
         return f"{first.data.name} & {second.data.name}"
+
+    @server.tool()
+    async def survey(ctx: Context, questions: int) -> str:
+        yes = [await confirm(ctx, f"Question {n}?") for n in range(questions)]
+        return f"{sum(yes)} yes"
 
     @server.prompt()
     async def greet(ctx: Context) -> str:
@@ -236,3 +242,18 @@ async def test_a_message_over_the_limit_is_refused_before_anything_is_sent(era: 
         await c.call_tool("chatty", {})
     assert caught[0].construct == "message"
     assert cb.seen == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_call_asking_past_the_per_call_limit_ends_with_an_error_in_both_eras(era: str) -> None:
+    server, _ = make_server()
+    cb = ScriptedCallback([{"action": "accept", "content": {"confirm": True}}] * (2 * MAX_ASKS_PER_CALL + 1))
+    async with client(server, era, cb, input_required_max_rounds=2 * MAX_ASKS_PER_CALL) as c:
+        within = await c.call_tool("survey", {"questions": MAX_ASKS_PER_CALL})
+        cb.seen.clear()
+        over = await c.call_tool("survey", {"questions": MAX_ASKS_PER_CALL + 1})
+    assert text_of(within) == f"{MAX_ASKS_PER_CALL} yes"
+    assert over.is_error
+    too_many = AnswerError((FieldProblem("", "too_many_questions"),))
+    assert text_of(over) == refusal_of(too_many, modern=False).text
+    assert len(cb.seen) == MAX_ASKS_PER_CALL

@@ -21,8 +21,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_elicit.core import wire_codes
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.refusals import refusal_of
-from mcp_elicit.errors import AnswerError, CapabilityError, ElicitationTimeout, FieldProblem, SecretInForm
-from mcp_elicit.server import ElicitSettings, ask, install
+from mcp_elicit.errors import (
+    AnswerError,
+    CapabilityError,
+    ElicitationTimeout,
+    FieldProblem,
+    NotInstalled,
+    SecretInForm,
+)
+from mcp_elicit.server import ApiKeyHandoff, ElicitSettings, ask, handoff, install
 from tests.support import ScriptedCallback, text_of
 
 pytestmark = pytest.mark.anyio
@@ -48,6 +55,11 @@ def make_server(**settings: Any) -> MCPServer[Any]:
     @server.tool()
     async def paste_key(ctx: Context) -> str:
         await ask(ctx, "Paste your key", SECRET_FORM)
+        return "never"
+
+    @server.tool()
+    async def connect_github(ctx: Context) -> str:
+        await handoff(ctx, "Connect GitHub", ApiKeyHandoff(provider="github"))
         return "never"
 
     @server.prompt()
@@ -126,3 +138,18 @@ async def test_a_prompt_has_no_error_result_so_its_refusal_is_a_json_rpc_error_w
             await client.get_prompt("greeting", {})
     assert info.value.error.data["reason"] == "missing_capability"  # type: ignore[index]
     assert info.value.error.code == wire_codes.INVALID_PARAMS
+
+
+async def test_a_server_set_up_wrong_logs_one_warning_with_what_to_fix_and_the_client_reads_the_refusal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    callback = ScriptedCallback([])
+    async with Client(make_server(), mode="legacy", elicitation_callback=callback) as client:
+        result = await client.call_tool("connect_github", {})
+    missing = NotInstalled("handoffs")
+    assert text_of(result) == refusal_of(missing, modern=False).text
+    no_tracebacks(caplog)
+    [line] = kit_lines(caplog)
+    assert line.levelno == logging.WARNING
+    assert missing.what in line.getMessage()  # what to fix, not only the client's line

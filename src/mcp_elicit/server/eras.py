@@ -70,6 +70,12 @@ class Era:
         self.settings: ElicitSettings = self.round.settings if self.round is not None else ElicitSettings()
         self.protocol_version, self.declared = facts or facts_of(ctx)
 
+    def check_limit(self) -> None:
+        """AnswerError once the call has asked `MAX_ASKS_PER_CALL` questions (counted on the round
+        the middleware opened; without it, on 2025-11-25, nothing counts)."""
+        if self.round is not None and self.round.cursor >= rounds.MAX_ASKS_PER_CALL:
+            raise AnswerError((FieldProblem("", "too_many_questions", f"over {rounds.MAX_ASKS_PER_CALL}"),))
+
     def need(self, capabilities: Iterable[str]) -> None:
         """Refuse when the client did not declare one of `capabilities` (C1, C2): CapabilityError
         for the tool to handle on 2025-11-25; on 2026-07-28 the whole request is answered with
@@ -84,6 +90,13 @@ class Era:
 class Push(Era):
     """2025-11-25 and older: send each request and wait for its answer."""
 
+    def count_step(self) -> None:
+        """Count one step of the call (a question, a gather, a hand-off) on the round the middleware
+        opened, as `Rounds` does: AnswerError past `MAX_ASKS_PER_CALL`, and `elicitation-<n>` keys."""
+        self.check_limit()
+        if self.round is not None:
+            self.round.cursor += 1
+
     async def send(self, request: dict[str, Any], seconds: float) -> dict[str, Any] | None:
         """One pushed request; ElicitationTimeout after `seconds`, ClientGone when the client leaves."""
         try:  # the timeout rides on the disconnect watch's cancel scope (server/disconnect.py)
@@ -95,6 +108,7 @@ class Push(Era):
         self, step: Step, on_fail: OnFail, on_answer: OnAnswer, timeout: float | None = None
     ) -> dict[str, Any]:
         """Each request in turn, asked again after an invalid answer; the settled value per key."""
+        self.count_step()
         seconds = self.settings.ask_timeout if timeout is None else timeout
         clock = self.settings.clock
         out: dict[str, Any] = {}
@@ -132,11 +146,6 @@ class Rounds(Era):
         if self.round is None:
             raise NotInstalled("middleware", "ask() on a 2026-07-28 request needs mcp_elicit.install(server)")
         self.rnd = self.round
-
-    def check_limit(self) -> None:
-        """AnswerError once the call has asked `MAX_ASKS_PER_CALL` questions."""
-        if self.rnd.cursor >= rounds.MAX_ASKS_PER_CALL:
-            raise AnswerError((FieldProblem("", "too_many_questions", f"over {rounds.MAX_ASKS_PER_CALL}"),))
 
     async def candidate(
         self,

@@ -129,6 +129,7 @@ async def _by_push(
     timeout: float | None,
 ) -> HandoffResult:
     ctx = era.ctx
+    era.count_step()
     record = await hs.mint(ctx, person, flow, message)
     try:
         response = await era.send(sdk.url_request(message, record.url, record.id), era.settings.ask_timeout)

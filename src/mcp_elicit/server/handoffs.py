@@ -4,7 +4,7 @@ The calls a tool makes live in `handoff_calls`; this module holds what they shar
 (`Handoffs`), links, CSRF tokens, records and the completion relay. A tool writes one code path:
 
     await require(ctx, ApiKeyHandoff(provider="github"))      # returns once the key is in the vault
-    key = await credential(ctx, "github")                       # Secret; .reveal() server-side only
+    key = await credential(ctx, "github")                       # Secret; .reveal()["value"] server-side only
 
 or, one level lower, `result = await handoff(ctx, message, flow)` with `result.action` one of
 accept (the out-of-band step is done), decline or cancel.

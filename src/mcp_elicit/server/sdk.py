@@ -235,8 +235,16 @@ def url_elicitation_required(elicitations: list[dict[str, Any]]) -> MCPError:
     if cls is None:
         cls = type("UrlElicitationRequiredError", bases, {"__module__": __name__, "log_level": logging.DEBUG})
         _CARRIER_TYPES[bases] = cls
-    flavored: MCPError = cls(params)
+    flavored: MCPError = _class_log_level(cls(params))
     return flavored
+
+
+def _class_log_level(exc: Any) -> Any:
+    """`exc` without the log level a framework's error base set on the instance: FastMCPError's
+    __init__ sets ERROR there, which would hide the carrier class's DEBUG and log every pending
+    question as "Error calling tool"."""
+    vars(exc).pop("log_level", None)
+    return exc
 
 
 def plain_url_elicitation_required(exc: BaseException) -> MCPError | None:
@@ -293,14 +301,19 @@ def carry(exc: ElicitError, ctx: Any = None) -> ElicitError:
     answers with its refusal (`core.refusals`). Tool code still catches it by its own class."""
     if isinstance(exc, _Carried):
         return exc
-    refusal = refusal_of(exc, modern=is_modern(protocol_version(ctx)))
-    flavor = _FLAVOR.get() if not refusal.protocol else ()
+    call = call_of(ctx)
+    refusal = refusal_of(exc, modern=is_modern(call.protocol_version if call is not None else None))
+    # A framework's tool wrapper turns its own errors into a tool error result, which would lose a
+    # protocol refusal's code (-32021); its prompt and resource wrappers pass them on as they are.
+    in_tool = call is None or call.method == "tools/call"
+    flavor = _FLAVOR.get() if not (refusal.protocol and in_tool) else ()
     bases: tuple[type[BaseException] | type[_Carried], ...] = (type(exc), _Carried, *flavor, MCPError)
     cls = _CARRIER_TYPES.get(bases)
     if cls is None:
-        cls = type(
-            type(exc).__name__, bases, {"__module__": type(exc).__module__, "log_level": logging.DEBUG}
-        )
+        # MCPError's __str__ (the refusal's line) first: FastMCP answers a tool error with str(exc),
+        # and OSError's own __str__ (TimeoutError, PermissionError, ...) would print the bare args.
+        namespace = {"__module__": type(exc).__module__, "log_level": logging.DEBUG}
+        cls = type(type(exc).__name__, bases, {**namespace, "__str__": MCPError.__str__})
         _CARRIER_TYPES[bases] = cls
     carried: Any = cls.__new__(cls, *exc.args)
     carried.__dict__.update(exc.__dict__)
@@ -346,7 +359,7 @@ def input_pending(requests: dict[str, dict[str, Any]], request_state: str) -> Ba
     if cls is None:
         cls = type("InputPending", bases, {"__module__": __name__, "log_level": logging.DEBUG})
         _CARRIER_TYPES[bases] = cls
-    pending: Any = cls(-32603, "mcp-elicit: ask() needs mcp_elicit.server.install(server)")
+    pending: Any = _class_log_level(cls(-32603, "mcp-elicit: ask() needs mcp_elicit.server.install(server)"))
     pending.result = t.InputRequiredResult(
         input_requests={key: _INPUT_REQUEST.validate_python(r) for key, r in requests.items()},
         request_state=request_state,
@@ -361,22 +374,28 @@ def pending_result(exc: BaseException) -> t.InputRequiredResult | None:
 
 def refusal_result(call: Call, exc: BaseException) -> HandlerResult:
     """What the client gets for an mcp-elicit error that left a handler: a tool error result on
-    `tools/call` (unless the spec makes it a protocol error), else a JSON-RPC error. Logged as
-    one line: at WARNING when the server's own setup or code is at fault, else at INFO."""
-    method = call.method
-    refusal = (
-        exc.refusal if isinstance(exc, _Carried) else refusal_of(exc, modern=is_modern(call.protocol_version))
-    )
+    `tools/call` (unless the spec makes it a protocol error), else a JSON-RPC error."""
     target = (call.params or {}).get("name") or (call.params or {}).get("uri") or ""
+    refusal = log_refusal(call.method, target, exc, call.protocol_version)
+    if call.method == "tools/call" and not refusal.protocol:
+        return t.CallToolResult(content=[t.TextContent(type="text", text=refusal.text)], is_error=True)
+    raise MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data()) from None
+
+
+def log_refusal(method: str, target: str, exc: BaseException, protocol_version: str | None = None) -> Refusal:
+    """The refusal for an mcp-elicit error that left a handler, logged as one line: at WARNING
+    when the server's own setup or code is at fault, else at INFO."""
+    refusal = (
+        exc.refusal if isinstance(exc, _Carried) else refusal_of(exc, modern=is_modern(protocol_version))
+    )
     if refusal.ordinary:
         logger.info("%s %s ended: %s", method, target, refusal.reason)
     elif isinstance(exc, UsageError | AuditError):  # the server's own setup or code is wrong
-        logger.warning("%s %s failed: %s: %s", method, target, type(exc).__name__, exc)
+        # The error's own message says what to fix; a carried error prints the refusal's line.
+        logger.warning("%s %s failed: %s: %s", method, target, type(exc).__name__, BaseException.__str__(exc))
     else:
         logger.info("%s %s refused: %s", method, target, refusal.reason)
-    if method == "tools/call" and not refusal.protocol:
-        return t.CallToolResult(content=[t.TextContent(type="text", text=refusal.text)], is_error=True)
-    raise MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data()) from None
+    return refusal
 
 
 def flavored(flavor: tuple[type[BaseException], ...]) -> Any:

@@ -24,6 +24,7 @@ from fastmcp.exceptions import FastMCPError
 from fastmcp.server.middleware import Middleware
 from fastmcp.tools import InputRequiredToolResult
 
+from mcp_elicit.errors import ElicitError
 from mcp_elicit.server import sdk
 
 __all__ = ["FLAVOR", "PendingToResult"]
@@ -35,8 +36,8 @@ FLAVOR: tuple[type[BaseException], ...] = (FastMCPError,)
 
 
 class PendingToResult(Middleware):
-    """Turns the kit's pending signal into FastMCP's InputRequiredToolResult, and a relayed -32042
-    back into the plain protocol error FastMCP passes to the client."""
+    """Turns the kit's pending signal into FastMCP's InputRequiredToolResult, a relayed -32042
+    back into the plain protocol error FastMCP passes to the client, and logs a refusal's line."""
 
     async def on_call_tool(self, context: Any, call_next: Any) -> Any:
         try:
@@ -47,5 +48,9 @@ class PendingToResult(Middleware):
                 raise plain from None
             pending = sdk.pending_result(exc)
             if pending is None:
+                # FastMCP answers a refusal with a tool error result itself, so the kit's
+                # middleware never sees it: its one log line is written here.
+                if isinstance(exc, ElicitError):
+                    sdk.log_refusal("tools/call", context.message.name, exc)
                 raise
             return InputRequiredToolResult(pending)
