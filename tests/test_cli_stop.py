@@ -241,7 +241,10 @@ def ended(pid: int) -> bool:
     """Whether process `pid` (not our child) exits within BOUND: its pidfd becomes readable."""
     import select
 
-    fd = os.pidfd_open(pid)
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:  # already gone and reaped
+        return True
     try:
         return bool(select.select([fd], [], [], BOUND)[0])
     finally:
