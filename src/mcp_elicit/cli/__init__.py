@@ -69,18 +69,19 @@ def serve_reference(transport: str, host: str, port: int) -> None:
 
 
 def _run_server(server: typing.Any, sock: typing.Any, host: str, name: str) -> None:
-    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would,
-    exit 130 or 143) or streamable HTTP on the bound `sock`."""
-    import anyio
+    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would)
+    or streamable HTTP on the bound `sock` (Ctrl-C or SIGTERM: uvicorn's graceful shutdown);
+    exit 130 or 143 after the signal."""
+    import functools
 
     from mcp_elicit.server import sdk
-    from mcp_elicit.server.signals import run_stdio
+    from mcp_elicit.server.signals import run_stdio, run_until_signalled
 
     if sock is None:
         run_stdio(server)
         return
     click.echo(f"{name}: http://{host}:{sock.getsockname()[1]}/mcp", err=True)
-    anyio.run(sdk.serve_http, server, sock, host)
+    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
 
 
 # --- serve-data ------------------------------------------------------------------------------------------
