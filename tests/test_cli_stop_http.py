@@ -1,6 +1,6 @@
 """Stopping the commands that serve HTTP (`gateway --listen`, `serve-reference --transport http`,
-`audit serve`) as real processes: the same statuses as the stdio servers (130 after Ctrl-C, 143
-after SIGTERM), one line, no traceback."""
+`audit serve`) as real processes, and a Ctrl-C before any command watches for signals: the same
+statuses as the stdio servers (130 after Ctrl-C, 143 after SIGTERM), one line, no traceback."""
 
 from __future__ import annotations
 
@@ -93,3 +93,34 @@ def test_ctrl_c_in_a_terminal_stops_an_http_server_with_130_and_one_line(
         assert said.count("stopping on SIGINT") == 1
     finally:
         term.close(force=True)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "click",  # the command line is loading (mcp_elicit.cli imports click first)
+        "mcp_elicit.cli",  # loaded: the command is starting (the server's imports follow)
+    ],
+)
+def test_ctrl_c_before_a_server_watches_for_signals_exits_130_without_a_traceback(module: str) -> None:
+    # -X importtime says on stderr as each module is loaded: the Ctrl-C comes just after `module`,
+    # while the command line or the command is still starting (not while Python itself does).
+    # The `mcp-elicit` script, not `python -m`: under -m, CPython itself turns an exit into a
+    # death by SIGINT when the KeyboardInterrupt had ended a string exec() (a dataclass being
+    # made), even one caught later; a shell reports 130 for both.
+    script = str(Path(sys.executable).with_name("mcp-elicit"))
+    args = [sys.executable, "-X", "importtime", script, "serve-reference", "--transport", "http"]
+    server = Piped([*args, "--port", "0"])
+    try:
+        while server.errors.get(timeout=BOUND).split("|")[-1].strip() != module:
+            pass
+        server.proc.send_signal(signal.SIGINT)
+        status = server.exit_code()
+        server.drain()
+        said = [line for line in server.stderr if not line.startswith("import time:")]
+        assert status == 130, said
+        assert not any("reference server: http://" in line for line in said)  # before it served
+        assert not any("Traceback" in line or "Aborted!" in line for line in said), said
+        assert len(said) <= 1
+    finally:
+        server.close()
