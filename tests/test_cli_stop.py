@@ -62,8 +62,12 @@ class Piped:
         self.stderr: list[str] = []
         assert self.proc.stdout is not None
         assert self.proc.stderr is not None
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self._message), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self._error), daemon=True).start()
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, self._message), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, self._error), daemon=True),
+        ]
+        for pump in self._pumps:
+            pump.start()
 
     @staticmethod
     def _pump(stream: Any, put: Callable[[bytes], None]) -> None:
@@ -105,6 +109,12 @@ class Piped:
 
     def exit_code(self) -> int:
         return self.proc.wait(timeout=BOUND)
+
+    def drain(self) -> None:
+        """Wait (bounded) until stdout and stderr are read to their end: every line is in."""
+        for pump in self._pumps:
+            pump.join(timeout=BOUND)
+            assert not pump.is_alive()
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -241,7 +251,10 @@ def ended(pid: int) -> bool:
     """Whether process `pid` (not our child) exits within BOUND: its pidfd becomes readable."""
     import select
 
-    fd = os.pidfd_open(pid)
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:  # already gone and reaped
+        return True
     try:
         return bool(select.select([fd], [], [], BOUND)[0])
     finally:

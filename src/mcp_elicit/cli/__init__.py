@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import typing
 
 import click
@@ -19,7 +20,32 @@ from mcp_elicit.cli.options import (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@contextlib.contextmanager
+def _interrupt_exits_130() -> typing.Iterator[None]:
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(err=True)  # ends the terminal's ^C echo, as click does
+        raise SystemExit(130) from None
+
+
+class _Main(click.Group):
+    """The `mcp-elicit` group. A Ctrl-C that no command turned into its own status (one during
+    start-up, before a server watches for signals) exits 130, what a shell reports for a program
+    SIGINT ended and what the servers exit with once they watch: not click's "Aborted!" and
+    status 1, and no traceback. Both steps of click's `main` are covered: reading the command
+    line, then running the command. (click.Abort, a prompt's Ctrl-C or Ctrl-D, stays click's.)"""
+
+    def make_context(self, *args: typing.Any, **kwargs: typing.Any) -> click.Context:
+        with _interrupt_exits_130():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> typing.Any:
+        with _interrupt_exits_130():
+            return super().invoke(ctx)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mcp-elicit")
 def main() -> None:
     """Human input for the Model Context Protocol: forms, URL hand-offs, guardrails, audit."""
@@ -69,18 +95,19 @@ def serve_reference(transport: str, host: str, port: int) -> None:
 
 
 def _run_server(server: typing.Any, sock: typing.Any, host: str, name: str) -> None:
-    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would,
-    exit 130 or 143) or streamable HTTP on the bound `sock`."""
-    import anyio
+    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would)
+    or streamable HTTP on the bound `sock` (Ctrl-C or SIGTERM: uvicorn's graceful shutdown);
+    exit 130 or 143 after the signal."""
+    import functools
 
     from mcp_elicit.server import sdk
-    from mcp_elicit.server.signals import run_stdio
+    from mcp_elicit.server.signals import run_stdio, run_until_signalled
 
     if sock is None:
         run_stdio(server)
         return
     click.echo(f"{name}: http://{host}:{sock.getsockname()[1]}/mcp", err=True)
-    anyio.run(sdk.serve_http, server, sock, host)
+    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
 
 
 # --- serve-data ------------------------------------------------------------------------------------------

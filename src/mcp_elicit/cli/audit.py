@@ -464,12 +464,15 @@ def audit_serve(source: _Source, port: int) -> None:
     """Show the trail in your browser: records with filters, the chain's status, a chart (read-only).
 
     Listens on 127.0.0.1 only and prints the page's link (with its session token) on stderr.
+    Ctrl-C or SIGTERM stops it (exit 130 or 143, as the servers' commands).
     """
-    import contextlib
+    import logging
+    import sys
 
     import anyio
 
     from mcp_elicit.cli.listen import listen_failure
+    from mcp_elicit.server.signals import run_until_signalled
     from mcp_elicit.ui.browser.audit_view import serve_audit
     from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer
 
@@ -478,5 +481,15 @@ def audit_serve(source: _Source, port: int) -> None:
         server = LocalServer(port)
     except OSError as exc:  # a port in use: one line, exit 1
         raise listen_failure(LOOPBACK, port, exc) from None
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the page is closed
-        anyio.run(functools.partial(serve_audit, source.open, source.label, port=port, server=server))
+    page = functools.partial(serve_audit, source.open, source.label, port=port, server=server)
+
+    async def serve(stop: anyio.Event) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(page)
+            await stop.wait()
+            tg.cancel_scope.cancel()  # the page's server shuts down gracefully when cancelled
+
+    logging.basicConfig(stream=sys.stderr, format="%(name)s: %(message)s")
+    log = logging.getLogger("mcp_elicit.audit")
+    log.setLevel(logging.INFO)  # the stop's one line
+    run_until_signalled(serve, log)

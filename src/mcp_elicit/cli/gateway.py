@@ -112,8 +112,9 @@ def _unreachable(replicas: object) -> tuple[type[Exception], ...]:
 def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
     """Relay upstream servers' tools; every question through the guardrails to the caller.
 
-    Over stdio, Ctrl-C or SIGTERM stops it as the client closing stdin would (exit 130 or 143; a
-    second one stops it at once). A bad --config or --elicit-config file is a usage error (exit 2).
+    Ctrl-C or SIGTERM stops it (over stdio as the client closing stdin would, over HTTP once open
+    requests end) and exits 130 or 143; a second one stops it at once. A bad --config or
+    --elicit-config file is a usage error (exit 2).
 
     Replicas behind one address: set MCP_ELICIT_REDIS_URL (and MCP_ELICIT_REDIS_PREFIX) and the same
     MCP_ELICIT_STATE_KEYS or MCP_ELICIT_HANDOFF_SECRET on every replica (docs/gateway.md)."""
@@ -144,18 +145,18 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
     def started(port: int) -> None:
         click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
 
-    async def serve(stop: Any = None, browser: Any = None) -> None:
+    async def serve(stop: anyio.Event, browser: Any = None) -> None:
         policy = settings.policy if settings is not None else None
         shared = _shared_state(*replicas) if replicas is not None else None
         async with Gateway(config, policy=policy, audit=audit, browser=browser, shared=shared) as gw:
             if where is None:
                 await gw.serve_stdio(stop)
             else:
-                await gw.serve_http(where[0], where[1], started=started, sock=sock)
+                await gw.serve_http(where[0], where[1], started=started, stop=stop, sock=sock)
             for pool in gw.pools.values():
                 pool.stop()
 
-    async def run(stop: Any = None) -> None:
+    async def run(stop: anyio.Event) -> None:
         if not any(u.no_elicitation == "browser" for u in config.upstreams):
             await serve(stop)
             return
@@ -170,12 +171,7 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
 
     freeze_startup_heap()  # a long-running relay: full collections skip what start-up made
     try:
-        if where is None:
-            run_until_signalled(run, logger)  # SystemExit(130 or 143) after a signal
-        else:
-            anyio.run(run)  # uvicorn stops on SIGINT and SIGTERM itself
-    except KeyboardInterrupt:
-        pass
+        run_until_signalled(run, logger)  # SystemExit(130 or 143) after a signal
     except _unreachable(replicas) as exc:  # Redis (replicas) unreachable at start
         raise click.ClickException(f"cannot reach Redis for the replicas' shared state: {exc}") from None
     finally:

@@ -320,9 +320,12 @@ async def serve_http(
 ) -> None:
     """Streamable HTTP at /mcp; with `users`, only their bearer tokens get in; with `oauth`, only
     tokens the authorization server vouches for. `started(port)` is called once listening (port 0
-    picks a free one); setting `stop` shuts the server down. `sock`: a socket already bound to
-    `host` and `port` (the CLI binds it first, so a port in use is said before anything starts)."""
+    picks a free one); setting `stop` shuts the server down gracefully (uvicorn then leaves the
+    signals to the caller: `mcp_elicit.server.serving`). `sock`: a socket already bound to `host`
+    and `port` (the CLI binds it first, so a port in use is said before anything starts)."""
     import uvicorn
+
+    from mcp_elicit.server.serving import serve_uvicorn
 
     if sock is None:
         sock = socket.create_server((host, port))  # bound here, so the port is known before serving
@@ -336,12 +339,5 @@ async def serve_http(
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     if started is not None:
         started(sock.getsockname()[1])
-    http = uvicorn.Server(config)
     with sock:
-        if stop is None:
-            await http.serve(sockets=[sock])
-            return
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(http.serve, [sock])
-            await stop.wait()
-            http.should_exit = True  # uvicorn's own graceful shutdown (lifespan included)
+        await serve_uvicorn(config, sock, stop)

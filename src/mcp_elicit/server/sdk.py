@@ -461,12 +461,15 @@ async def serve_stdio(server: Any, stop: anyio.Event | None = None) -> None:
         await low.run(read, write, low.create_initialization_options())
 
 
-async def serve_http(server: Any, sock: Any, host: str) -> None:
+async def serve_http(server: Any, sock: Any, host: str, stop: anyio.Event | None = None) -> None:
     """`server.run("streamable-http")` on `sock`, a socket already bound (so a port in use is said
-    before the server starts); `host` is the address it was bound to (DNS-rebinding checks)."""
+    before the server starts); `host` is the address it was bound to (DNS-rebinding checks).
+    Setting `stop` shuts it down gracefully (`mcp_elicit.server.serving`)."""
     import uvicorn
+
+    from mcp_elicit.server.serving import serve_uvicorn
 
     app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
     with sock:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        await serve_uvicorn(config, sock, stop)

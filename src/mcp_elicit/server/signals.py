@@ -6,6 +6,9 @@ end and upstream processes are reaped as when the client closes stdin) and the p
 128 + the signal's number once `serve` returns: 130 after Ctrl-C, 143 after SIGTERM, what a shell
 reports for a program the signal ended. A second signal while it stops exits at once with the
 same status. A client that closes stdin still ends it with status 0.
+
+A command serving HTTP runs uvicorn with `stop` (`serving.serve_uvicorn`) the same way: the
+first signal starts uvicorn's graceful shutdown, and the exit status is the same.
 """
 
 from __future__ import annotations

@@ -66,11 +66,11 @@ def serve_data(
     when given: a socket already bound to `host` and `port`).
 
     With `audit_db` (a SQLite file) every query decision and every question goes to the consent
-    trail there; "" turns the trail off."""
+    trail there; "" turns the trail off. Ctrl-C or SIGTERM stops it (over stdio as end of file
+    would, over HTTP with uvicorn's graceful shutdown) and exits 130 or 143 (SystemExit)."""
     import functools
+    import socket
     from pathlib import Path
-
-    import anyio
 
     from mcp_elicit.audit import SqliteAuditSink
     from mcp_elicit.server import ElicitSettings, sdk
@@ -85,9 +85,9 @@ def serve_data(
         sink = SqliteAuditSink(target, level=audit_level)  # type: ignore[arg-type]
     server = build_data_server(open_engine(engine, dsn), config, ElicitSettings(audit=sink))
     freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-    if transport == "stdio":  # Ctrl-C or SIGTERM stops it as end of file would (exit 130 or 143)
+    if transport == "stdio":
         run_until_signalled(functools.partial(sdk.serve_stdio, server))
-    elif sock is not None:
-        anyio.run(sdk.serve_http, server, sock, host)
-    else:
-        server.run("streamable-http", host=host, port=port)
+        return
+    if sock is None:  # bound here as the command binds it first (cli/listen.py)
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))

@@ -1,0 +1,57 @@
+"""Serving HTTP with uvicorn until an event is set, for commands that watch the signals themselves.
+
+`serve_uvicorn(config, sock, stop)`: setting `stop` starts uvicorn's graceful shutdown (no new
+connections, open requests and event streams end, then the application's lifespan), as its own
+SIGINT or SIGTERM handler would. uvicorn's handlers are not installed then: they would replace
+the command's (`signals.run_until_signalled`: 130 or 143, a second signal ends it at once), and
+once stopped uvicorn raises the signal again, which killed the process on SIGTERM before its
+`finally` blocks ran (a gateway's upstreams left running) and made SIGINT click's "Aborted!".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+
+import anyio
+import uvicorn
+
+__all__ = ["serve_uvicorn"]
+
+
+class _Unsignalled(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_uvicorn(config: uvicorn.Config, sock: socket.socket, stop: anyio.Event | None = None) -> None:
+    """Serve `config` on `sock`, a socket already bound and listening. With `stop`: until it is
+    set, then uvicorn's graceful shutdown, uvicorn installing no signal handlers (the caller
+    watches the signals). Without: uvicorn's own handlers stop it on SIGINT or SIGTERM."""
+    if stop is None:
+        await uvicorn.Server(config).serve(sockets=[sock])
+        return
+    http = _Unsignalled(config)
+
+    async def end_on_stop() -> None:
+        await stop.wait()
+        # What uvicorn's own signal handler calls: sse-starlette (the SDK's event streams) hooks
+        # it to end the open streams, which would otherwise hold the shutdown until each client
+        # hung up (a connected client keeps one open). Sets `should_exit`, seen within 0.1 s.
+        http.handle_exit(signal.SIGTERM, None)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(end_on_stop)
+            await http.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+    finally:
+        # sse-starlette's flag is process-wide and never reset: a later server in this process
+        # (a test's, an embedder's) would end each of its streams at once.
+        sse = sys.modules.get("sse_starlette.sse")
+        if sse is not None:
+            sse.AppStatus.should_exit = False

@@ -1,0 +1,126 @@
+"""Stopping the commands that serve HTTP (`gateway --listen`, `serve-reference --transport http`,
+`audit serve`) as real processes, and a Ctrl-C before any command watches for signals: the same
+statuses as the stdio servers (130 after Ctrl-C, 143 after SIGTERM), one line, no traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pexpect
+import pytest
+
+from mcp_elicit.config import AuditConfig, open_audit_sink
+from tests.gateway.support import http_client, write_config
+from tests.test_cli_stop import BOUND, ROOT, Piped, gone
+
+MCP_ELICIT = [sys.executable, "-m", "mcp_elicit"]
+
+
+def children(pid: int) -> set[int]:
+    """The child processes of `pid` (a gateway's upstreams)."""
+    return {int(c) for p in Path(f"/proc/{pid}/task").glob("*/children") for c in p.read_text().split()}
+
+
+@pytest.mark.anyio
+async def test_sigterm_stops_the_http_gateway_with_143_once_an_open_call_ends_and_its_upstreams_are_reaped(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path / "servers.json", reference=False)  # two stdio upstreams
+    gateway = Piped([*MCP_ELICIT, "gateway", "--config", str(config), "--listen", "127.0.0.1:0"])
+    try:
+        gateway.wait_for_stderr("mcp-elicit gateway: http://")
+        [url] = [line.split()[-1] for line in gateway.stderr if "mcp-elicit gateway: http://" in line]
+        asked = anyio.Event()
+
+        async def never_answer(ctx: Any, params: Any) -> Any:
+            asked.set()
+            await anyio.sleep_forever()
+
+        async def greet() -> None:
+            with contextlib.suppress(Exception):  # the gateway ends the open call's stream
+                await client.call_tool("greet", {})
+
+        async with http_client(url, None, "legacy", never_answer) as client:
+            await client.call_tool("process_id", {})  # the upstreams run
+            upstreams = children(gateway.proc.pid)
+            assert len(upstreams) == 2
+            with anyio.fail_after(BOUND):  # the open call too ends
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(greet)
+                    await asked.wait()  # the call is open, its question unanswered
+                    gateway.proc.send_signal(signal.SIGTERM)
+                    status = await anyio.to_thread.run_sync(gateway.exit_code)
+        gateway.drain()
+        assert status == 143
+        assert all(gone(pid) for pid in upstreams)  # reaped by the gateway: none running, no zombie
+        assert not any("Traceback" in line for line in gateway.stderr)
+        assert sum("stopping on SIGTERM" in line for line in gateway.stderr) == 1
+    finally:
+        gateway.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "ready"),
+    [
+        (["serve-reference", "--transport", "http", "--port", "0"], "Application startup complete"),
+        (["audit", "serve", "--db", "{trail}"], "the audit trail is at"),
+    ],
+)
+def test_ctrl_c_in_a_terminal_stops_an_http_server_with_130_and_one_line(
+    tmp_path: Path, args: list[str], ready: str
+) -> None:
+    trail = tmp_path / "trail.sqlite3"
+    open_audit_sink(AuditConfig(path=trail)).close()
+    filled = [a.format(trail=trail) for a in args]
+    term = pexpect.spawn(
+        sys.executable, ["-m", "mcp_elicit", *filled], cwd=str(ROOT), timeout=BOUND, encoding="utf-8"
+    )
+    try:
+        term.expect(ready)  # serving, its signals watched
+        term.sendintr()
+        term.expect(pexpect.EOF)
+        term.close()
+        assert term.exitstatus == 130
+        said = term.before or ""
+        assert "Traceback" not in said
+        assert "Aborted!" not in said
+        assert said.count("stopping on SIGINT") == 1
+    finally:
+        term.close(force=True)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "click",  # the command line is loading (mcp_elicit.cli imports click first)
+        "mcp_elicit.cli",  # loaded: the command is starting (the server's imports follow)
+    ],
+)
+def test_ctrl_c_before_a_server_watches_for_signals_exits_130_without_a_traceback(module: str) -> None:
+    # -X importtime says on stderr as each module is loaded: the Ctrl-C comes just after `module`,
+    # while the command line or the command is still starting (not while Python itself does).
+    # The `mcp-elicit` script, not `python -m`: under -m, CPython itself turns an exit into a
+    # death by SIGINT when the KeyboardInterrupt had ended a string exec() (a dataclass being
+    # made), even one caught later; a shell reports 130 for both.
+    script = str(Path(sys.executable).with_name("mcp-elicit"))
+    args = [sys.executable, "-X", "importtime", script, "serve-reference", "--transport", "http"]
+    server = Piped([*args, "--port", "0"])
+    try:
+        while server.errors.get(timeout=BOUND).split("|")[-1].strip() != module:
+            pass
+        server.proc.send_signal(signal.SIGINT)
+        status = server.exit_code()
+        server.drain()
+        said = [line for line in server.stderr if not line.startswith("import time:")]
+        assert status == 130, said
+        assert not any("reference server: http://" in line for line in said)  # before it served
+        assert not any("Traceback" in line or "Aborted!" in line for line in said), said
+        assert len(said) <= 1
+    finally:
+        server.close()
