@@ -83,10 +83,16 @@ def run_until_signalled(
 
     async def main() -> None:
         stop = anyio.Event()
+        failed: list[Exception] = []
         async with anyio.create_task_group() as tg:
             await tg.start(watch, stop)
-            await serve(stop)
+            try:
+                await serve(stop)
+            except Exception as exc:  # raised as itself below, not inside the group's ExceptionGroup
+                failed.append(exc)
             tg.cancel_scope.cancel()
+        if failed:
+            raise failed[0]
 
     anyio.run(main)
     if got:
