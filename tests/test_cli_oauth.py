@@ -84,4 +84,4 @@ async def test_the_summary_names_a_server_without_a_version_in_one_clean_line(tm
     async with authorization_setup(Provider()) as url:
         done = await call(tmp_path, url, summary=True)
     assert done.exit_code == 0, done.output
-    assert done.stdout.splitlines()[0].startswith("server: protected-peer (http")
+    assert done.stdout.splitlines()[0] == f"server: protected-peer ({url})"  # the URL typed, usable again

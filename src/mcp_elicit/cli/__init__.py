@@ -422,7 +422,9 @@ def call_command(
         server = report.server
         if server is not None:
             named = " ".join(part for part in (server.name or "(unnamed)", server.version) if part)
-            click.echo(show(f"server: {named} ({server.where})"))
+            # where is what the person typed (a command or a URL): shown as a link they can use again
+            where = clean_text(server.where, limit=20_000, multiline=False, defang=False)
+            click.echo(show(f"server: {named}") + f" ({where})")
         if report.protocol:
             click.echo(show(f"protocol: {report.protocol}" + (f" ({report.era})" if report.era else "")))
         if report.url_mode:
