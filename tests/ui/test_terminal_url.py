@@ -68,6 +68,20 @@ async def test_the_consent_screen_shows_who_asks_the_full_url_its_site_and_opens
     )
 
 
+async def test_with_no_browser_the_consent_screen_says_the_link_is_shown_not_opened() -> None:
+    from mcp_elicit.client.opener import ShowLink
+
+    e = Elicitation(params={}, protocol="2025-11-25", requester=BANK, purpose=FOR, message="Sign in.")
+    headless = UrlMode(opener=ShowLink(lambda text: None)).prompt(
+        e, check_url("https://login.bank.example/x")
+    )
+    ui, out = terminal([":cancel"])
+    await ui.ask_url(headless)
+    assert headless.headless
+    assert "opens in your browser" not in out.getvalue()
+    assert "Its link is shown here" in out.getvalue()
+
+
 async def test_the_registrable_domain_is_emphasised_U3() -> None:
     out = io.StringIO()
     screen = Console(file=out, width=100, color_system="standard", force_terminal=True, markup=False)

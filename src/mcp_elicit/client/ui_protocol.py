@@ -76,6 +76,7 @@ class UrlPrompt:
     `subdomain`, `registrable_domain` (the part to emphasise) and `rest`. `verdict` is the URL
     check's (`core/urls.py`): with "block" a UI must not offer to open the page, only decline or
     cancel. `reasons` are the check's stable reason codes; `warnings` say them in words.
+    `headless`: after consent the link is shown for the person to open elsewhere, not opened.
     """
 
     requester: Requester
@@ -86,6 +87,7 @@ class UrlPrompt:
     warnings: tuple[str, ...] = ()
     verdict: Verdict = "ok"
     reasons: tuple[str, ...] = ()
+    headless: bool = False
 
 
 WaitChoice = Literal["retry", "open", "cancel"]

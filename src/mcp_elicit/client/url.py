@@ -50,7 +50,7 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import anyio
@@ -232,7 +232,8 @@ class UrlMode:
     # -- what the person sees -----------------------------------------------------------------
 
     def prompt(self, e: Elicitation, verdict: UrlVerdict) -> UrlPrompt:
-        return url_prompt(e, verdict)
+        shown = url_prompt(e, verdict)
+        return replace(shown, headless=True) if self.headless else shown
 
     async def tell(self, requester: Requester, text: str) -> None:
         try:

@@ -382,7 +382,10 @@ class TerminalUI:
             self._say("Enter declines · :cancel cancels", "dim")
             await self._ask("Decline? [decline]: ")
             raise _Decline
-        self._say("It opens in your browser; nothing is fetched before you type open.", "dim")
+        if prompt.headless:  # no browser here: the link is shown to open on another device
+            self._say("Its link is shown here to open in a browser; nothing is fetched from here.", "dim")
+        else:
+            self._say("It opens in your browser; nothing is fetched before you type open.", "dim")
         self._say("Nothing opens unless you type open · :decline or Ctrl-D declines · :cancel cancels", "dim")
         while True:
             line = (await self._ask("Open this page? ")).lower()
