@@ -20,6 +20,7 @@ PUBLIC = {
     "AuditWriteError",
     "CapabilityError",
     "ClientGone",
+    "ClientRefused",
     "ConfigError",
     "DataEngineError",
     "ElicitClient",

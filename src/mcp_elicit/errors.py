@@ -31,6 +31,7 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── CapabilityRequired (RuntimeError)    the same on 2026-07-28: the request gets -32021
     │   ├── ElicitationTimeout (TimeoutError)    nobody answered within the per-call timeout
     │   ├── ClientGone (ConnectionError)         the client disconnected while a question was open
+    │   ├── ClientRefused (RuntimeError)         the client answered a pushed request with an error
     │   ├── ServerOutputError (ConnectionError)  a stdio server broke the protocol (bad UTF-8, a huge line)
     │   └── AuthorizationFailed (PermissionError) signing in to an MCP server with OAuth did not complete
     ├── AuditError                               the consent trail
@@ -64,6 +65,7 @@ __all__ = [
     "CapabilityError",
     "CapabilityRequired",
     "ClientGone",
+    "ClientRefused",
     "ConfigError",
     "DataEngineError",
     "DataError",
@@ -253,6 +255,19 @@ class ClientGone(PeerError, ConnectionError):
     """The client disconnected while a question was waiting for its answer."""
 
 
+class ClientRefused(PeerError, RuntimeError):
+    """The client answered a pushed request (a question, sampling, roots) with a JSON-RPC error
+    instead of a result: `code` is the error's code, `detail` its message as one bounded line."""
+
+    def __init__(self, code: int, detail: str) -> None:
+        self._code, self.detail = code, detail
+        super().__init__(f"the client answered with error {code}: {detail}")
+
+    @property
+    def code(self) -> int:  # a property, so it still wins over MCPError's `code` when carried (sdk.carry)
+        return self._code
+
+
 class ServerOutputError(PeerError, ConnectionError):
     """A stdio server wrote something that is not the protocol: invalid UTF-8, or a line longer
     than `limit` bytes (None for the former). The connection ends at once and every call waiting
@@ -352,10 +367,8 @@ class InvalidRequestState(PeerError, ValueError):
 
 
 class SecretInForm(UsageError, ValueError):
-    """A form would ask for a secret (spec F5): `fields` maps each offending field to its reason codes.
-
-    Secrets belong in URL mode; `ask(..., allow_secret_fields=True)` is the audited override.
-    """
+    """A form would ask for a secret (spec F5): `fields` maps each offending field to its reason
+    codes. Secrets belong in URL mode; `ask(..., allow_secret_fields=True)` is the audited override."""
 
     def __init__(self, fields: dict[str, tuple[str, ...]]) -> None:
         self.fields = fields
@@ -391,10 +404,7 @@ class _SinkError(AuditError, OSError):
 
 
 class AuditWriteError(_SinkError):
-    """An audit sink could not store a record; callers fail closed and decline the elicitation.
-
-    Fields: `sink`, `target` and `detail` (see `_SinkError`).
-    """
+    """An audit sink could not store a record (`sink`, `target`, `detail`); callers fail closed."""
 
     _failed = "write"
 
@@ -414,10 +424,7 @@ class OutcomeNotRecorded(AuditError, RuntimeError):
 
 
 class AuditReadError(_SinkError):
-    """An audit store could not be opened or read (missing file, unknown table, server down).
-
-    Same fields as AuditWriteError: `sink`, `target` and `detail`.
-    """
+    """An audit store could not be opened or read (missing file, unknown table, server down)."""
 
     _failed = "read"
 
@@ -451,11 +458,8 @@ class TooManyHandoffs(HandoffError, RuntimeError):
 
 class UrlHandoffStopped(HandoffError, RuntimeError):
     """A request the server answered with a URL step (-32042, or a pushed page the person was
-    waiting on) could not go on. `reason`: "declined" or "cancelled" (the person, on the consent or
-    the waiting screen), "refused" (the client refused the listed request), "timeout" (no
-    completion in time), "rounds_exceeded" (the server kept answering -32042), "repeated" (it
-    asked again for a page already completed) or "invalid" (a malformed -32042). `rounds` counts
-    the -32042 answers handled; `elicitation_id` names the step when known."""
+    waiting on) could not go on: `reason` is a StopReason (see its values), `rounds` counts the
+    -32042 answers handled, `elicitation_id` names the step when known."""
 
     def __init__(self, reason: str, rounds: int = 0, elicitation_id: str | None = None) -> None:
         self.reason = StopReason(reason)
@@ -465,9 +469,7 @@ class UrlHandoffStopped(HandoffError, RuntimeError):
 
 
 class VaultError(HandoffError, ValueError):
-    """A vault row for `provider` cannot be used: `reason` (a VaultProblem) is "unknown_key" (its
-    key left the key ring), "tampered" (wrong user or provider, edited, or copied from another
-    row), "malformed", or "too_large" (a value over the size limit, refused before it is stored).
+    """A vault row for `provider` cannot be used: `reason` is a VaultProblem (see its values).
     The value itself never appears in the error."""
 
     def __init__(self, provider: str, reason: str) -> None:

@@ -42,6 +42,7 @@ EXAMPLES: dict[type[errors.ElicitError], errors.ElicitError] = {
     errors.CapabilityRequired: errors.CapabilityRequired("elicitation.form"),
     errors.ElicitationTimeout: errors.ElicitationTimeout(300),
     errors.ClientGone: errors.ClientGone("gone"),
+    errors.ClientRefused: errors.ClientRefused(wire_codes.INVALID_PARAMS, "unknown mode"),
     errors.ServerOutputError: errors.ServerOutputError("bad UTF-8 on line 3"),
     errors.AuthorizationFailed: errors.AuthorizationFailed(
         "https://mcp.example/mcp", "denied", "access_denied"
@@ -104,7 +105,13 @@ def test_a_bad_request_state_is_minus_32602_with_its_reason() -> None:
 
 
 @pytest.mark.parametrize(
-    "exc", [errors.ElicitationTimeout(5), errors.ClientGone("x"), errors.HandoffNotCompleted("cancel", "h")]
+    "exc",
+    [
+        errors.ElicitationTimeout(5),
+        errors.ClientGone("x"),
+        errors.ClientRefused(wire_codes.INTERNAL_ERROR, "x"),
+        errors.HandoffNotCompleted("cancel", "h"),
+    ],
 )
 def test_ordinary_outcomes_are_marked_so_they_are_logged_as_one_line(exc: errors.ElicitError) -> None:
     assert refusal_of(exc, modern=False).ordinary
@@ -112,6 +119,18 @@ def test_ordinary_outcomes_are_marked_so_they_are_logged_as_one_line(exc: errors
 
 def test_a_client_that_left_gets_no_reply() -> None:
     assert not refusal_of(errors.ClientGone("x"), modern=False).reply
+
+
+def test_a_client_that_refused_is_still_there_and_its_code_and_words_reach_the_model() -> None:
+    refusal = refusal_of(errors.ClientRefused(wire_codes.INVALID_PARAMS, "unknown mode"), modern=False)
+    assert (refusal.reply, refusal.protocol, refusal.reason) == (True, False, "client_refused")
+    assert refusal.error_data() == {"reason": "client_refused", "code": wire_codes.INVALID_PARAMS}
+    assert "unknown mode" in refusal.text
+
+
+def test_a_client_refusal_without_words_names_its_code() -> None:
+    refusal = refusal_of(errors.ClientRefused(wire_codes.INTERNAL_ERROR, ""), modern=False)
+    assert str(wire_codes.INTERNAL_ERROR) in refusal.text
 
 
 def test_secret_fields_are_named_in_the_refusal() -> None:

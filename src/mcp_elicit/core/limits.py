@@ -14,6 +14,7 @@ from typing import Final
 
 __all__ = [
     "ELICITATION_IDLE_TIMEOUT_SECONDS",
+    "MAX_CLIENT_ERROR_CHARS",
     "MAX_COMBINING_MARKS",
     "MAX_DESCRIPTION_CHARS",
     "MAX_FIELDS",
@@ -87,3 +88,11 @@ ELICITATION_IDLE_TIMEOUT_SECONDS: Final = 600.0
 # Beyond this, new questions are cancelled at once instead of queueing without bound: a server that
 # floods a client gets `cancel`, and the person is not buried under prompts (C4 rate-limit SHOULD).
 MAX_WAITING_ELICITATIONS: Final = 16
+
+
+# -- server side (the server kit, mcp_elicit.server) -----------------------------------------------
+
+# Characters kept of the message of a JSON-RPC error a client answers a pushed request with
+# (`ClientRefused.detail`), after cleaning it to one line: the model reads it in the tool's result.
+# A validation error or a refusal's reason fits; a client's traceback or schema dump is cut.
+MAX_CLIENT_ERROR_CHARS: Final = 500

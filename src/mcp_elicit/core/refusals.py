@@ -10,8 +10,8 @@ tree (`mcp_elicit.errors`) to a `Refusal`:
   it becomes a tool error result (`isError: true`) whose text is `text`. Requests that have no
   error result (`prompts/get`, `resources/read`) always get the JSON-RPC error `code`.
 - `reason`: a stable code for programs, also put in the JSON-RPC error's `data`.
-- `ordinary`: an outcome that happens in normal use (the person did not answer, the client left);
-  it is logged as one line, never with a traceback.
+- `ordinary`: an outcome that happens in normal use (the person did not answer, the client left or
+  answered a question with an error); it is logged as one line, never with a traceback.
 - `reply`: False when nobody is left to answer (the client disconnected).
 
 Every class in the tree has an entry; a test checks that none is missing.
@@ -147,6 +147,18 @@ def _config(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
+def _client_refused(exc: BaseException, modern: bool) -> Refusal:
+    exc = cast(e.ClientRefused, exc)
+    said = exc.detail or f"error {exc.code}"  # the detail is already one cleaned, bounded line
+    return Refusal(
+        INTERNAL_ERROR,
+        "client_refused",
+        f"The client could not take the question (it answered: {said}); nothing was done.",
+        {"code": exc.code},
+        ordinary=True,
+    )
+
+
 _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.CapabilityError: _capability,
     e.CapabilityRequired: _capability,
@@ -164,6 +176,7 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.ClientGone: _refusal(
         INTERNAL_ERROR, "client_gone", "The client disconnected.", ordinary=True, reply=False
     ),
+    e.ClientRefused: _client_refused,
     e.ServerOutputError: _refusal(INTERNAL_ERROR, "server_broke_protocol", "The server broke the protocol."),
     e.AuthorizationFailed: _refusal(
         INTERNAL_ERROR, "authorization_failed", "Signing in to the server did not complete."

@@ -10,6 +10,7 @@ live here once:
 - the capability check: CapabilityError for the tool on 2025-11-25, CapabilityRequired (the
   request is answered -32021 with `requiredCapabilities`) on 2026-07-28;
 - asking again after an invalid answer, at most `max_invalid_answers` times, then AnswerError (M4);
+  never after a pushed question the client answered with a JSON-RPC error (ClientRefused);
 - on 2026-07-28, that the middleware is installed (NotInstalled otherwise).
 """
 
@@ -24,6 +25,7 @@ from mcp_elicit.errors import (
     CapabilityError,
     CapabilityRequired,
     ClientGone,
+    ClientRefused,
     ElicitationTimeout,
     FieldProblem,
     NotInstalled,
@@ -98,7 +100,8 @@ class Push(Era):
             self.round.cursor += 1
 
     async def send(self, request: dict[str, Any], seconds: float) -> dict[str, Any] | None:
-        """One pushed request; ElicitationTimeout after `seconds`, ClientGone when the client leaves."""
+        """One pushed request; ElicitationTimeout after `seconds`, ClientGone when the client leaves,
+        ClientRefused when it answers with an error."""
         try:  # the timeout rides on the disconnect watch's cancel scope (server/disconnect.py)
             return await sdk.push_request(self.ctx, request, seconds)
         except TimeoutError:
@@ -123,6 +126,9 @@ class Push(Era):
                     raise
                 except ClientGone:
                     await on_fail(key, "client_gone", started)
+                    raise
+                except ClientRefused:  # not asked again: the client said it cannot take this question
+                    await on_fail(key, "client_refused", started)
                     raise
                 try:
                     out[key] = step.settle(key, response)[0]

@@ -17,6 +17,7 @@ from mcp_elicit.core.actions import Action
 from mcp_elicit.errors import (
     AnswerError,
     ClientGone,
+    ClientRefused,
     ElicitationTimeout,
     FieldProblem,
     HandoffNotCompleted,
@@ -139,6 +140,10 @@ async def _by_push(
         raise
     except ClientGone:
         await hs.close(record.id)
+        raise
+    except ClientRefused:
+        await hs.close(record.id)
+        await _audit(ctx, era, message, "error", "client_refused", "error")
         raise
     action = response.get("action") if isinstance(response, dict) else None
     if action != "accept":

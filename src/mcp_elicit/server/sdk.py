@@ -25,13 +25,15 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import principal_components
 from mcp.server.context import HandlerResult, ServerRequestContext
-from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp.shared.exceptions import MCPError, NoBackChannelError, UrlElicitationRequiredError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from mcp_elicit.core.limits import MAX_CLIENT_ERROR_CHARS
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
-from mcp_elicit.errors import AuditError, ClientGone, ElicitError, InvalidArgument, UsageError
+from mcp_elicit.core.text import clean_text
+from mcp_elicit.errors import AuditError, ClientGone, ClientRefused, ElicitError, InvalidArgument, UsageError
 from mcp_elicit.server import disconnect
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "Call",
     "call_of",
     "carry",
+    "client_refused",
     "declared_capabilities",
     "input_pending",
     "protocol_version",
@@ -176,8 +179,9 @@ async def push_request(
 ) -> dict[str, Any] | None:
     """Send an input request (elicitation, sampling, roots) server-to-client and return the raw
     result; None when the reply is not a well-formed result of its kind (treated like an invalid
-    answer). Raises ClientGone as soon as the client behind the request disconnects (HTTP) or its
-    connection closes (stdio), and TimeoutError after `timeout` seconds (None: no limit)."""
+    answer). Raises ClientRefused when the client answers with a JSON-RPC error, ClientGone as soon
+    as the client behind the request disconnects (HTTP) or its connection closes (stdio), and
+    TimeoutError after `timeout` seconds (None: no limit)."""
     call = call_of(ctx)
     if call is None or is_modern(call.protocol_version):  # never push on a 2026-07-28 request
         raise InvalidArgument("ctx", "server-to-client requests need a 2025-11-25 (or older) request")
@@ -192,15 +196,24 @@ async def push_request(
             )
         except ValidationError:
             return None
-        except MCPError as exc:  # stdio: the client closed stdin (or was stopped) before answering
-            if exc.error.code == t.CONNECTION_CLOSED:
-                raise ClientGone("the client disconnected before answering") from None
+        except NoBackChannelError:  # this server's own transport cannot push (JSON responses): not the client
             raise
+        except MCPError as exc:
+            if exc.error.code == t.CONNECTION_CLOSED:  # stdio: the client closed stdin (or was stopped)
+                raise ClientGone("the client disconnected before answering") from None
+            raise client_refused(exc.error.code, exc.error.message) from None  # the client's error reply
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
     result: dict[str, Any] | None = await run_watching(ctx, send, timeout)
     return result
+
+
+def client_refused(code: int, message: str) -> ClientRefused:
+    """A client's JSON-RPC error reply as ClientRefused. The message is the client's text and the
+    model reads it: cleaned (`core.text`) to one line of at most `MAX_CLIENT_ERROR_CHARS`."""
+    cleaned = clean_text(message, limit=MAX_CLIENT_ERROR_CHARS, multiline=False)
+    return ClientRefused(code, " ".join(cleaned.split()))  # a validation error's indented lines, run together
 
 
 async def run_watching(ctx: Any, fn: Callable[[], Any], timeout: float | None = None) -> Any:
