@@ -131,3 +131,21 @@ async def test_an_abandoned_holds_state_answers_no_late_retry_and_its_call_match
         assert book.find(Purpose()) is fresh  # a question nobody could tie goes to the live call too
     assert table.take(state, "local") is None
     assert table.held("local") == 0
+
+
+async def refuse(ctx: Any, params: Any) -> t.ErrorData:
+    return t.ErrorData(code=-32602, message="this client does not show such forms")
+
+
+async def test_a_question_the_client_answers_with_an_error_is_a_cancel_upstream_recorded_as_nobodys_decision(
+    tmp_path: Path,
+) -> None:
+    trail = tmp_path / "trail.jsonl"
+    async with http_gateway(ref_only(), audit=Signalling(trail)) as (_, url):
+        async with http_client(url, None, "legacy", refuse) as c:
+            with anyio.fail_after(30):
+                result = await c.call_tool("deploy", {"service": "api"})
+        assert result.is_error is not None
+        [record] = records(trail)
+    assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "error", "client_refused")
+    assert record["call"]["name"] == "deploy"

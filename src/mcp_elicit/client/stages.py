@@ -28,7 +28,7 @@ import logging
 import marshal
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import anyio
 
@@ -37,6 +37,7 @@ from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.core.actions import Action
+from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
 from mcp_elicit.core.revisions import wire_revision
 from mcp_elicit.core.text import clean_text, sanitize
@@ -362,7 +363,7 @@ class AskThroughUI:
         prompt = FormPrompt(
             e.requester, e.purpose, e.message, form, values=e.values, warnings=tuple(e.warnings)
         )
-        decided_by: Literal["person", "script", "timeout", "no_terminal", "gate"] = "person"
+        decided_by: DecidedBy = "person"
         for _ in range(self.max_reasks + 1):
             result = await show_bounded(self.ui.ask_form, prompt, self.idle_timeout)
             if isinstance(result, Reply):

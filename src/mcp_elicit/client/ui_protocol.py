@@ -118,11 +118,12 @@ class UIResult:
     """What the person did; `content` only with accept on a form; `reason` says why, when the UI
     itself decided (a scripted answer refused by the form), and lands in the outcome record.
     `no_terminal`: the UI had nobody to ask (the gateway's downstream client cannot show it);
-    `gate`: the UI refused to show it (the gateway never relays a blocked URL)."""
+    `gate`: the UI refused to show it (the gateway never relays a blocked URL); `error`: nobody
+    decided (the gateway's downstream client went away or answered with an error)."""
 
     action: Action
     content: Mapping[str, Any] | None = None
-    decided_by: Literal["person", "script", "timeout", "no_terminal", "gate"] = "person"
+    decided_by: Literal["person", "script", "timeout", "no_terminal", "gate", "error"] = "person"
     reason: str = ""
 
 

@@ -38,6 +38,7 @@ from mcp_elicit.client.stages import AskThroughUI
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.forms import Form
 from mcp_elicit.core.policy import Deny
+from mcp_elicit.core.refusals import refusal_of
 from mcp_elicit.core.revisions import LATEST, wire_revision
 from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.config import NoElicitation
@@ -255,8 +256,7 @@ class RelayUI:
                     return _ui_result(raw)
                 return ui.UIResult("cancel", decided_by="timeout")
             except ElicitError as exc:
-                logger.info("relayed question from %s ended: %s", self.server, type(exc).__name__)
-                return ui.UIResult("cancel", decided_by="person")
+                return _unanswered(self.server, "question", exc)
 
     async def _cannot_ask(self, call: DownstreamCall, prompt: ui.FormPrompt | ui.UrlPrompt) -> ui.UIResult:
         if self.no_elicitation == "browser" and self.browser is not None:
@@ -301,8 +301,7 @@ class RelayUI:
         try:
             raw = await server_sdk.push_request(call.ctx, server_sdk.url_request(prompt.message, url, ours))
         except ElicitError as exc:
-            logger.info("relayed URL from %s ended: %s", self.server, type(exc).__name__)
-            return ui.UIResult("cancel", decided_by="person")
+            return _unanswered(self.server, "URL", exc)
         return ui.UIResult(_ui_result(raw).action)
 
     async def wait_url(self, waiting: ui.UrlWaiting) -> ui.WaitChoice:
@@ -395,3 +394,10 @@ class ConcurrentAsk(AskThroughUI):
             return await (self._ask_url(e) if e.mode == "url" else self._ask_form(e))
         finally:
             _ASKING_FOR.reset(token)
+
+
+def _unanswered(server: str, what: str, exc: ElicitError) -> ui.UIResult:
+    """A relayed request the downstream client left unanswered (it went away, or answered with an
+    error): a cancel upstream, and the record says nobody decided and why (`client_gone`, ...)."""
+    logger.info("relayed %s from %s ended: %s", what, server, type(exc).__name__)
+    return ui.UIResult("cancel", decided_by="error", reason=refusal_of(exc, modern=False).reason)
