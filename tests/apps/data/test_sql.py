@@ -122,6 +122,11 @@ def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> 
         "SELECT row_to_json(c) FROM customers c",
         "SELECT customers FROM customers",
         "SELECT (SELECT c FROM customers c LIMIT 1) AS r",
+        "SELECT row_to_json(c.*) FROM customers c",
+        "SELECT CAST((c.*) AS TEXT) FROM customers c",
+        "SELECT count(c.*) FROM customers c",
+        "SELECT 1 FROM customers c WHERE CAST((c.*) AS TEXT) = ''",
+        "SELECT 1 FROM customers c HAVING bool_or(c IS NULL)",
     ],
 )
 def test_a_whole_row_reference_reads_every_column_of_its_table(sql: str, dialect: str) -> None:

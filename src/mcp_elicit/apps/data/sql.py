@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from mcp_elicit.errors import QueryRefused
@@ -173,8 +173,9 @@ def _base_columns(
     tree: exp.Expression, schema: MappingSchema | None = None
 ) -> Iterable[tuple[exp.Expression, str, str]]:
     """(reference, qualified table, column) for every column reference that reads a real table.
-    A whole-row reference (`SELECT c FROM customers c`, `to_json(c)`: sqlglot's TableColumn) reads
-    every column of its table: with `schema`, one triple per column, all with that reference."""
+    A whole-row reference (`SELECT c FROM customers c`, `to_json(c)`, `row_to_json(c.*)`, `c` in a
+    HAVING) reads every column of its table: with `schema`, one triple per column, all with that
+    reference."""
     for scope in traverse_scope(tree):
         for column in scope.columns:
             source = scope.sources.get(column.table)
@@ -182,11 +183,24 @@ def _base_columns(
                 yield column, _table_name(source), column.name
         if schema is None:
             continue
-        for row in scope.find_all(exp.TableColumn):
-            source = scope.sources.get(row.name)
+        for row, alias in _whole_rows(scope):
+            source = scope.sources.get(alias)
             if isinstance(source, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
                 for name in schema.column_names(source):
                     yield row, _table_name(source), name
+
+
+def _whole_rows(scope: Scope) -> Iterable[tuple[exp.Expression, str]]:
+    """(reference, source name) for each whole-row reference in `scope`: sqlglot's TableColumn,
+    `c.*` inside an expression (a projection's own `c.*` was expanded by qualify), and a bare
+    name left unqualified that names a source (qualify leaves one in HAVING as a column)."""
+    for row in scope.find_all(exp.TableColumn):
+        yield row, row.name
+    for column in scope.find_all(exp.Column):
+        if isinstance(column.this, exp.Star) and column.table:
+            yield column, column.table
+        elif not column.table and column.name in scope.sources:
+            yield column, column.name
 
 
 def _table_name(source: exp.Table) -> str:
