@@ -90,6 +90,17 @@ def test_an_unknown_column_is_refused() -> None:
     assert caught.value.reason == "unknown_column"
 
 
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_a_column_alias_list_maps_each_alias_to_the_column_it_renames(dialect: str) -> None:
+    def read(sql: str) -> set[tuple[str, str]]:
+        return read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+
+    assert read("SELECT t.c FROM customers AS t(a, b, c)") == {(CUST, "email")}
+    assert read("SELECT c FROM customers AS t(a, b, c) WHERE a = 1") == {(CUST, "email"), (CUST, "id")}
+    assert read("SELECT * FROM customers AS t(email, id)") == {(CUST, c) for c in SCHEMA["main"]["customers"]}
+    assert read("SELECT t.email FROM customers AS t(email, id)") == {(CUST, "id")}
+
+
 MASK = {(CUST, "email"), (CUST, "name")}
 
 

@@ -172,15 +172,16 @@ def _refuse_opaque(tree: exp.Expression) -> None:
 def _base_columns(
     tree: exp.Expression, schema: MappingSchema | None = None
 ) -> Iterable[tuple[exp.Expression, str, str]]:
-    """(reference, qualified table, column) for every column reference that reads a real table.
-    A whole-row reference (`SELECT c FROM customers c`, `to_json(c)`, `row_to_json(c.*)`, `c` in a
+    """(reference, qualified table, column) for every column reference that reads a real table,
+    by the column's name in the table (`customers AS t(a, b)` renames its first columns). A
+    whole-row reference (`SELECT c FROM customers c`, `to_json(c)`, `row_to_json(c.*)`, `c` in a
     HAVING) reads every column of its table: with `schema`, one triple per column, all with that
     reference."""
     for scope in traverse_scope(tree):
         for column in scope.columns:
             source = scope.sources.get(column.table)
             if isinstance(source, exp.Table):
-                yield column, _table_name(source), column.name
+                yield column, _table_name(source), _real_name(source, column.name, schema)
         if schema is None:
             continue
         for row, alias in _whole_rows(scope):
@@ -193,7 +194,13 @@ def _base_columns(
 def _whole_rows(scope: Scope) -> Iterable[tuple[exp.Expression, str]]:
     """(reference, source name) for each whole-row reference in `scope`: sqlglot's TableColumn,
     `c.*` inside an expression (a projection's own `c.*` was expanded by qualify), and a bare
-    name left unqualified that names a source (qualify leaves one in HAVING as a column)."""
+    name left unqualified that names a source (qualify leaves one in HAVING as a column). A `*`
+    that qualify could not expand (it leaves one when an alias list reuses a column's name) reads
+    every source of its SELECT."""
+    if isinstance(scope.expression, exp.Select):
+        for star in scope.expression.expressions:
+            if isinstance(star, exp.Star):
+                yield from ((star, name) for name in scope.sources)
     for row in scope.find_all(exp.TableColumn):
         yield row, row.name
     for column in scope.find_all(exp.Column):
@@ -201,6 +208,18 @@ def _whole_rows(scope: Scope) -> Iterable[tuple[exp.Expression, str]]:
             yield column, column.table
         elif not column.table and column.name in scope.sources:
             yield column, column.name
+
+
+def _real_name(source: exp.Table, name: str, schema: MappingSchema | None) -> str:
+    """The table's own name for `name`: a column alias list (`customers AS t(a, b)`) renames the
+    table's first columns in order."""
+    alias = source.args.get("alias")
+    renamed = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+    if schema is None or name not in renamed:
+        return name
+    names = schema.column_names(source)
+    index = renamed.index(name)
+    return names[index] if index < len(names) else name
 
 
 def _table_name(source: exp.Table) -> str:
