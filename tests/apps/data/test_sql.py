@@ -101,6 +101,23 @@ def test_a_column_alias_list_maps_each_alias_to_the_column_it_renames(dialect: s
     assert read("SELECT t.email FROM customers AS t(email, id)") == {(CUST, "id")}
 
 
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM hr.employees",
+        "SELECT count(*) FROM hr.employees",
+        "SELECT o.id FROM orders o JOIN hr.employees e ON e.id = o.id",
+        "SELECT id FROM orders WHERE id IN (SELECT * FROM pg_catalog.pg_stats)",
+    ],
+)
+def test_a_table_outside_the_catalog_is_refused(sql: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as caught:
+        read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+    assert caught.value.reason == "unknown_column"
+    assert caught.value.detail
+
+
 MASK = {(CUST, "email"), (CUST, "name")}
 
 

@@ -226,6 +226,26 @@ def _table_name(source: exp.Table) -> str:
     return f"{source.db}.{source.name}" if source.db else source.name
 
 
+def _check_known(tree: exp.Expression, schema: MappingSchema, read: set[tuple[str, str]]) -> None:
+    """QueryRefused ("unknown_column") for a table outside the catalog (another schema, a system
+    view) or a column the table does not have: the guard cannot know their tags, so it fails closed."""
+    known: dict[str, list[str]] = {}
+    for scope in traverse_scope(tree):
+        for source in scope.sources.values():
+            if isinstance(source, exp.Table):
+                names = schema.column_names(source)
+                if not names:
+                    raise QueryRefused(
+                        "unknown_column",
+                        f"reads {_table_name(source)}, a table the catalog does not know"
+                        " (only the served schema's tables can be read)",
+                    )
+                known[_table_name(source)] = names
+    for table, column in sorted(read):
+        if column not in known.get(table, ()):
+            raise QueryRefused("unknown_column", f"reads {table}.{column}, a column the catalog lacks")
+
+
 def read_columns(
     query: ParsedQuery, schema: Schema | MappingSchema, default_schema: str
 ) -> set[tuple[str, str]]:
@@ -233,7 +253,9 @@ def read_columns(
     filters, joins, grouping, ``*`` expanded, through CTEs and subqueries."""
     compiled = schema if isinstance(schema, MappingSchema) else compiled_schema(schema, query.dialect)
     tree = _qualified(query, compiled, default_schema)
-    return {(table, name) for _, table, name in _base_columns(tree, compiled)}
+    read = {(table, name) for _, table, name in _base_columns(tree, compiled)}
+    _check_known(tree, compiled, read)
+    return read
 
 
 def _in_predicate(node: exp.Expression) -> bool:
