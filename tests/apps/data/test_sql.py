@@ -175,6 +175,12 @@ def test_a_whole_row_reference_reads_every_column_of_its_table(sql: str, dialect
         "SELECT * FROM dblink('dbname=x', 'select email from customers') AS t(e text)",
         "SELECT pg_read_file('/etc/hostname')",
         "SELECT getenv('HOME')",
+        "SELECT ts_stat('SELECT to_tsvector(email) FROM customers')",
+        "SELECT ts_rewrite('a', 'SELECT email, email FROM customers')",
+        "SELECT current_setting('app.secret')",
+        "SELECT dblink_open('c', 'select email from customers')",
+        "SELECT loread(lo_open(1, 262144), 100)",
+        "SELECT pg_ls_logdir()",
         "SELECT id FROM customers WHERE name IN (SELECT * FROM query_table('customers'))",
     ],
 )
@@ -183,6 +189,21 @@ def test_what_reads_a_table_query_or_file_named_in_a_string_is_refused(sql: str,
         parse_read_only(sql, dialect)
     assert refused.value.reason == "opaque_source"
     assert refused.value.detail
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT set_config('statement_timeout', '0', false)",
+        "SELECT pg_terminate_backend(pg_backend_pid())",
+        "SELECT pg_advisory_lock(1)",
+        "SELECT id FROM customers WHERE pg_cancel_backend(1)",
+    ],
+)
+def test_a_function_that_changes_the_servers_state_is_refused(sql: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, "postgres")
+    assert refused.value.reason == "not_read_only"
 
 
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:

@@ -90,6 +90,32 @@ _OPAQUE_FUNCTIONS: Final = frozenset(
         "read_text",
         "read_blob",
         "getenv",
+        "current_setting",
+        "ts_stat",
+        "ts_rewrite",
+        "loread",
+        "lo_open",
+        "pg_current_logfile",
+    }
+)
+# Families refused by prefix: dblink's connections and cursors, large objects, server directories.
+_OPAQUE_PREFIXES: Final = ("dblink", "lo_", "pg_ls_")
+
+# Functions that change the server's state from inside a SELECT, which a read-only transaction
+# does not stop: settings, other sessions (or the guard's own connection), locks held past the
+# statement, the server's configuration and logs.
+_STATEFUL_FUNCTIONS: Final = frozenset(
+    {
+        "set_config",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_advisory_lock",
+        "pg_advisory_lock_shared",
+        "pg_try_advisory_lock",
+        "pg_try_advisory_lock_shared",
+        "pg_notify",
     }
 )
 
@@ -150,7 +176,8 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
 def _refuse_opaque(tree: exp.Expression) -> None:
     """QueryRefused ("opaque_source") when the query reads through something the guard cannot see
     into: a table function in FROM (`query_table('t')`, `read_csv(...)`) or a function that runs a
-    query or reads a table, file or setting named in a string (`_OPAQUE_FUNCTIONS`)."""
+    query or reads a table, file or setting named in a string (`_OPAQUE_FUNCTIONS`); and
+    ("not_read_only") a function that changes the server's state (`_STATEFUL_FUNCTIONS`)."""
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
@@ -161,7 +188,11 @@ def _refuse_opaque(tree: exp.Expression) -> None:
             )
     for func in tree.find_all(exp.Func):
         name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
-        if name in _OPAQUE_FUNCTIONS:
+        if name in _STATEFUL_FUNCTIONS:
+            raise QueryRefused(
+                "not_read_only", f"calls {name}(), which changes the server's state; only reads run"
+            )
+        if name in _OPAQUE_FUNCTIONS or name.startswith(_OPAQUE_PREFIXES):
             raise QueryRefused(
                 "opaque_source",
                 f"calls {name}(), which reads a query, table, file or setting named in a string"
