@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit.apps.data import open_engine
+from mcp_elicit.apps.data.catalog import config_from_mapping
 from mcp_elicit.apps.data.duckdb import plan_estimate
 from mcp_elicit.apps.data.trino import TrinoEngine
 from mcp_elicit.errors import ConfigError, DataEngineError
-from tests.apps.data.conftest import Target
+from tests.apps.data.conftest import CATALOG, Target
 
 
 def test_a_join_reports_each_table_the_engine_plans_to_read(target: Target) -> None:
@@ -66,3 +67,39 @@ def test_bad_engine_choices_are_config_errors() -> None:
         open_engine("postgres", None)
     with pytest.raises(DataEngineError):
         TrinoEngine("postgresql://localhost/db")
+
+
+def test_a_postgres_view_carries_the_tags_of_every_column_it_reads(postgres_dsn: tuple[str, str]) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    other = f"{schema}_other"
+    views = {  # each reads personal data without naming a tagged column of its own
+        "contacts": "SELECT id, email FROM customers",  # a comment on the column read
+        "contact_ids": "SELECT id FROM contacts WHERE email LIKE 'c%'",  # a view of a view
+        "phones": "SELECT phone AS number FROM customers",  # a tag from the TOML catalog only
+        "staff": f"SELECT row_to_json(s) AS j FROM {other}.staff s",  # a whole row, another schema
+        "segments": "SELECT segment, count(*) AS n FROM customers GROUP BY segment",  # no personal data
+    }
+    admin = dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {other}")
+        conn.execute(f"CREATE TABLE {other}.staff (id int, ssn text)")
+        conn.execute(f"COMMENT ON COLUMN {other}.staff.ssn IS 'sensitive'")
+        for name, body in views.items():
+            conn.execute(f"CREATE VIEW {schema}.{name} AS {body.replace('FROM c', f'FROM {schema}.c')}")
+    engine = open_engine("postgres", dsn)
+    config = config_from_mapping(CATALOG)
+    try:
+        for name in ("contacts", "contact_ids", "phones", "staff"):
+            decision = assess(engine, config, f"SELECT * FROM {name}", can_ask=True).decision
+            assert decision.kind == "ask", name
+            assert decision.pii, name
+        assert assess(engine, config, "SELECT * FROM segments", can_ask=True).decision.kind == "run"
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP VIEW {', '.join(f'{schema}.{v}' for v in reversed(views))}")
+            conn.execute(f"DROP SCHEMA {other} CASCADE")

@@ -37,6 +37,9 @@ class TableInfo:
     schema: str
     name: str
     columns: tuple[ColumnInfo, ...]
+    # A view's lineage: (qualified table, column, comment) of every column it reads, through other
+    # views too. Each of its own columns carries their tags, as no engine says which feeds which.
+    reads: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def qualified(self) -> str:

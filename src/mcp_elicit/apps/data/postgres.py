@@ -7,11 +7,12 @@ is rolled back, with a statement timeout, so nothing the parser let through can 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any, Final
 
 import psycopg
 
-from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult
+from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -20,6 +21,30 @@ __all__ = ["STATEMENT_TIMEOUT_MS", "PostgresEngine", "plan_estimate"]
 # Longest a planned or guarded statement may run on PostgreSQL before the server stops it.
 STATEMENT_TIMEOUT_MS: Final = 30_000
 _CONNECT_TIMEOUT_SECONDS: Final = 10
+
+# Every column each view (or materialized view) of a schema reads, from the dependencies PostgreSQL
+# records for its rewrite rule, through views of views; a whole-row reference depends on the table
+# as a whole (column 0), so it reads every column. pg_depend is readable by any role.
+_VIEW_READS_SQL: Final = """
+WITH RECURSIVE deps(view_oid, ref_oid, ref_att) AS (
+  SELECT v.oid, d.refobjid, d.refobjsubid
+  FROM pg_class v JOIN pg_rewrite r ON r.ev_class = v.oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+   AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid
+  WHERE v.relkind IN ('v', 'm') AND v.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = %s)
+  UNION
+  SELECT deps.view_oid, d.refobjid, d.refobjsubid
+  FROM deps JOIN pg_rewrite r ON r.ev_class = deps.ref_oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+   AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> deps.ref_oid
+)
+SELECT DISTINCT v.relname, bn.nspname, b.relname, a.attname, coalesce(col_description(b.oid, a.attnum), '')
+FROM deps JOIN pg_class v ON v.oid = deps.view_oid
+JOIN pg_class b ON b.oid = deps.ref_oid JOIN pg_namespace bn ON bn.oid = b.relnamespace
+JOIN pg_attribute a ON a.attrelid = b.oid AND a.attnum > 0 AND NOT a.attisdropped
+ AND (deps.ref_att = 0 OR a.attnum = deps.ref_att)
+ORDER BY 1, 2, 3, 4
+"""
 
 
 def plan_estimate(plan: Any) -> Estimate:
@@ -63,6 +88,15 @@ class PostgresEngine(CatalogEngine):
         self._lock = threading.Lock()
         # The schema served: the one given, else the session's (search_path in the DSN, else public).
         self.default_schema = schema or str(self._fetch("SELECT current_schema()")[0][0])
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        """The served schema's tables and views, each view with the columns it reads."""
+        reads: dict[str, list[tuple[str, str, str]]] = {}
+        for view, schema, table, column, comment in self._fetch(_VIEW_READS_SQL, (self.default_schema,)):
+            reads.setdefault(view, []).append((f"{schema}.{table}", column, comment))
+        return tuple(
+            replace(t, reads=tuple(reads[t.name])) if t.name in reads else t for t in super().tables()
+        )
 
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)
