@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mcp_elicit.apps.data import open_engine
-from mcp_elicit.apps.data.catalog import config_from_mapping
+from mcp_elicit.apps.data.catalog import DataConfig, config_from_mapping
 from mcp_elicit.apps.data.duckdb import plan_estimate
 from mcp_elicit.apps.data.trino import TrinoEngine
-from mcp_elicit.errors import ConfigError, DataEngineError
+from mcp_elicit.errors import ConfigError, DataEngineError, QueryRefused
 from tests.apps.data.conftest import CATALOG, Target
 
 
@@ -103,3 +105,31 @@ def test_a_postgres_view_carries_the_tags_of_every_column_it_reads(postgres_dsn:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP VIEW {', '.join(f'{schema}.{v}' for v in reversed(views))}")
             conn.execute(f"DROP SCHEMA {other} CASCADE")
+
+
+def test_a_duckdb_view_carries_the_tags_of_every_column_it_reads(tmp_path: Path) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    path = str(tmp_path / "views.duckdb")
+    with duckdb.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INT, email TEXT, segment TEXT)")
+        conn.execute("COMMENT ON COLUMN customers.email IS 'pii'")
+        conn.execute("INSERT INTO customers VALUES (1, 'a@example.org', 'retail')")
+        conn.execute("CREATE VIEW contacts AS SELECT email AS address FROM customers")
+        conn.execute("CREATE VIEW contact_ids AS SELECT 1 AS one FROM contacts WHERE address LIKE 'a%'")
+        conn.execute("CREATE VIEW segments AS SELECT segment FROM customers")
+        conn.execute("CREATE VIEW opaque AS SELECT * FROM range(3)")
+    engine = open_engine("duckdb", path)
+    try:
+        names = {t.name for t in engine.tables()}
+        assert "opaque" not in names  # a view the guard cannot follow is not served
+        for name in ("contacts", "contact_ids"):
+            decision = assess(engine, DataConfig(), f"SELECT * FROM {name}", can_ask=True).decision
+            assert decision.kind == "ask", name
+        assert assess(engine, DataConfig(), "SELECT * FROM segments", can_ask=True).decision.kind == "run"
+        with pytest.raises(QueryRefused):
+            assess(engine, DataConfig(), "SELECT * FROM opaque", can_ask=True)
+    finally:
+        engine.close()

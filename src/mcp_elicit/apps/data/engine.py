@@ -5,11 +5,12 @@ the server calls them on a worker thread."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Protocol
 
 from mcp_elicit.apps.data.guard import Estimate
-from mcp_elicit.errors import DataEngineError
+from mcp_elicit.apps.data.sql import compiled_schema, read_columns, view_query
+from mcp_elicit.errors import DataEngineError, QueryRefused
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
@@ -19,6 +20,7 @@ __all__ = [
     "QueryResult",
     "TableInfo",
     "tables_from_columns",
+    "with_view_reads",
 ]
 
 # Rows a query returns to the client at most; the rest is cut and the result says so.
@@ -81,6 +83,54 @@ def tables_from_columns(rows: Iterable[tuple[str, str, str, str, str]]) -> tuple
     for schema, table, column, kind, comment in rows:
         found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
     return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+
+
+def with_view_reads(
+    tables: tuple[TableInfo, ...], views: Iterable[tuple[str, str, str]], dialect: str
+) -> tuple[TableInfo, ...]:
+    """`tables` with each view's lineage (`TableInfo.reads`) worked out from its definition
+    (schema, view, `CREATE VIEW` text), through views of views. A view the guard cannot follow
+    (a table function, an unknown table, SQL it cannot parse) is left out of the catalog, so a
+    query naming it is refused rather than run with its tags unknown."""
+    schema = compiled_schema(
+        {
+            s: {t.name: {c.name: c.type for c in t.columns} for t in tables if t.schema == s}
+            for s in {t.schema for t in tables}
+        },
+        dialect,
+    )
+    direct: dict[str, set[tuple[str, str]]] = {}
+    for view_schema, view, text in views:
+        try:
+            direct[f"{view_schema}.{view}"] = read_columns(view_query(text, dialect), schema, view_schema)
+        except QueryRefused:
+            direct[f"{view_schema}.{view}"] = {("", "")}  # cannot be followed: dropped below
+
+    def lineage(view: str, seen: frozenset[str]) -> set[tuple[str, str]] | None:
+        out: set[tuple[str, str]] = set()
+        for table, column in direct[view]:
+            if not table or table in seen:
+                return None
+            out.add((table, column))
+            if table in direct:
+                inner = lineage(table, seen | {view})
+                if inner is None:
+                    return None
+                out |= inner
+        return out
+
+    comments = {(t.qualified, c.name): c.comment for t in tables for c in t.columns}
+    kept: list[TableInfo] = []
+    for table in tables:
+        if table.qualified not in direct:
+            kept.append(table)
+            continue
+        reads = lineage(table.qualified, frozenset())
+        if reads is not None:
+            kept.append(
+                replace(table, reads=tuple((t, c, comments.get((t, c), "")) for t, c in sorted(reads)))
+            )
+    return tuple(kept)
 
 
 class CatalogEngine:

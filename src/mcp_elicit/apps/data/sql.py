@@ -20,7 +20,15 @@ from sqlglot.schema import MappingSchema
 
 from mcp_elicit.errors import QueryRefused
 
-__all__ = ["MAX_SQL_CHARS", "ParsedQuery", "compiled_schema", "masked_sql", "parse_read_only", "read_columns"]
+__all__ = [
+    "MAX_SQL_CHARS",
+    "ParsedQuery",
+    "compiled_schema",
+    "masked_sql",
+    "parse_read_only",
+    "read_columns",
+    "view_query",
+]
 
 # Longest SQL text the guard parses; longer queries are refused before the parser sees them, so a
 # huge text cannot pin the server (a hand-written analytical query is a few kilobytes).
@@ -148,6 +156,19 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
         raise QueryRefused("not_read_only", f"contains {bad.key.upper()}; only reads run")
     _refuse_opaque(tree)  # before the engine plans it: a table function may read a file to plan
     return ParsedQuery(sql, dialect, tree)
+
+
+def view_query(text: str, dialect: str) -> ParsedQuery:
+    """The query inside a `CREATE VIEW ... AS SELECT` text, checked as `parse_read_only` checks a
+    query; QueryRefused when it is not one."""
+    try:
+        create = sqlglot.parse_one(text, read=dialect)
+    except SqlglotError:
+        raise QueryRefused("not_parsed", "a view definition the parser cannot read") from None
+    body = create.expression if isinstance(create, exp.Create) else None
+    if not isinstance(body, exp.Expression):
+        raise QueryRefused("not_parsed", "not a CREATE VIEW ... AS SELECT")
+    return parse_read_only(body.sql(dialect=dialect), dialect)
 
 
 def compiled_schema(schema: Schema, dialect: str) -> MappingSchema:
