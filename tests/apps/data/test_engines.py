@@ -11,7 +11,7 @@ from mcp_elicit.apps.data.catalog import DataConfig, config_from_mapping
 from mcp_elicit.apps.data.duckdb import plan_estimate
 from mcp_elicit.apps.data.trino import TrinoEngine
 from mcp_elicit.errors import ConfigError, DataEngineError, QueryRefused
-from tests.apps.data.conftest import CATALOG, Target
+from tests.apps.data.conftest import CATALOG, PG_EVENTS, Target
 
 
 def test_a_join_reports_each_table_the_engine_plans_to_read(target: Target) -> None:
@@ -131,5 +131,19 @@ def test_a_duckdb_view_carries_the_tags_of_every_column_it_reads(tmp_path: Path)
         assert assess(engine, DataConfig(), "SELECT * FROM segments", can_ask=True).decision.kind == "run"
         with pytest.raises(QueryRefused):
             assess(engine, DataConfig(), "SELECT * FROM opaque", can_ask=True)
+    finally:
+        engine.close()
+
+
+def test_a_parallel_postgres_scan_counts_the_rows_of_every_process(postgres_dsn: tuple[str, str]) -> None:
+    dsn, schema = postgres_dsn
+    # Costs that make the planner pick a parallel scan even on the small test table (per process,
+    # its Plan Rows are a fraction of the table's).
+    parallel = "-c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0"
+    encoded = parallel.replace(" ", "%20").replace("=", "%3D")
+    engine = open_engine("postgres", dsn.replace("options=", f"options={encoded}%20"))
+    try:
+        estimate = engine.estimate("SELECT count(*) FROM events")
+        assert estimate.tables[f"{schema}.events"] == pytest.approx(PG_EVENTS, rel=0.01)
     finally:
         engine.close()

@@ -48,17 +48,24 @@ ORDER BY 1, 2, 3, 4
 
 
 def plan_estimate(plan: Any) -> Estimate:
-    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE)."""
+    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE).
+
+    A parallel-aware scan's rows are per process: times the planner's own divisor for the workers
+    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them."""
     tables: dict[str, float] = {}
     roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack = [r for r in roots if isinstance(r, dict)]
+    stack: list[tuple[dict[str, Any], float]] = [(r, 1.0) for r in roots if isinstance(r, dict)]
     while stack:
-        node = stack.pop()
-        stack.extend(p for p in node.get("Plans") or [] if isinstance(p, dict))
+        node, divisor = stack.pop()
+        workers = node.get("Workers Planned")
+        if isinstance(workers, int) and workers > 0:
+            divisor = workers + max(0.0, 1.0 - 0.3 * workers)
+        stack.extend((p, divisor) for p in node.get("Plans") or [] if isinstance(p, dict))
         relation = node.get("Relation Name")
         if isinstance(relation, str):
             key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            tables[key] = tables.get(key, 0.0) + float(node.get("Plan Rows", 0))
+            rows = float(node.get("Plan Rows", 0)) * (divisor if node.get("Parallel Aware") else 1.0)
+            tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
     return Estimate.of(tables)
