@@ -147,3 +147,20 @@ def test_a_parallel_postgres_scan_counts_the_rows_of_every_process(postgres_dsn:
         assert estimate.tables[f"{schema}.events"] == pytest.approx(PG_EVENTS, rel=0.01)
     finally:
         engine.close()
+
+
+def test_a_lost_postgres_connection_costs_one_statement_not_the_server(postgres_dsn: tuple[str, str]) -> None:
+    import psycopg
+
+    dsn, _ = postgres_dsn
+    engine = open_engine("postgres", dsn)
+    try:
+        pid = engine.run("SELECT pg_backend_pid()", 1).rows[0][0]
+        with psycopg.connect(dsn.split("?")[0], autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(DataEngineError):
+            engine.run("SELECT 1", 1)  # the statement that finds the connection gone
+        assert engine.run("SELECT 1", 1).rows == ((1,),)
+        assert engine.tables()
+    finally:
+        engine.close()

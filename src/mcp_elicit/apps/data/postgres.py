@@ -83,18 +83,31 @@ class PostgresEngine(CatalogEngine):
     explain = "EXPLAIN (FORMAT JSON, VERBOSE)"
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
-        guard = f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}"
-        try:
-            given = psycopg.conninfo.conninfo_to_dict(dsn).get("options") or ""
-            self._conn = psycopg.connect(
-                dsn, connect_timeout=_CONNECT_TIMEOUT_SECONDS, options=f"{given} {guard}".strip()
-            )
-        except psycopg.Error as exc:
-            raise DataEngineError("postgres", f"cannot connect: {exc}") from None
-        self._conn.read_only = True
+        self._dsn = dsn
+        self._closed = False
+        self._conn = self._connect()
         self._lock = threading.Lock()
         # The schema served: the one given, else the session's (search_path in the DSN, else public).
         self.default_schema = schema or str(self._fetch("SELECT current_schema()")[0][0])
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        guard = f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        try:
+            given = psycopg.conninfo.conninfo_to_dict(self._dsn).get("options") or ""
+            conn = psycopg.connect(
+                self._dsn, connect_timeout=_CONNECT_TIMEOUT_SECONDS, options=f"{given} {guard}".strip()
+            )
+        except psycopg.Error as exc:
+            raise DataEngineError("postgres", f"cannot connect: {exc}") from None
+        conn.read_only = True
+        return conn
+
+    def _live(self) -> psycopg.Connection[Any]:
+        """The connection, opened again when the last one was lost (a server restart, an
+        administrator's pg_terminate_backend): one failed statement, not a dead server."""
+        if self._conn.closed and not self._closed:
+            self._conn = self._connect()
+        return self._conn
 
     def tables(self) -> tuple[TableInfo, ...]:
         """The served schema's tables and views, each view with the columns it reads."""
@@ -111,7 +124,8 @@ class PostgresEngine(CatalogEngine):
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:
             try:
-                with self._conn.transaction(force_rollback=True), self._conn.cursor() as cur:
+                conn = self._live()
+                with conn.transaction(force_rollback=True), conn.cursor() as cur:
                     cur.execute(sql)  # a checked read-only statement
                     names = tuple(d.name for d in cur.description or ())
                     rows = cur.fetchmany(max_rows + 1)
@@ -122,11 +136,13 @@ class PostgresEngine(CatalogEngine):
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:
             try:
-                with self._conn.transaction(force_rollback=True), self._conn.cursor() as cur:
+                conn = self._live()
+                with conn.transaction(force_rollback=True), conn.cursor() as cur:
                     cur.execute(sql, params)
                     return cur.fetchall()
             except psycopg.Error as exc:
                 raise DataEngineError("postgres", str(exc).strip()) from None
 
     def close(self) -> None:
+        self._closed = True
         self._conn.close()
