@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -94,6 +95,25 @@ async def transport_session(
 async def test_a_cheap_query_runs_without_asking(target: Target, era: str) -> None:
     async with memory_session(target, era) as s:
         await stories.cheap_runs_unasked(s)
+
+
+NESTED = {  # per engine: a float that is not a number, an array, a JSON or struct value, bytes
+    "postgres": "SELECT 'NaN'::float8 AS f, ARRAY[1, 2] AS a, '{\"k\": [1, 2]}'::jsonb AS j, "
+    "'\\xdeadbeef'::bytea AS b",
+    "duckdb": "SELECT 'NaN'::DOUBLE AS f, [1, 2] AS a, {'k': [1, 2]} AS j, '\\xDE\\xAD\\xBE\\xEF'::BLOB AS b",
+}
+
+
+async def test_arrays_json_bytes_and_nan_come_back_as_json_values(target: Target) -> None:
+    async with memory_session(target, "legacy") as s:
+        result = await s.call(NESTED[target.engine])
+
+    def strict(word: str) -> Any:
+        raise AssertionError(f"not JSON: {word}")
+
+    text = json.loads("".join(getattr(c, "text", "") for c in result.content), parse_constant=strict)
+    assert text["rows"] == [["NaN", [1, 2], {"k": [1, 2]}, "\\xdeadbeef"]]
+    assert payload(result)["rows"] == text["rows"]
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -18,6 +18,7 @@ import enum
 import functools
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
@@ -141,12 +142,23 @@ def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
 
 
 def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
+    """A JSON value for one cell: arrays, JSON and structs stay nested, bytes are written as the
+    engines write them (`\\x` and hex), and a float that is not finite is a string ("NaN"), which
+    JSON has no number for."""
+    if value is None or isinstance(value, bool | int | str):
         return value
-    if isinstance(value, decimal.Decimal):
-        return float(value)
+    if isinstance(value, float | decimal.Decimal):
+        if math.isfinite(value):
+            return float(value)
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()
     return str(value)
 
 
