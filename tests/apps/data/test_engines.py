@@ -164,3 +164,16 @@ def test_a_lost_postgres_connection_costs_one_statement_not_the_server(postgres_
         assert engine.tables()
     finally:
         engine.close()
+
+
+def test_a_postgres_query_fetches_only_the_rows_it_returns(postgres_dsn: tuple[str, str]) -> None:
+    dsn, _ = postgres_dsn
+    engine = open_engine("postgres", dsn)
+    try:
+        # 400 million rows: received whole, they would run into the statement timeout (and memory)
+        result = engine.run("SELECT a.id, b.id FROM events a, events b", 10)
+        assert len(result.rows) == 10
+        assert result.truncated
+        assert engine.run("SELECT 1 AS x", 10).rows == ((1,),)  # the named cursor is gone after each run
+    finally:
+        engine.close()

@@ -125,7 +125,9 @@ class PostgresEngine(CatalogEngine):
         with self._lock:
             try:
                 conn = self._live()
-                with conn.transaction(force_rollback=True), conn.cursor() as cur:
+                # A server-side cursor: only the rows returned cross the wire (a client-side one
+                # receives the whole result first, gigabytes for a cross join within the timeout).
+                with conn.transaction(force_rollback=True), conn.cursor(name="guarded") as cur:
                     cur.execute(sql)  # a checked read-only statement
                     names = tuple(d.name for d in cur.description or ())
                     rows = cur.fetchmany(max_rows + 1)
