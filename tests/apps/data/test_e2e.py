@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_elicit.apps.data import build_data_server, open_engine
 from mcp_elicit.apps.data.catalog import DataConfig, config_from_mapping
 from mcp_elicit.apps.data.guard import CATEGORIES, FailClosed
+from mcp_elicit.apps.data.server import MAX_CELL_CHARS, MAX_RESULT_CHARS
 from mcp_elicit.audit import SqliteAuditSink
 from mcp_elicit.errors import DataEngineError
 from mcp_elicit.server import ElicitSettings
@@ -114,6 +115,16 @@ async def test_arrays_json_bytes_and_nan_come_back_as_json_values(target: Target
     text = json.loads("".join(getattr(c, "text", "") for c in result.content), parse_constant=strict)
     assert text["rows"] == [["NaN", [1, 2], {"k": [1, 2]}, "\\xdeadbeef"]]
     assert payload(result)["rows"] == text["rows"]
+
+
+async def test_a_result_is_bounded_in_characters_per_cell_and_in_all(target: Target) -> None:
+    async with memory_session(target, "legacy") as s:
+        one = payload(await s.call("SELECT repeat('x', 150000) AS big"))
+        many = payload(await s.call("SELECT repeat('x', 50000) AS big FROM customers"))
+    assert one["truncated"]
+    assert one["rows"] == [["x" * MAX_CELL_CHARS + "…"]]
+    assert many["truncated"]
+    assert 0 < many["row_count"] * 50_000 <= MAX_RESULT_CHARS
 
 
 @pytest.mark.parametrize("era", ERAS)
