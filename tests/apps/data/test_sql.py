@@ -118,6 +118,20 @@ def test_a_table_outside_the_catalog_is_refused(sql: str, dialect: str) -> None:
     assert caught.value.detail
 
 
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT x.* FROM customers c, LATERAL (SELECT c) x",  # qualify reads `c` as x's own column
+        "SELECT x FROM (SELECT 1) AS t(x), customers AS x",  # a name both a column and a table
+    ],
+)
+def test_a_whole_row_reference_the_guard_cannot_place_is_refused(sql: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as caught:
+        read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+    assert caught.value.reason == "opaque_source"
+
+
 MASK = {(CUST, "email"), (CUST, "name")}
 
 
@@ -155,6 +169,8 @@ def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> 
         "SELECT count(c.*) FROM customers c",
         "SELECT 1 FROM customers c WHERE CAST((c.*) AS TEXT) = ''",
         "SELECT 1 FROM customers c HAVING bool_or(c IS NULL)",
+        "SELECT (SELECT CAST(c AS TEXT)) FROM customers c",
+        "SELECT (SELECT row_to_json(c.*)) FROM customers c",
     ],
 )
 def test_a_whole_row_reference_reads_every_column_of_its_table(sql: str, dialect: str) -> None:
@@ -208,5 +224,6 @@ def test_a_function_that_changes_the_servers_state_is_refused(sql: str) -> None:
 
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
     assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
+    assert masked_rows("SELECT (SELECT CAST(c AS TEXT)) AS r FROM customers c") == [(None,)]
     unmasked = '{"id":7,"customer_id":1,"amount":30}'  # no masked column in orders: the row stays
     assert masked_rows("SELECT o.amount, to_json(o) AS r FROM orders o") == [(30, unmasked)]

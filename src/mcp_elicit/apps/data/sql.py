@@ -14,6 +14,7 @@ from typing import Final
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
@@ -237,10 +238,10 @@ def _base_columns(
         if schema is None:
             continue
         for row, alias in _whole_rows(scope):
-            source = scope.sources.get(alias)
-            if isinstance(source, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
-                for name in schema.column_names(source):
-                    yield row, _table_name(source), name
+            found = _source(scope, alias)
+            if isinstance(found, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
+                for name in schema.column_names(found):
+                    yield row, _table_name(found), name
 
 
 def _whole_rows(scope: Scope) -> Iterable[tuple[exp.Expression, str]]:
@@ -258,8 +259,42 @@ def _whole_rows(scope: Scope) -> Iterable[tuple[exp.Expression, str]]:
     for column in scope.find_all(exp.Column):
         if isinstance(column.this, exp.Star) and column.table:
             yield column, column.table
-        elif not column.table and column.name in scope.sources:
+        elif not column.table and _source(scope, column.name) is not None:
             yield column, column.name
+
+
+def _source(scope: Scope | None, name: str) -> exp.Expression | Scope | None:
+    """The source `name` names in `scope` or, for a correlated subquery, in a scope around it."""
+    while scope is not None:
+        if name in scope.sources:
+            source: exp.Expression | Scope = scope.sources[name]
+            return source
+        scope = scope.parent
+    return None
+
+
+def _check_whole_rows_placed(
+    query: ParsedQuery, schema: MappingSchema, default_schema: str, read: set[tuple[str, str]]
+) -> None:
+    """QueryRefused ("opaque_source") when the text names a table's whole row (a bare alias, or
+    `alias.*`) and the qualified tree does not read every column of that table: qualify placed the
+    reference elsewhere (it can, inside a LATERAL), so the guard cannot tell what it reads."""
+    tree = normalize_identifiers(query.tree.copy(), dialect=query.dialect)
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    aliases = {t.alias_or_name: t for t in tree.find_all(exp.Table) if not (t.name in ctes and not t.db)}
+    for column in tree.find_all(exp.Column):
+        alias = column.table if isinstance(column.this, exp.Star) else "" if column.table else column.name
+        table = aliases.get(alias) if alias else None
+        if table is None:
+            continue
+        qualified = exp.table_(table.name, db=table.db or default_schema)
+        name = _table_name(qualified)
+        if not all((name, c) in read for c in schema.column_names(qualified)):
+            raise QueryRefused(
+                "opaque_source",
+                f"refers to the whole row of {name} where the guard cannot follow it;"
+                " name its columns instead",
+            )
 
 
 def _real_name(source: exp.Table, name: str, schema: MappingSchema | None) -> str:
@@ -307,6 +342,7 @@ def read_columns(
     tree = _qualified(query, compiled, default_schema)
     read = {(table, name) for _, table, name in _base_columns(tree, compiled)}
     _check_known(tree, compiled, read)
+    _check_whole_rows_placed(query, compiled, default_schema, read)
     return read
 
 
