@@ -177,3 +177,32 @@ def test_a_postgres_query_fetches_only_the_rows_it_returns(postgres_dsn: tuple[s
         assert engine.run("SELECT 1 AS x", 10).rows == ((1,),)  # the named cursor is gone after each run
     finally:
         engine.close()
+
+
+def test_a_postgres_partition_or_child_table_carries_its_parents_comments(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE TABLE {schema}.leads (id int, email text, region text) PARTITION BY LIST (region)"
+        )
+        conn.execute(f"CREATE TABLE {schema}.leads_eu PARTITION OF {schema}.leads FOR VALUES IN ('eu')")
+        conn.execute(f"CREATE TABLE {schema}.leads_eu_vip (tier int) INHERITS ({schema}.customers)")
+        conn.execute(f"COMMENT ON COLUMN {schema}.leads.email IS 'pii'")
+    engine = open_engine("postgres", dsn)
+    try:
+        for sql in ("SELECT email FROM leads_eu", "SELECT name FROM leads_eu_vip"):
+            decision = assess(engine, DataConfig(), sql, can_ask=True).decision
+            assert decision.kind == "ask", sql
+            assert decision.pii, sql
+        assert assess(engine, DataConfig(), "SELECT id FROM leads_eu", can_ask=True).decision.kind == "run"
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP TABLE {schema}.leads, {schema}.leads_eu_vip")

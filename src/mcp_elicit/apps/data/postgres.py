@@ -74,10 +74,19 @@ def plan_estimate(plan: Any) -> Estimate:
 class PostgresEngine(CatalogEngine):
     name = "postgres"
     dialect = "postgres"
+    # Each column's comment, and those of the same column in every table it inherits from: a
+    # partition or an inheriting table has comments of its own (none, usually), and reading it
+    # directly reads the parent's personal data.
     columns_sql = (
+        "WITH RECURSIVE anc(rel, ancestor) AS (SELECT inhrelid, inhparent FROM pg_inherits "
+        "UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor) "
         "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
-        "coalesce(col_description(format('%%I.%%I', c.table_schema, c.table_name)::regclass, "
-        "c.ordinal_position), '') FROM information_schema.columns c "
+        "concat_ws(' ', col_description(r.oid, c.ordinal_position::int), "
+        "(SELECT string_agg(col_description(a.attrelid, a.attnum), ' ') FROM anc "
+        "JOIN pg_attribute a ON a.attrelid = anc.ancestor AND a.attname = c.column_name "
+        "WHERE anc.rel = r.oid)) "
+        "FROM information_schema.columns c JOIN pg_namespace n ON n.nspname = c.table_schema "
+        "JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = c.table_name "
         "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"
     )
     explain = "EXPLAIN (FORMAT JSON, VERBOSE)"
