@@ -132,6 +132,18 @@ def test_a_whole_row_reference_the_guard_cannot_place_is_refused(sql: str, diale
     assert caught.value.reason == "opaque_source"
 
 
+def test_a_postgres_name_made_quoted_is_read_with_its_own_case() -> None:
+    schema = {"public": {"MixedCase": {"id": "int", "Email": "text", "EMAIL": "text"}}}
+
+    def read(sql: str) -> set[tuple[str, str]]:
+        return read_columns(parse_read_only(sql, "postgres"), schema, "public")
+
+    assert read('SELECT "Email" FROM "MixedCase"') == {("public.MixedCase", "Email")}
+    assert read('SELECT * FROM "MixedCase"') == {("public.MixedCase", c) for c in ("id", "Email", "EMAIL")}
+    with pytest.raises(QueryRefused):
+        read("SELECT email FROM mixedcase")  # unquoted, PostgreSQL folds it to a name that is not there
+
+
 MASK = {(CUST, "email"), (CUST, "name")}
 
 

@@ -173,9 +173,15 @@ def view_query(text: str, dialect: str) -> ParsedQuery:
 
 
 def compiled_schema(schema: Schema, dialect: str) -> MappingSchema:
-    """The schema in sqlglot's own form: build it once per catalog snapshot, not per query."""
+    """The schema in sqlglot's own form: build it once per catalog snapshot, not per query.
+
+    PostgreSQL's catalog holds names exactly as they are (an unquoted name was folded to lower
+    case when it was made), so they are taken as they are, not folded again: `"MixedCase"` stays
+    a table a query can name."""
     return MappingSchema(
-        {s: {t: dict(c) for t, c in tables.items()} for s, tables in schema.items()}, dialect=dialect
+        {s: {t: dict(c) for t, c in tables.items()} for s, tables in schema.items()},
+        dialect=dialect,
+        normalize=dialect != "postgres",
     )
 
 
