@@ -351,6 +351,7 @@ def call_command(
     import anyio
 
     from mcp_elicit.cli.call import run_call
+    from mcp_elicit.core.redact import redact_where
     from mcp_elicit.core.text import clean_text
     from mcp_elicit.errors import ConfigError
 
@@ -395,7 +396,7 @@ def call_command(
         server = report.server
         if server is not None:
             named = " ".join(part for part in (server.name or "(unnamed)", server.version) if part)
-            click.echo(show(f"server: {named} ({server.where})"))
+            click.echo(show(f"server: {named} ({redact_where(server.where)})"))
         if report.protocol:
             click.echo(show(f"protocol: {report.protocol}" + (f" ({report.era})" if report.era else "")))
         if report.url_mode:
