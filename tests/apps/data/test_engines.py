@@ -12,6 +12,7 @@ from mcp_elicit.apps.data.duckdb import plan_estimate
 from mcp_elicit.apps.data.trino import TrinoEngine
 from mcp_elicit.errors import ConfigError, DataEngineError, QueryRefused
 from tests.apps.data.conftest import CATALOG, PG_EVENTS, Target
+from tests.apps.data.stories import CountingEngine
 
 
 def test_a_join_reports_each_table_the_engine_plans_to_read(target: Target) -> None:
@@ -206,3 +207,39 @@ def test_a_postgres_partition_or_child_table_carries_its_parents_comments(
         engine.close()
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP TABLE {schema}.leads, {schema}.leads_eu_vip")
+
+
+def test_a_function_written_in_the_database_is_refused_before_it_is_planned(
+    target: Target, tmp_path: Path
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    if target.engine == "postgres":
+        import psycopg
+
+        admin = target.dsn.split("?")[0]
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                f"CREATE FUNCTION {target.schema}.email_of(int) RETURNS text LANGUAGE sql STABLE "
+                f"AS 'SELECT email FROM {target.schema}.customers WHERE id = $1'"
+            )
+        dsn = target.dsn
+    else:
+        import duckdb
+
+        dsn = str(tmp_path / "macro.duckdb")
+        with duckdb.connect(dsn) as conn:
+            conn.execute("CREATE TABLE customers (id INT, email TEXT)")
+            conn.execute("CREATE MACRO email_of(i) AS (SELECT email FROM customers WHERE id = i)")
+    engine = CountingEngine(open_engine(target.engine, dsn))
+    try:
+        for sql in ("SELECT email_of(1)", "SELECT EMAIL_OF(1) AS e"):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "opaque_source"
+        assert engine.planned == []  # refused before EXPLAIN: planning may run an immutable function
+    finally:
+        engine.close()
+        if target.engine == "postgres":
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"DROP FUNCTION {target.schema}.email_of(int)")

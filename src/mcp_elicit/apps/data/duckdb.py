@@ -70,6 +70,11 @@ class DuckDBEngine:
         )
         return with_view_reads(tables, views, self.dialect) if views else tables
 
+    def functions(self) -> frozenset[str]:
+        """The database's own macros: their bodies may read any table."""
+        rows = self._fetch("SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal")
+        return frozenset(str(r[0]) for r in rows)
+
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")
         try:

@@ -67,6 +67,11 @@ class Engine(Protocol):
 
     def tables(self) -> tuple[TableInfo, ...]: ...
 
+    def functions(self) -> frozenset[str]:
+        """Names of the functions defined in the database itself (not built in, not an
+        extension's): a query calling one is refused, as its body may read any table."""
+        ...
+
     def estimate(self, sql: str) -> Estimate:
         """Rows per table from the engine's planner; DataEngineError when it cannot plan."""
         ...
@@ -152,6 +157,9 @@ class CatalogEngine:
 
     def tables(self) -> tuple[TableInfo, ...]:
         return tables_from_columns(self._fetch(self.columns_sql, (self.default_schema,)))
+
+    def functions(self) -> frozenset[str]:
+        return frozenset()
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"{self.explain} {sql}")

@@ -127,6 +127,17 @@ class PostgresEngine(CatalogEngine):
             replace(t, reads=tuple(reads[t.name])) if t.name in reads else t for t in super().tables()
         )
 
+    def functions(self) -> frozenset[str]:
+        """Every function, procedure and aggregate outside the system schemas that no extension
+        installed: written in the database, its body may read any table."""
+        rows = self._fetch(
+            "SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS "
+            "(SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid "
+            "AND d.deptype = 'e')"
+        )
+        return frozenset(str(r[0]) for r in rows)
+
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)
 

@@ -228,6 +228,22 @@ def _refuse_opaque(tree: exp.Expression) -> None:
             )
 
 
+def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> None:
+    """QueryRefused ("opaque_source") when the query calls a function defined in the database
+    (`defined`: the engine's own, user-written ones): its body may read any table, which the
+    guard cannot see. Names match case-folded, so a near namesake is refused too."""
+    if not defined:
+        return
+    for func in query.tree.find_all(exp.Func):
+        name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+        if name in defined:
+            raise QueryRefused(
+                "opaque_source",
+                f"calls {name}(), a function defined in the database whose body the guard cannot see"
+                " into; name the tables instead",
+            )
+
+
 def _base_columns(
     tree: exp.Expression, schema: MappingSchema | None = None
 ) -> Iterable[tuple[exp.Expression, str, str]]:
