@@ -231,6 +231,20 @@ def test_a_function_written_in_the_database_is_refused_before_it_is_planned(
         with duckdb.connect(dsn) as conn:
             conn.execute("CREATE TABLE customers (id INT, email TEXT)")
             conn.execute("CREATE MACRO email_of(i) AS (SELECT email FROM customers WHERE id = i)")
+    # a view calling it, and a view of that view: neither served, as what they read is unknown
+    views = [
+        ("order_emails", "SELECT id, email_of(id) AS e FROM customers"),
+        ("order_ids", "SELECT id FROM order_emails"),
+    ]
+    if target.engine == "postgres":
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for name, body in views:
+                conn.execute(f"SET search_path = {target.schema}")
+                conn.execute(f"CREATE VIEW {target.schema}.{name} AS {body}")
+    else:
+        with duckdb.connect(dsn) as conn:
+            for name, body in views:
+                conn.execute(f"CREATE VIEW {name} AS {body}")
     engine = CountingEngine(open_engine(target.engine, dsn))
     try:
         for sql in ("SELECT email_of(1)", "SELECT EMAIL_OF(1) AS e"):
@@ -238,8 +252,12 @@ def test_a_function_written_in_the_database_is_refused_before_it_is_planned(
                 assess(engine, DataConfig(), sql, can_ask=True)
             assert refused.value.reason == "opaque_source"
         assert engine.planned == []  # refused before EXPLAIN: planning may run an immutable function
+        for sql in ("SELECT e FROM order_emails", "SELECT * FROM order_ids"):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "unknown_column", sql
     finally:
         engine.close()
         if target.engine == "postgres":
             with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f"DROP FUNCTION {target.schema}.email_of(int)")
+                conn.execute(f"DROP FUNCTION {target.schema}.email_of(int) CASCADE")

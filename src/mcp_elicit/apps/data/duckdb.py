@@ -68,7 +68,7 @@ class DuckDBEngine:
             "SELECT schema_name, view_name, sql FROM duckdb_views() "
             "WHERE NOT internal AND database_name = current_database()"
         )
-        return with_view_reads(tables, views, self.dialect) if views else tables
+        return with_view_reads(tables, views, self.dialect, self.functions()) if views else tables
 
     def functions(self) -> frozenset[str]:
         """The database's own macros: their bodies may read any table."""

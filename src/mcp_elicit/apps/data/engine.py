@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Protocol
 
 from mcp_elicit.apps.data.guard import Estimate
-from mcp_elicit.apps.data.sql import compiled_schema, read_columns, view_query
+from mcp_elicit.apps.data.sql import compiled_schema, read_columns, refuse_database_functions, view_query
 from mcp_elicit.errors import DataEngineError, QueryRefused
 
 __all__ = [
@@ -91,11 +91,15 @@ def tables_from_columns(rows: Iterable[tuple[str, str, str, str, str]]) -> tuple
 
 
 def with_view_reads(
-    tables: tuple[TableInfo, ...], views: Iterable[tuple[str, str, str]], dialect: str
+    tables: tuple[TableInfo, ...],
+    views: Iterable[tuple[str, str, str]],
+    dialect: str,
+    functions: frozenset[str] = frozenset(),
 ) -> tuple[TableInfo, ...]:
     """`tables` with each view's lineage (`TableInfo.reads`) worked out from its definition
     (schema, view, `CREATE VIEW` text), through views of views. A view the guard cannot follow
-    (a table function, an unknown table, SQL it cannot parse) is left out of the catalog, so a
+    (a table function, an unknown table, a call to one of the database's own `functions`, SQL it
+    cannot parse) is left out of the catalog, so a
     query naming it is refused rather than run with its tags unknown."""
     schema = compiled_schema(
         {
@@ -107,7 +111,9 @@ def with_view_reads(
     direct: dict[str, set[tuple[str, str]]] = {}
     for view_schema, view, text in views:
         try:
-            direct[f"{view_schema}.{view}"] = read_columns(view_query(text, dialect), schema, view_schema)
+            body = view_query(text, dialect)
+            refuse_database_functions(body, functions)
+            direct[f"{view_schema}.{view}"] = read_columns(body, schema, view_schema)
         except QueryRefused:
             direct[f"{view_schema}.{view}"] = {("", "")}  # cannot be followed: dropped below
 

@@ -46,6 +46,33 @@ JOIN pg_attribute a ON a.attrelid = b.oid AND a.attnum > 0 AND NOT a.attisdroppe
 ORDER BY 1, 2, 3, 4
 """
 
+# A function written in the database (outside the system schemas, not an extension's): its body
+# may read any table, so the guard cannot see what a query or view calling it reads.
+_FUNCTIONS_SQL: Final = """
+SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
+ (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+# The schema's views that call such a function, themselves or through the views they read.
+_OPAQUE_VIEWS_SQL: Final = """
+WITH RECURSIVE deps(view_oid, ref_oid) AS (
+  SELECT v.oid, v.oid FROM pg_class v
+  WHERE v.relkind IN ('v', 'm') AND v.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = %s)
+  UNION
+  SELECT deps.view_oid, d.refobjid
+  FROM deps JOIN pg_rewrite r ON r.ev_class = deps.ref_oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+   AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> deps.ref_oid
+)
+SELECT DISTINCT v.relname FROM deps JOIN pg_class v ON v.oid = deps.view_oid
+JOIN pg_rewrite r ON r.ev_class = deps.ref_oid
+JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+ AND d.refclassid = 'pg_proc'::regclass
+JOIN pg_proc p ON p.oid = d.refobjid JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
+ (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+
 
 def plan_estimate(plan: Any) -> Estimate:
     """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE).
@@ -119,24 +146,22 @@ class PostgresEngine(CatalogEngine):
         return self._conn
 
     def tables(self) -> tuple[TableInfo, ...]:
-        """The served schema's tables and views, each view with the columns it reads."""
+        """The served schema's tables and views, each view with the columns it reads; a view that
+        calls a function written in the database is left out (a query naming it is refused)."""
         reads: dict[str, list[tuple[str, str, str]]] = {}
         for view, schema, table, column, comment in self._fetch(_VIEW_READS_SQL, (self.default_schema,)):
             reads.setdefault(view, []).append((f"{schema}.{table}", column, comment))
+        opaque = {str(r[0]) for r in self._fetch(_OPAQUE_VIEWS_SQL, (self.default_schema,))}
         return tuple(
-            replace(t, reads=tuple(reads[t.name])) if t.name in reads else t for t in super().tables()
+            replace(t, reads=tuple(reads[t.name])) if t.name in reads else t
+            for t in super().tables()
+            if t.name not in opaque
         )
 
     def functions(self) -> frozenset[str]:
         """Every function, procedure and aggregate outside the system schemas that no extension
         installed: written in the database, its body may read any table."""
-        rows = self._fetch(
-            "SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS "
-            "(SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid "
-            "AND d.deptype = 'e')"
-        )
-        return frozenset(str(r[0]) for r in rows)
+        return frozenset(str(r[0]) for r in self._fetch(_FUNCTIONS_SQL))
 
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)
