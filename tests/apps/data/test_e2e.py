@@ -117,6 +117,20 @@ async def test_arrays_json_bytes_and_nan_come_back_as_json_values(target: Target
     assert payload(result)["rows"] == text["rows"]
 
 
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_masked_run_that_fails_does_not_quote_the_engines_error(target: Target, era: str) -> None:
+    """The engine's message may quote a masked value ("invalid input syntax: c1@…")."""
+    async with memory_session(target, era) as s:
+        s.answer({"action": "accept", "content": {"decision": "run_masked"}})
+        failed = payload(await s.call("SELECT name FROM customers WHERE CAST(email AS INT) = 1"))
+        s.answer({"action": "accept", "content": {"decision": "run"}})
+        shown = payload(await s.call("SELECT name FROM customers WHERE CAST(email AS INT) = 1"))
+    assert (failed["status"], failed["reason"]) == ("failed", "engine_error")
+    assert "@" not in json.dumps(failed)
+    assert failed["detail"]
+    assert "@" in shown["detail"]  # the person chose to see the values: the engine's words stay
+
+
 async def test_a_result_is_bounded_in_characters_per_cell_and_in_all(target: Target) -> None:
     async with memory_session(target, "legacy") as s:
         one = payload(await s.call("SELECT repeat('x', 150000) AS big"))

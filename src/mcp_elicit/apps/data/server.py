@@ -50,6 +50,10 @@ CONFIRM_KEY: Final = "confirm-query"
 MAX_QUOTED_SQL_CHARS: Final = 600
 # Characters of the engine's own error quoted in a no_estimate refusal (its first line only).
 MAX_QUOTED_ENGINE_CHARS: Final = 300
+MASKED_ERROR: Final = (
+    "the masked run failed; the engine's message is withheld, as it may quote a masked value"
+    " (run the query unmasked, or fix it without the masked columns, to see it)"
+)
 # Characters of one text cell in a result (the rest cut, marked with "…"), and of all the rows
 # as JSON (later rows are left out): a model's context, and the server's memory, are not unbounded.
 MAX_CELL_CHARS: Final = 100_000
@@ -299,7 +303,9 @@ class _Guarded:
         try:
             result = await self.call(engine.run, run_sql, config.max_rows)
         except DataEngineError as exc:
-            return _result({"status": "failed", "reason": "engine_error", "detail": exc.detail}, error=True)
+            # A masked run's error may quote a masked value (a failed cast names the text it read).
+            detail = exc.detail if not masked else f"{engine.name}: {MASKED_ERROR}"
+            return _result({"status": "failed", "reason": "engine_error", "detail": detail}, error=True)
         largest = estimate.largest if estimate is not None else None
         rows, cut = _bounded_rows(result.rows)
         return _result(
