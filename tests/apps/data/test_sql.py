@@ -165,6 +165,16 @@ def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> 
     joined = "SELECT o.amount, c.name FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY c.email"
     assert masked_rows(joined) == [(30, None)]
     assert masked_rows("SELECT id FROM customers WHERE email IN (SELECT email FROM customers)") == [(1,)]
+    joined_table = (
+        "SELECT x.e FROM orders o JOIN (SELECT id, email AS e FROM customers) x ON x.id = o.customer_id"
+    )
+    assert masked_rows(joined_table) == [(None,)]
+    lateral = (
+        "SELECT x.e FROM orders o, LATERAL (SELECT email AS e FROM customers WHERE id = o.customer_id) x"
+    )
+    assert masked_rows(lateral) == [(None,)]
+    on_subquery = "SELECT o.id FROM orders o JOIN customers c ON c.email = (SELECT max(email) FROM customers)"
+    assert masked_rows(on_subquery) == [(7,)]  # a join condition still sees the real values
 
 
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])

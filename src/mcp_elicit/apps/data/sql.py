@@ -369,12 +369,17 @@ def read_columns(
 
 
 def _in_predicate(node: exp.Expression) -> bool:
-    """True inside a WHERE/HAVING/JOIN condition: such a subquery's values never reach the output."""
+    """True inside a WHERE/HAVING/QUALIFY or a join's ON/USING: such a subquery's values never
+    reach the output. The relation a JOIN brings in (a derived table, a LATERAL) is not one: its
+    output list feeds the query's."""
+    child: exp.Expr = node
     parent = node.parent
     while parent is not None:
-        if isinstance(parent, exp.Where | exp.Having | exp.Join | exp.Qualify):
+        if isinstance(parent, exp.Where | exp.Having | exp.Qualify):
             return True
-        parent = parent.parent
+        if isinstance(parent, exp.Join) and child.arg_key in ("on", "using", "match_condition"):
+            return True
+        child, parent = parent, parent.parent
     return False
 
 
