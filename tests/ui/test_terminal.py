@@ -352,6 +352,15 @@ async def test_identity_title_version_where_and_purpose_are_shown() -> None:
     assert "Warning: this form may ask for a secret" in lines
 
 
+async def test_where_a_server_runs_is_shown_without_its_credentials() -> None:
+    """As the consent trail records it (core/redact.py): a password in a DSN, a token option."""
+    where = "mcp-elicit serve-data --dsn postgresql://reader:s3cret@db/sales --api-key sk-live-1"
+    _, transcript = await ask(prompt_for(Form(()), requester=Requester("data", where)), [""])
+    assert "s3cret" not in transcript
+    assert "sk-live-1" not in transcript
+    assert "Where   mcp-elicit serve-data" in transcript
+
+
 async def test_a_server_that_gave_no_name_is_shown_as_unnamed_with_where_it_runs() -> None:
     _, transcript = await ask(prompt_for(Form(()), requester=Requester("", "https://x.example/mcp")), [""])
     assert "(unnamed server) asks you to fill in a form" in transcript

@@ -378,6 +378,7 @@ def call_command(
     import anyio
 
     from mcp_elicit.cli.call import run_call
+    from mcp_elicit.core.redact import redact_where
     from mcp_elicit.core.text import clean_text
     from mcp_elicit.errors import ConfigError
 
@@ -422,8 +423,9 @@ def call_command(
         server = report.server
         if server is not None:
             named = " ".join(part for part in (server.name or "(unnamed)", server.version) if part)
-            # where is what the person typed (a command or a URL): shown as a link they can use again
-            where = clean_text(server.where, limit=20_000, multiline=False, defang=False)
+            # where is what the person typed (a command or a URL), its credentials redacted: shown
+            # as typed (a link they can use again), not defanged like the server's own text
+            where = clean_text(redact_where(server.where), limit=20_000, multiline=False, defang=False)
             click.echo(show(f"server: {named}") + f" ({where})")
         if report.protocol:
             click.echo(show(f"protocol: {report.protocol}" + (f" ({report.era})" if report.era else "")))

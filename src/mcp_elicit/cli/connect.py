@@ -50,6 +50,7 @@ from mcp_elicit.client.servers import ServerSpec, start_failure
 from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.client.url import UrlMode
 from mcp_elicit.config import Config
+from mcp_elicit.core.redact import redact_where
 from mcp_elicit.core.revisions import LATEST
 from mcp_elicit.errors import UrlHandoffStopped
 from mcp_elicit.ui.terminal import LineReader, TerminalUI, plain, terminal_input
@@ -255,7 +256,7 @@ class ConnectSession:
     async def _session(self, client: SessionClient) -> int:
         server = client.server
         who = plain((server.name or "(unnamed server)") + (f" {server.version}" if server.version else ""))
-        self._say(f"Connected to {who} at {plain(server.where)}", "bold")
+        self._say(f"Connected to {who} at {plain(redact_where(server.where))}", "bold")
         why = f" ({client.era_reason})" if isinstance(client, ElicitClient) and client.era_reason else ""
         self._say(
             f"Protocol {plain(client.protocol_version)}{why}. Type help for commands, quit to leave.", "dim"

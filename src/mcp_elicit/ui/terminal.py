@@ -60,6 +60,7 @@ from mcp_elicit.client.ui_protocol import (
 )
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import MISSING, Field, Form
+from mcp_elicit.core.redact import redact_where
 from mcp_elicit.ui.terminal_fields import cut, hint, number, parse, shown
 from mcp_elicit.ui.terminal_input import (
     CTRL_C,
@@ -206,7 +207,7 @@ class TerminalUI:
             if requester.version:
                 server.append(f" {plain(requester.version)}")
         self._row("Server", server)
-        self._row("Where", Text(plain(requester.where), style="bold"))
+        self._row("Where", Text(plain(redact_where(requester.where)), style="bold"))
         self._row("For", Text(_purpose(purpose)))
 
     def _row(self, label: str, value: Text) -> None:

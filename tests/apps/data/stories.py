@@ -151,11 +151,12 @@ STORY = [
 
 @dataclass
 class CountingEngine:
-    """A real engine that counts the statements it runs (to prove one never ran), and can be told
+    """A real engine that counts the statements it plans and runs (to prove one never ran), and can be told
     that its planner or its catalog is unavailable."""
 
     inner: Engine
     ran: list[str] = field(default_factory=list)
+    planned: list[str] = field(default_factory=list)
     estimate_fails: bool = False
     tables_fail: bool = False
 
@@ -176,7 +177,11 @@ class CountingEngine:
             raise DataEngineError(self.inner.name, "catalog unavailable (injected)")
         return self.inner.tables()
 
+    def functions(self) -> frozenset[str]:
+        return self.inner.functions()
+
     def estimate(self, sql: str) -> Estimate:
+        self.planned.append(sql)
         if self.estimate_fails:
             raise DataEngineError(self.inner.name, "EXPLAIN unavailable (injected)")
         return self.inner.estimate(sql)

@@ -98,3 +98,25 @@ async def test_serve_data_with_no_arguments_creates_and_serves_the_sample(tmp_pa
     assert [t["table"] for t in listed["tables"]] == ["main.customers", "main.events", "main.orders"]
     assert sample.exists()
     assert (tmp_path / "fresh" / "data-server-audit.sqlite3").exists()
+
+
+def test_call_shows_the_server_command_without_the_password_in_its_dsn(postgres_dsn: tuple[str, str]) -> None:
+    dsn, _ = postgres_dsn
+    secret = dsn.replace("://postgres@", "://postgres:s3cret-pw@")  # trust: the password goes unused
+    assert "s3cret-pw" in secret
+    server = f"{sys.executable} -m mcp_elicit serve-data --engine postgres --dsn {_quote(secret)} --no-audit"
+    args = [
+        sys.executable,
+        "-m",
+        "mcp_elicit",
+        "call",
+        "--server",
+        server,
+        "--tool",
+        "list_tables",
+        "--no-audit",
+    ]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=CALL_BOUND_SECONDS, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("server: mcp-elicit-data")
+    assert "s3cret-pw" not in done.stdout + done.stderr

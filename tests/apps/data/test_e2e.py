@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_elicit.apps.data import build_data_server, open_engine
 from mcp_elicit.apps.data.catalog import DataConfig, config_from_mapping
 from mcp_elicit.apps.data.guard import CATEGORIES, FailClosed
+from mcp_elicit.apps.data.server import MAX_CELL_CHARS, MAX_RESULT_CHARS
 from mcp_elicit.audit import SqliteAuditSink
 from mcp_elicit.errors import DataEngineError
 from mcp_elicit.server import ElicitSettings
@@ -94,6 +96,49 @@ async def transport_session(
 async def test_a_cheap_query_runs_without_asking(target: Target, era: str) -> None:
     async with memory_session(target, era) as s:
         await stories.cheap_runs_unasked(s)
+
+
+NESTED = {  # per engine: a float that is not a number, an array, a JSON or struct value, bytes
+    "postgres": "SELECT 'NaN'::float8 AS f, ARRAY[1, 2] AS a, '{\"k\": [1, 2]}'::jsonb AS j, "
+    "'\\xdeadbeef'::bytea AS b",
+    "duckdb": "SELECT 'NaN'::DOUBLE AS f, [1, 2] AS a, {'k': [1, 2]} AS j, '\\xDE\\xAD\\xBE\\xEF'::BLOB AS b",
+}
+
+
+async def test_arrays_json_bytes_and_nan_come_back_as_json_values(target: Target) -> None:
+    async with memory_session(target, "legacy") as s:
+        result = await s.call(NESTED[target.engine])
+
+    def strict(word: str) -> Any:
+        raise AssertionError(f"not JSON: {word}")
+
+    text = json.loads("".join(getattr(c, "text", "") for c in result.content), parse_constant=strict)
+    assert text["rows"] == [["NaN", [1, 2], {"k": [1, 2]}, "\\xdeadbeef"]]
+    assert payload(result)["rows"] == text["rows"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_masked_run_that_fails_does_not_quote_the_engines_error(target: Target, era: str) -> None:
+    """The engine's message may quote a masked value ("invalid input syntax: c1@…")."""
+    async with memory_session(target, era) as s:
+        s.answer({"action": "accept", "content": {"decision": "run_masked"}})
+        failed = payload(await s.call("SELECT name FROM customers WHERE CAST(email AS INT) = 1"))
+        s.answer({"action": "accept", "content": {"decision": "run"}})
+        shown = payload(await s.call("SELECT name FROM customers WHERE CAST(email AS INT) = 1"))
+    assert (failed["status"], failed["reason"]) == ("failed", "engine_error")
+    assert "@" not in json.dumps(failed)
+    assert failed["detail"]
+    assert "@" in shown["detail"]  # the person chose to see the values: the engine's words stay
+
+
+async def test_a_result_is_bounded_in_characters_per_cell_and_in_all(target: Target) -> None:
+    async with memory_session(target, "legacy") as s:
+        one = payload(await s.call("SELECT repeat('x', 150000) AS big"))
+        many = payload(await s.call("SELECT repeat('x', 50000) AS big FROM customers"))
+    assert one["truncated"]
+    assert one["rows"] == [["x" * MAX_CELL_CHARS + "…"]]
+    assert many["truncated"]
+    assert 0 < many["row_count"] * 50_000 <= MAX_RESULT_CHARS
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mcp_elicit.apps.data import open_engine
+from mcp_elicit.apps.data.catalog import DataConfig, config_from_mapping
 from mcp_elicit.apps.data.duckdb import plan_estimate
 from mcp_elicit.apps.data.trino import TrinoEngine
-from mcp_elicit.errors import ConfigError, DataEngineError
-from tests.apps.data.conftest import Target
+from mcp_elicit.errors import ConfigError, DataEngineError, QueryRefused
+from tests.apps.data.conftest import CATALOG, PG_EVENTS, Target
+from tests.apps.data.stories import CountingEngine
 
 
 def test_a_join_reports_each_table_the_engine_plans_to_read(target: Target) -> None:
@@ -66,3 +70,194 @@ def test_bad_engine_choices_are_config_errors() -> None:
         open_engine("postgres", None)
     with pytest.raises(DataEngineError):
         TrinoEngine("postgresql://localhost/db")
+
+
+def test_a_postgres_view_carries_the_tags_of_every_column_it_reads(postgres_dsn: tuple[str, str]) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    other = f"{schema}_other"
+    views = {  # each reads personal data without naming a tagged column of its own
+        "contacts": "SELECT id, email FROM customers",  # a comment on the column read
+        "contact_ids": "SELECT id FROM contacts WHERE email LIKE 'c%'",  # a view of a view
+        "phones": "SELECT phone AS number FROM customers",  # a tag from the TOML catalog only
+        "staff": f"SELECT row_to_json(s) AS j FROM {other}.staff s",  # a whole row, another schema
+        "segments": "SELECT segment, count(*) AS n FROM customers GROUP BY segment",  # no personal data
+    }
+    admin = dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {other}")
+        conn.execute(f"CREATE TABLE {other}.staff (id int, ssn text)")
+        conn.execute(f"COMMENT ON COLUMN {other}.staff.ssn IS 'sensitive'")
+        for name, body in views.items():
+            conn.execute(f"CREATE VIEW {schema}.{name} AS {body.replace('FROM c', f'FROM {schema}.c')}")
+    engine = open_engine("postgres", dsn)
+    config = config_from_mapping(CATALOG)
+    try:
+        for name in ("contacts", "contact_ids", "phones", "staff"):
+            decision = assess(engine, config, f"SELECT * FROM {name}", can_ask=True).decision
+            assert decision.kind == "ask", name
+            assert decision.pii, name
+        assert assess(engine, config, "SELECT * FROM segments", can_ask=True).decision.kind == "run"
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP VIEW {', '.join(f'{schema}.{v}' for v in reversed(views))}")
+            conn.execute(f"DROP SCHEMA {other} CASCADE")
+
+
+def test_a_duckdb_view_carries_the_tags_of_every_column_it_reads(tmp_path: Path) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    path = str(tmp_path / "views.duckdb")
+    with duckdb.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INT, email TEXT, segment TEXT)")
+        conn.execute("COMMENT ON COLUMN customers.email IS 'pii'")
+        conn.execute("INSERT INTO customers VALUES (1, 'a@example.org', 'retail')")
+        conn.execute("CREATE VIEW contacts AS SELECT email AS address FROM customers")
+        conn.execute("CREATE VIEW contact_ids AS SELECT 1 AS one FROM contacts WHERE address LIKE 'a%'")
+        conn.execute("CREATE VIEW segments AS SELECT segment FROM customers")
+        conn.execute("CREATE VIEW opaque AS SELECT * FROM range(3)")
+    engine = open_engine("duckdb", path)
+    try:
+        names = {t.name for t in engine.tables()}
+        assert "opaque" not in names  # a view the guard cannot follow is not served
+        for name in ("contacts", "contact_ids"):
+            decision = assess(engine, DataConfig(), f"SELECT * FROM {name}", can_ask=True).decision
+            assert decision.kind == "ask", name
+        assert assess(engine, DataConfig(), "SELECT * FROM segments", can_ask=True).decision.kind == "run"
+        with pytest.raises(QueryRefused):
+            assess(engine, DataConfig(), "SELECT * FROM opaque", can_ask=True)
+    finally:
+        engine.close()
+
+
+def test_a_parallel_postgres_scan_counts_the_rows_of_every_process(postgres_dsn: tuple[str, str]) -> None:
+    dsn, schema = postgres_dsn
+    # Costs that make the planner pick a parallel scan even on the small test table (per process,
+    # its Plan Rows are a fraction of the table's).
+    parallel = "-c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0"
+    encoded = parallel.replace(" ", "%20").replace("=", "%3D")
+    engine = open_engine("postgres", dsn.replace("options=", f"options={encoded}%20"))
+    try:
+        estimate = engine.estimate("SELECT count(*) FROM events")
+        assert estimate.tables[f"{schema}.events"] == pytest.approx(PG_EVENTS, rel=0.01)
+    finally:
+        engine.close()
+
+
+def test_a_lost_postgres_connection_costs_one_statement_not_the_server(postgres_dsn: tuple[str, str]) -> None:
+    import psycopg
+
+    dsn, _ = postgres_dsn
+    engine = open_engine("postgres", dsn)
+    try:
+        pid = engine.run("SELECT pg_backend_pid()", 1).rows[0][0]
+        with psycopg.connect(dsn.split("?")[0], autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(DataEngineError):
+            engine.run("SELECT 1", 1)  # the statement that finds the connection gone
+        assert engine.run("SELECT 1", 1).rows == ((1,),)
+        assert engine.tables()
+    finally:
+        engine.close()
+
+
+def test_a_postgres_query_fetches_only_the_rows_it_returns(postgres_dsn: tuple[str, str]) -> None:
+    dsn, _ = postgres_dsn
+    engine = open_engine("postgres", dsn)
+    try:
+        # 400 million rows: received whole, they would run into the statement timeout (and memory)
+        result = engine.run("SELECT a.id, b.id FROM events a, events b", 10)
+        assert len(result.rows) == 10
+        assert result.truncated
+        assert engine.run("SELECT 1 AS x", 10).rows == ((1,),)  # the named cursor is gone after each run
+    finally:
+        engine.close()
+
+
+def test_a_postgres_partition_or_child_table_carries_its_parents_comments(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE TABLE {schema}.leads (id int, email text, region text) PARTITION BY LIST (region)"
+        )
+        conn.execute(f"CREATE TABLE {schema}.leads_eu PARTITION OF {schema}.leads FOR VALUES IN ('eu')")
+        conn.execute(f"CREATE TABLE {schema}.leads_eu_vip (tier int) INHERITS ({schema}.customers)")
+        conn.execute(f"COMMENT ON COLUMN {schema}.leads.email IS 'pii'")
+    engine = open_engine("postgres", dsn)
+    try:
+        for sql in ("SELECT email FROM leads_eu", "SELECT name FROM leads_eu_vip"):
+            decision = assess(engine, DataConfig(), sql, can_ask=True).decision
+            assert decision.kind == "ask", sql
+            assert decision.pii, sql
+        assert assess(engine, DataConfig(), "SELECT id FROM leads_eu", can_ask=True).decision.kind == "run"
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP TABLE {schema}.leads, {schema}.leads_eu_vip")
+
+
+def test_a_function_written_in_the_database_is_refused_before_it_is_planned(
+    target: Target, tmp_path: Path
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    if target.engine == "postgres":
+        import psycopg
+
+        admin = target.dsn.split("?")[0]
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                f"CREATE FUNCTION {target.schema}.email_of(int) RETURNS text LANGUAGE sql STABLE "
+                f"AS 'SELECT email FROM {target.schema}.customers WHERE id = $1'"
+            )
+        dsn = target.dsn
+    else:
+        import duckdb
+
+        dsn = str(tmp_path / "macro.duckdb")
+        with duckdb.connect(dsn) as conn:
+            conn.execute("CREATE TABLE customers (id INT, email TEXT)")
+            conn.execute("CREATE MACRO email_of(i) AS (SELECT email FROM customers WHERE id = i)")
+    # a view calling it, and a view of that view: neither served, as what they read is unknown
+    views = [
+        ("order_emails", "SELECT id, email_of(id) AS e FROM customers"),
+        ("order_ids", "SELECT id FROM order_emails"),
+    ]
+    if target.engine == "postgres":
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for name, body in views:
+                conn.execute(f"SET search_path = {target.schema}")
+                conn.execute(f"CREATE VIEW {target.schema}.{name} AS {body}")
+    else:
+        with duckdb.connect(dsn) as conn:
+            for name, body in views:
+                conn.execute(f"CREATE VIEW {name} AS {body}")
+    engine = CountingEngine(open_engine(target.engine, dsn))
+    try:
+        for sql in ("SELECT email_of(1)", "SELECT EMAIL_OF(1) AS e"):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "opaque_source"
+        assert engine.planned == []  # refused before EXPLAIN: planning may run an immutable function
+        for sql in ("SELECT e FROM order_emails", "SELECT * FROM order_ids"):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "unknown_column", sql
+    finally:
+        engine.close()
+        if target.engine == "postgres":
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"DROP FUNCTION {target.schema}.email_of(int) CASCADE")

@@ -90,6 +90,60 @@ def test_an_unknown_column_is_refused() -> None:
     assert caught.value.reason == "unknown_column"
 
 
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_a_column_alias_list_maps_each_alias_to_the_column_it_renames(dialect: str) -> None:
+    def read(sql: str) -> set[tuple[str, str]]:
+        return read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+
+    assert read("SELECT t.c FROM customers AS t(a, b, c)") == {(CUST, "email")}
+    assert read("SELECT c FROM customers AS t(a, b, c) WHERE a = 1") == {(CUST, "email"), (CUST, "id")}
+    assert read("SELECT * FROM customers AS t(email, id)") == {(CUST, c) for c in SCHEMA["main"]["customers"]}
+    assert read("SELECT t.email FROM customers AS t(email, id)") == {(CUST, "id")}
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM hr.employees",
+        "SELECT count(*) FROM hr.employees",
+        "SELECT o.id FROM orders o JOIN hr.employees e ON e.id = o.id",
+        "SELECT id FROM orders WHERE id IN (SELECT * FROM pg_catalog.pg_stats)",
+    ],
+)
+def test_a_table_outside_the_catalog_is_refused(sql: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as caught:
+        read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+    assert caught.value.reason == "unknown_column"
+    assert caught.value.detail
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT x.* FROM customers c, LATERAL (SELECT c) x",  # qualify reads `c` as x's own column
+        "SELECT x FROM (SELECT 1) AS t(x), customers AS x",  # a name both a column and a table
+    ],
+)
+def test_a_whole_row_reference_the_guard_cannot_place_is_refused(sql: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as caught:
+        read_columns(parse_read_only(sql, dialect), SCHEMA, "main")
+    assert caught.value.reason == "opaque_source"
+
+
+def test_a_postgres_name_made_quoted_is_read_with_its_own_case() -> None:
+    schema = {"public": {"MixedCase": {"id": "int", "Email": "text", "EMAIL": "text"}}}
+
+    def read(sql: str) -> set[tuple[str, str]]:
+        return read_columns(parse_read_only(sql, "postgres"), schema, "public")
+
+    assert read('SELECT "Email" FROM "MixedCase"') == {("public.MixedCase", "Email")}
+    assert read('SELECT * FROM "MixedCase"') == {("public.MixedCase", c) for c in ("id", "Email", "EMAIL")}
+    with pytest.raises(QueryRefused):
+        read("SELECT email FROM mixedcase")  # unquoted, PostgreSQL folds it to a name that is not there
+
+
 MASK = {(CUST, "email"), (CUST, "name")}
 
 
@@ -111,6 +165,16 @@ def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> 
     joined = "SELECT o.amount, c.name FROM orders o JOIN customers c ON c.id = o.customer_id ORDER BY c.email"
     assert masked_rows(joined) == [(30, None)]
     assert masked_rows("SELECT id FROM customers WHERE email IN (SELECT email FROM customers)") == [(1,)]
+    joined_table = (
+        "SELECT x.e FROM orders o JOIN (SELECT id, email AS e FROM customers) x ON x.id = o.customer_id"
+    )
+    assert masked_rows(joined_table) == [(None,)]
+    lateral = (
+        "SELECT x.e FROM orders o, LATERAL (SELECT email AS e FROM customers WHERE id = o.customer_id) x"
+    )
+    assert masked_rows(lateral) == [(None,)]
+    on_subquery = "SELECT o.id FROM orders o JOIN customers c ON c.email = (SELECT max(email) FROM customers)"
+    assert masked_rows(on_subquery) == [(7,)]  # a join condition still sees the real values
 
 
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
@@ -122,6 +186,13 @@ def test_masking_nulls_masked_values_in_every_output_but_keeps_the_filters() -> 
         "SELECT row_to_json(c) FROM customers c",
         "SELECT customers FROM customers",
         "SELECT (SELECT c FROM customers c LIMIT 1) AS r",
+        "SELECT row_to_json(c.*) FROM customers c",
+        "SELECT CAST((c.*) AS TEXT) FROM customers c",
+        "SELECT count(c.*) FROM customers c",
+        "SELECT 1 FROM customers c WHERE CAST((c.*) AS TEXT) = ''",
+        "SELECT 1 FROM customers c HAVING bool_or(c IS NULL)",
+        "SELECT (SELECT CAST(c AS TEXT)) FROM customers c",
+        "SELECT (SELECT row_to_json(c.*)) FROM customers c",
     ],
 )
 def test_a_whole_row_reference_reads_every_column_of_its_table(sql: str, dialect: str) -> None:
@@ -142,6 +213,12 @@ def test_a_whole_row_reference_reads_every_column_of_its_table(sql: str, dialect
         "SELECT * FROM dblink('dbname=x', 'select email from customers') AS t(e text)",
         "SELECT pg_read_file('/etc/hostname')",
         "SELECT getenv('HOME')",
+        "SELECT ts_stat('SELECT to_tsvector(email) FROM customers')",
+        "SELECT ts_rewrite('a', 'SELECT email, email FROM customers')",
+        "SELECT current_setting('app.secret')",
+        "SELECT dblink_open('c', 'select email from customers')",
+        "SELECT loread(lo_open(1, 262144), 100)",
+        "SELECT pg_ls_logdir()",
         "SELECT id FROM customers WHERE name IN (SELECT * FROM query_table('customers'))",
     ],
 )
@@ -152,7 +229,23 @@ def test_what_reads_a_table_query_or_file_named_in_a_string_is_refused(sql: str,
     assert refused.value.detail
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT set_config('statement_timeout', '0', false)",
+        "SELECT pg_terminate_backend(pg_backend_pid())",
+        "SELECT pg_advisory_lock(1)",
+        "SELECT id FROM customers WHERE pg_cancel_backend(1)",
+    ],
+)
+def test_a_function_that_changes_the_servers_state_is_refused(sql: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, "postgres")
+    assert refused.value.reason == "not_read_only"
+
+
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
     assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
+    assert masked_rows("SELECT (SELECT CAST(c AS TEXT)) AS r FROM customers c") == [(None,)]
     unmasked = '{"id":7,"customer_id":1,"amount":30}'  # no masked column in orders: the row stays
     assert masked_rows("SELECT o.amount, to_json(o) AS r FROM orders o") == [(30, unmasked)]

@@ -138,6 +138,7 @@ def test_the_chart_buckets_time_and_stacks_the_actions() -> None:
     ]
     chart = chart_of(records)
     assert chart is not None
+    assert chart.step == "5 minutes"  # an hour in at most MAX_CHART_BUCKETS bars
     assert [s.server for s in chart.servers] == ["a", "b"]
     a = chart.servers[0]
     assert dict(a.totals) == {"accept": 1, "decline": 1, "cancel": 0}
@@ -146,6 +147,9 @@ def test_the_chart_buckets_time_and_stacks_the_actions() -> None:
     assert [b.height for b in chart.servers[1].bars] == [pytest.approx(40)]  # errors are not drawn
     # (nor the policy's decline: nobody was asked; the data server's own records: test_audit_chart.py)
     assert chart_of([]) is None
+    later = chart_of([*records, rec("2027-01-25T08:00:00Z", "a", "accept", "person")])
+    assert later is not None
+    assert later.step == "day"
 
 
 def test_the_page_counts_each_question_the_data_server_put_to_the_person_once(

@@ -18,7 +18,14 @@ from sqlglot.schema import MappingSchema
 from mcp_elicit.apps.data.catalog import DataConfig
 from mcp_elicit.apps.data.engine import Engine, TableInfo
 from mcp_elicit.apps.data.guard import Decision, Estimate, Thresholds, decide
-from mcp_elicit.apps.data.sql import ParsedQuery, Schema, compiled_schema, parse_read_only, read_columns
+from mcp_elicit.apps.data.sql import (
+    ParsedQuery,
+    Schema,
+    compiled_schema,
+    parse_read_only,
+    read_columns,
+    refuse_database_functions,
+)
 from mcp_elicit.errors import DataEngineError, QueryRefused
 
 __all__ = ["PLANNER_THREADS", "Assessment", "CatalogCache", "assess", "schema_of"]
@@ -55,6 +62,7 @@ class CatalogCache:
         self.engine, self.ttl, self.clock = engine, ttl, clock
         self._lock = threading.Lock()
         self._snapshot: tuple[float, tuple[TableInfo, ...], MappingSchema] | None = None
+        self.functions: frozenset[str] = frozenset()  # the database's own functions (case-folded)
 
     def get(self, *, fresh: bool = False) -> tuple[tuple[TableInfo, ...], MappingSchema] | None:
         """The tables and their compiled schema, or None when the catalog cannot be read."""
@@ -65,6 +73,7 @@ class CatalogCache:
                 return snap[1], snap[2]
             try:
                 tables = self.engine.tables()
+                self.functions = frozenset(f.casefold() for f in self.engine.functions())
             except DataEngineError as exc:
                 logger.warning("catalog lookup failed: %s", exc)
                 self._snapshot = None
@@ -83,9 +92,11 @@ def _estimate(engine: Engine, sql: str) -> tuple[Estimate | None, str]:
 
 
 def _read(
-    parsed: ParsedQuery, catalog: CatalogCache, default_schema: str
+    parsed: ParsedQuery,
+    catalog: CatalogCache,
+    default_schema: str,
+    snapshot: tuple[tuple[TableInfo, ...], MappingSchema] | None,
 ) -> tuple[tuple[TableInfo, ...] | None, set[tuple[str, str]]]:
-    snapshot = catalog.get()
     if snapshot is None:
         return None, set()
     try:
@@ -108,9 +119,11 @@ def assess(
     mostly hides behind the EXPLAIN round trip."""
     parsed = parse_read_only(sql, engine.dialect)
     catalog = catalog or CatalogCache(engine, 0, lambda: 0.0)
+    snapshot = catalog.get()
+    refuse_database_functions(parsed, catalog.functions)  # before planning, which may run one
     planning = _PLANNER.submit(_estimate, engine, sql)
     try:
-        tables, read = _read(parsed, catalog, engine.default_schema)
+        tables, read = _read(parsed, catalog, engine.default_schema, snapshot)
     finally:
         estimate, no_estimate_why = planning.result()
     thresholds = config.thresholds(engine.name, engine.default_schema)

@@ -69,10 +69,18 @@ class DataConfig:
         return Thresholds(self.engine_thresholds.get(engine, DEFAULT_THRESHOLD_ROWS), per_table)
 
     def tags(self, table: TableInfo, column: str, comment: str, default_schema: str) -> tuple[str, ...]:
-        """Every tag text known for a column: the catalog's, then its comment."""
-        listed = self.column_tags.get((table.qualified, column))
-        if listed is None and table.schema == default_schema:
-            listed = self.column_tags.get((table.name, column))
+        """Every tag text known for a column: the catalog's, then its comment; a view's column adds
+        those of every column the view reads (`TableInfo.reads`)."""
+        texts = self._own_tags(table.qualified, column, comment, default_schema)
+        for base, base_column, base_comment in table.reads:
+            texts += self._own_tags(base, base_column, base_comment, default_schema)
+        return texts
+
+    def _own_tags(self, qualified: str, column: str, comment: str, default_schema: str) -> tuple[str, ...]:
+        listed = self.column_tags.get((qualified, column))
+        schema, _, name = qualified.rpartition(".")
+        if listed is None and schema == default_schema:
+            listed = self.column_tags.get((name, column))
         return (*(listed or ()), *((comment,) if comment else ()))
 
     def pii_columns(

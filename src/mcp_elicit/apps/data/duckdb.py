@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo
+from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo, with_view_reads
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -63,7 +63,17 @@ class DuckDBEngine:
         found: dict[tuple[str, str], list[ColumnInfo]] = {}
         for schema, table, column, kind, comment in rows:
             found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
-        return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+        tables = tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+        views = self._fetch(
+            "SELECT schema_name, view_name, sql FROM duckdb_views() "
+            "WHERE NOT internal AND database_name = current_database()"
+        )
+        return with_view_reads(tables, views, self.dialect, self.functions()) if views else tables
+
+    def functions(self) -> frozenset[str]:
+        """The database's own macros: their bodies may read any table."""
+        rows = self._fetch("SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal")
+        return frozenset(str(r[0]) for r in rows)
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")

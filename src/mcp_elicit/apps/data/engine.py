@@ -5,11 +5,12 @@ the server calls them on a worker thread."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Protocol
 
 from mcp_elicit.apps.data.guard import Estimate
-from mcp_elicit.errors import DataEngineError
+from mcp_elicit.apps.data.sql import compiled_schema, read_columns, refuse_database_functions, view_query
+from mcp_elicit.errors import DataEngineError, QueryRefused
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
@@ -19,6 +20,7 @@ __all__ = [
     "QueryResult",
     "TableInfo",
     "tables_from_columns",
+    "with_view_reads",
 ]
 
 # Rows a query returns to the client at most; the rest is cut and the result says so.
@@ -37,6 +39,9 @@ class TableInfo:
     schema: str
     name: str
     columns: tuple[ColumnInfo, ...]
+    # A view's lineage: (qualified table, column, comment) of every column it reads, through other
+    # views too. Each of its own columns carries their tags, as no engine says which feeds which.
+    reads: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -62,6 +67,11 @@ class Engine(Protocol):
 
     def tables(self) -> tuple[TableInfo, ...]: ...
 
+    def functions(self) -> frozenset[str]:
+        """Names of the functions defined in the database itself (not built in, not an
+        extension's): a query calling one is refused, as its body may read any table."""
+        ...
+
     def estimate(self, sql: str) -> Estimate:
         """Rows per table from the engine's planner; DataEngineError when it cannot plan."""
         ...
@@ -78,6 +88,60 @@ def tables_from_columns(rows: Iterable[tuple[str, str, str, str, str]]) -> tuple
     for schema, table, column, kind, comment in rows:
         found.setdefault((schema, table), []).append(ColumnInfo(column, kind, comment))
     return tuple(TableInfo(s, t, tuple(cols)) for (s, t), cols in found.items())
+
+
+def with_view_reads(
+    tables: tuple[TableInfo, ...],
+    views: Iterable[tuple[str, str, str]],
+    dialect: str,
+    functions: frozenset[str] = frozenset(),
+) -> tuple[TableInfo, ...]:
+    """`tables` with each view's lineage (`TableInfo.reads`) worked out from its definition
+    (schema, view, `CREATE VIEW` text), through views of views. A view the guard cannot follow
+    (a table function, an unknown table, a call to one of the database's own `functions`, SQL it
+    cannot parse) is left out of the catalog, so a
+    query naming it is refused rather than run with its tags unknown."""
+    schema = compiled_schema(
+        {
+            s: {t.name: {c.name: c.type for c in t.columns} for t in tables if t.schema == s}
+            for s in {t.schema for t in tables}
+        },
+        dialect,
+    )
+    direct: dict[str, set[tuple[str, str]]] = {}
+    for view_schema, view, text in views:
+        try:
+            body = view_query(text, dialect)
+            refuse_database_functions(body, functions)
+            direct[f"{view_schema}.{view}"] = read_columns(body, schema, view_schema)
+        except QueryRefused:
+            direct[f"{view_schema}.{view}"] = {("", "")}  # cannot be followed: dropped below
+
+    def lineage(view: str, seen: frozenset[str]) -> set[tuple[str, str]] | None:
+        out: set[tuple[str, str]] = set()
+        for table, column in direct[view]:
+            if not table or table in seen:
+                return None
+            out.add((table, column))
+            if table in direct:
+                inner = lineage(table, seen | {view})
+                if inner is None:
+                    return None
+                out |= inner
+        return out
+
+    comments = {(t.qualified, c.name): c.comment for t in tables for c in t.columns}
+    kept: list[TableInfo] = []
+    for table in tables:
+        if table.qualified not in direct:
+            kept.append(table)
+            continue
+        reads = lineage(table.qualified, frozenset())
+        if reads is not None:
+            kept.append(
+                replace(table, reads=tuple((t, c, comments.get((t, c), "")) for t, c in sorted(reads)))
+            )
+    return tuple(kept)
 
 
 class CatalogEngine:
@@ -99,6 +163,9 @@ class CatalogEngine:
 
     def tables(self) -> tuple[TableInfo, ...]:
         return tables_from_columns(self._fetch(self.columns_sql, (self.default_schema,)))
+
+    def functions(self) -> frozenset[str]:
+        return frozenset()
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"{self.explain} {sql}")

@@ -7,11 +7,12 @@ is rolled back, with a statement timeout, so nothing the parser let through can 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any, Final
 
 import psycopg
 
-from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult
+from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -21,19 +22,77 @@ __all__ = ["STATEMENT_TIMEOUT_MS", "PostgresEngine", "plan_estimate"]
 STATEMENT_TIMEOUT_MS: Final = 30_000
 _CONNECT_TIMEOUT_SECONDS: Final = 10
 
+# Every column each view (or materialized view) of a schema reads, from the dependencies PostgreSQL
+# records for its rewrite rule, through views of views; a whole-row reference depends on the table
+# as a whole (column 0), so it reads every column. pg_depend is readable by any role.
+_VIEW_READS_SQL: Final = """
+WITH RECURSIVE deps(view_oid, ref_oid, ref_att) AS (
+  SELECT v.oid, d.refobjid, d.refobjsubid
+  FROM pg_class v JOIN pg_rewrite r ON r.ev_class = v.oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+   AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid
+  WHERE v.relkind IN ('v', 'm') AND v.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = %s)
+  UNION
+  SELECT deps.view_oid, d.refobjid, d.refobjsubid
+  FROM deps JOIN pg_rewrite r ON r.ev_class = deps.ref_oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+   AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> deps.ref_oid
+)
+SELECT DISTINCT v.relname, bn.nspname, b.relname, a.attname, coalesce(col_description(b.oid, a.attnum), '')
+FROM deps JOIN pg_class v ON v.oid = deps.view_oid
+JOIN pg_class b ON b.oid = deps.ref_oid JOIN pg_namespace bn ON bn.oid = b.relnamespace
+JOIN pg_attribute a ON a.attrelid = b.oid AND a.attnum > 0 AND NOT a.attisdropped
+ AND (deps.ref_att = 0 OR a.attnum = deps.ref_att)
+ORDER BY 1, 2, 3, 4
+"""
+
+# A function written in the database (outside the system schemas, not an extension's): its body
+# may read any table, so the guard cannot see what a query or view calling it reads.
+_FUNCTIONS_SQL: Final = """
+SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
+ (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+# The schema's views that call such a function, themselves or through the views they read.
+_OPAQUE_VIEWS_SQL: Final = """
+WITH RECURSIVE deps(view_oid, ref_oid) AS (
+  SELECT v.oid, v.oid FROM pg_class v
+  WHERE v.relkind IN ('v', 'm') AND v.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = %s)
+  UNION
+  SELECT deps.view_oid, d.refobjid
+  FROM deps JOIN pg_rewrite r ON r.ev_class = deps.ref_oid
+  JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+   AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> deps.ref_oid
+)
+SELECT DISTINCT v.relname FROM deps JOIN pg_class v ON v.oid = deps.view_oid
+JOIN pg_rewrite r ON r.ev_class = deps.ref_oid
+JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+ AND d.refclassid = 'pg_proc'::regclass
+JOIN pg_proc p ON p.oid = d.refobjid JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
+ (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+
 
 def plan_estimate(plan: Any) -> Estimate:
-    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE)."""
+    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE).
+
+    A parallel-aware scan's rows are per process: times the planner's own divisor for the workers
+    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them."""
     tables: dict[str, float] = {}
     roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack = [r for r in roots if isinstance(r, dict)]
+    stack: list[tuple[dict[str, Any], float]] = [(r, 1.0) for r in roots if isinstance(r, dict)]
     while stack:
-        node = stack.pop()
-        stack.extend(p for p in node.get("Plans") or [] if isinstance(p, dict))
+        node, divisor = stack.pop()
+        workers = node.get("Workers Planned")
+        if isinstance(workers, int) and workers > 0:
+            divisor = workers + max(0.0, 1.0 - 0.3 * workers)
+        stack.extend((p, divisor) for p in node.get("Plans") or [] if isinstance(p, dict))
         relation = node.get("Relation Name")
         if isinstance(relation, str):
             key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            tables[key] = tables.get(key, 0.0) + float(node.get("Plan Rows", 0))
+            rows = float(node.get("Plan Rows", 0)) * (divisor if node.get("Parallel Aware") else 1.0)
+            tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
     return Estimate.of(tables)
@@ -42,27 +101,67 @@ def plan_estimate(plan: Any) -> Estimate:
 class PostgresEngine(CatalogEngine):
     name = "postgres"
     dialect = "postgres"
+    # Each column's comment, and those of the same column in every table it inherits from: a
+    # partition or an inheriting table has comments of its own (none, usually), and reading it
+    # directly reads the parent's personal data.
     columns_sql = (
+        "WITH RECURSIVE anc(rel, ancestor) AS (SELECT inhrelid, inhparent FROM pg_inherits "
+        "UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor) "
         "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
-        "coalesce(col_description(format('%%I.%%I', c.table_schema, c.table_name)::regclass, "
-        "c.ordinal_position), '') FROM information_schema.columns c "
+        "concat_ws(' ', col_description(r.oid, c.ordinal_position::int), "
+        "(SELECT string_agg(col_description(a.attrelid, a.attnum), ' ') FROM anc "
+        "JOIN pg_attribute a ON a.attrelid = anc.ancestor AND a.attname = c.column_name "
+        "WHERE anc.rel = r.oid)) "
+        "FROM information_schema.columns c JOIN pg_namespace n ON n.nspname = c.table_schema "
+        "JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = c.table_name "
         "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"
     )
     explain = "EXPLAIN (FORMAT JSON, VERBOSE)"
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
-        guard = f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}"
-        try:
-            given = psycopg.conninfo.conninfo_to_dict(dsn).get("options") or ""
-            self._conn = psycopg.connect(
-                dsn, connect_timeout=_CONNECT_TIMEOUT_SECONDS, options=f"{given} {guard}".strip()
-            )
-        except psycopg.Error as exc:
-            raise DataEngineError("postgres", f"cannot connect: {exc}") from None
-        self._conn.read_only = True
+        self._dsn = dsn
+        self._closed = False
+        self._conn = self._connect()
         self._lock = threading.Lock()
         # The schema served: the one given, else the session's (search_path in the DSN, else public).
         self.default_schema = schema or str(self._fetch("SELECT current_schema()")[0][0])
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        guard = f"-c default_transaction_read_only=on -c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        try:
+            given = psycopg.conninfo.conninfo_to_dict(self._dsn).get("options") or ""
+            conn = psycopg.connect(
+                self._dsn, connect_timeout=_CONNECT_TIMEOUT_SECONDS, options=f"{given} {guard}".strip()
+            )
+        except psycopg.Error as exc:
+            raise DataEngineError("postgres", f"cannot connect: {exc}") from None
+        conn.read_only = True
+        return conn
+
+    def _live(self) -> psycopg.Connection[Any]:
+        """The connection, opened again when the last one was lost (a server restart, an
+        administrator's pg_terminate_backend): one failed statement, not a dead server."""
+        if self._conn.closed and not self._closed:
+            self._conn = self._connect()
+        return self._conn
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        """The served schema's tables and views, each view with the columns it reads; a view that
+        calls a function written in the database is left out (a query naming it is refused)."""
+        reads: dict[str, list[tuple[str, str, str]]] = {}
+        for view, schema, table, column, comment in self._fetch(_VIEW_READS_SQL, (self.default_schema,)):
+            reads.setdefault(view, []).append((f"{schema}.{table}", column, comment))
+        opaque = {str(r[0]) for r in self._fetch(_OPAQUE_VIEWS_SQL, (self.default_schema,))}
+        return tuple(
+            replace(t, reads=tuple(reads[t.name])) if t.name in reads else t
+            for t in super().tables()
+            if t.name not in opaque
+        )
+
+    def functions(self) -> frozenset[str]:
+        """Every function, procedure and aggregate outside the system schemas that no extension
+        installed: written in the database, its body may read any table."""
+        return frozenset(str(r[0]) for r in self._fetch(_FUNCTIONS_SQL))
 
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)
@@ -70,7 +169,10 @@ class PostgresEngine(CatalogEngine):
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:
             try:
-                with self._conn.transaction(force_rollback=True), self._conn.cursor() as cur:
+                conn = self._live()
+                # A server-side cursor: only the rows returned cross the wire (a client-side one
+                # receives the whole result first, gigabytes for a cross join within the timeout).
+                with conn.transaction(force_rollback=True), conn.cursor(name="guarded") as cur:
                     cur.execute(sql)  # a checked read-only statement
                     names = tuple(d.name for d in cur.description or ())
                     rows = cur.fetchmany(max_rows + 1)
@@ -81,11 +183,13 @@ class PostgresEngine(CatalogEngine):
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:
             try:
-                with self._conn.transaction(force_rollback=True), self._conn.cursor() as cur:
+                conn = self._live()
+                with conn.transaction(force_rollback=True), conn.cursor() as cur:
                     cur.execute(sql, params)
                     return cur.fetchall()
             except psycopg.Error as exc:
                 raise DataEngineError("postgres", str(exc).strip()) from None
 
     def close(self) -> None:
+        self._closed = True
         self._conn.close()

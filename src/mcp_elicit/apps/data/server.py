@@ -18,6 +18,8 @@ import enum
 import functools
 import json
 import logging
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
@@ -48,6 +50,14 @@ CONFIRM_KEY: Final = "confirm-query"
 MAX_QUOTED_SQL_CHARS: Final = 600
 # Characters of the engine's own error quoted in a no_estimate refusal (its first line only).
 MAX_QUOTED_ENGINE_CHARS: Final = 300
+MASKED_ERROR: Final = (
+    "the masked run failed; the engine's message is withheld, as it may quote a masked value"
+    " (run the query unmasked, or fix it without the masked columns, to see it)"
+)
+# Characters of one text cell in a result (the rest cut, marked with "…"), and of all the rows
+# as JSON (later rows are left out): a model's context, and the server's memory, are not unbounded.
+MAX_CELL_CHARS: Final = 100_000
+MAX_RESULT_CHARS: Final = 2_000_000
 
 
 class PiiChoice(enum.Enum):
@@ -141,13 +151,43 @@ def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
 
 
 def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
+    """A JSON value for one cell: arrays, JSON and structs stay nested, bytes are written as the
+    engines write them (`\\x` and hex), and a float that is not finite is a string ("NaN"), which
+    JSON has no number for."""
+    if value is None or isinstance(value, bool | int | str):
         return value
-    if isinstance(value, decimal.Decimal):
-        return float(value)
+    if isinstance(value, float | decimal.Decimal):
+        if math.isfinite(value):
+            return float(value)
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()
     return str(value)
+
+
+def _bounded_rows(rows: Iterable[Iterable[Any]]) -> tuple[list[list[Any]], bool]:
+    """The rows as JSON values within `MAX_CELL_CHARS` per text cell and `MAX_RESULT_CHARS` in
+    all (the first row always comes back), and whether anything was cut."""
+    out: list[list[Any]] = []
+    size, cut = 0, False
+    for row in rows:
+        cells = []
+        for value in row:
+            cell = _plain(value)
+            if isinstance(cell, str) and len(cell) > MAX_CELL_CHARS:
+                cell, cut = cell[:MAX_CELL_CHARS] + "…", True
+            cells.append(cell)
+        size += len(json.dumps(cells, ensure_ascii=False, default=str))
+        if out and size > MAX_RESULT_CHARS:
+            return out, True
+        out.append(cells)
+    return out, cut
 
 
 def _result(payload: dict[str, Any], *, error: bool = False) -> t.CallToolResult:
@@ -263,17 +303,20 @@ class _Guarded:
         try:
             result = await self.call(engine.run, run_sql, config.max_rows)
         except DataEngineError as exc:
-            return _result({"status": "failed", "reason": "engine_error", "detail": exc.detail}, error=True)
+            # A masked run's error may quote a masked value (a failed cast names the text it read).
+            detail = exc.detail if not masked else f"{engine.name}: {MASKED_ERROR}"
+            return _result({"status": "failed", "reason": "engine_error", "detail": detail}, error=True)
         largest = estimate.largest if estimate is not None else None
+        rows, cut = _bounded_rows(result.rows)
         return _result(
             {
                 "status": "ran",
                 "asked": decision.kind == "ask",
                 "category": category,
                 "columns": list(result.columns),
-                "rows": [[_plain(v) for v in row] for row in result.rows],
-                "row_count": len(result.rows),
-                "truncated": result.truncated,
+                "rows": rows,
+                "row_count": len(rows),
+                "truncated": result.truncated or cut,
                 "masked": list(masked),
                 "estimate": None
                 if estimate is None

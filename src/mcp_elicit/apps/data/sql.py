@@ -14,13 +14,22 @@ from typing import Final
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from mcp_elicit.errors import QueryRefused
 
-__all__ = ["MAX_SQL_CHARS", "ParsedQuery", "compiled_schema", "masked_sql", "parse_read_only", "read_columns"]
+__all__ = [
+    "MAX_SQL_CHARS",
+    "ParsedQuery",
+    "compiled_schema",
+    "masked_sql",
+    "parse_read_only",
+    "read_columns",
+    "view_query",
+]
 
 # Longest SQL text the guard parses; longer queries are refused before the parser sees them, so a
 # huge text cannot pin the server (a hand-written analytical query is a few kilobytes).
@@ -90,6 +99,32 @@ _OPAQUE_FUNCTIONS: Final = frozenset(
         "read_text",
         "read_blob",
         "getenv",
+        "current_setting",
+        "ts_stat",
+        "ts_rewrite",
+        "loread",
+        "lo_open",
+        "pg_current_logfile",
+    }
+)
+# Families refused by prefix: dblink's connections and cursors, large objects, server directories.
+_OPAQUE_PREFIXES: Final = ("dblink", "lo_", "pg_ls_")
+
+# Functions that change the server's state from inside a SELECT, which a read-only transaction
+# does not stop: settings, other sessions (or the guard's own connection), locks held past the
+# statement, the server's configuration and logs.
+_STATEFUL_FUNCTIONS: Final = frozenset(
+    {
+        "set_config",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_advisory_lock",
+        "pg_advisory_lock_shared",
+        "pg_try_advisory_lock",
+        "pg_try_advisory_lock_shared",
+        "pg_notify",
     }
 )
 
@@ -124,10 +159,29 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
     return ParsedQuery(sql, dialect, tree)
 
 
+def view_query(text: str, dialect: str) -> ParsedQuery:
+    """The query inside a `CREATE VIEW ... AS SELECT` text, checked as `parse_read_only` checks a
+    query; QueryRefused when it is not one."""
+    try:
+        create = sqlglot.parse_one(text, read=dialect)
+    except SqlglotError:
+        raise QueryRefused("not_parsed", "a view definition the parser cannot read") from None
+    body = create.expression if isinstance(create, exp.Create) else None
+    if not isinstance(body, exp.Expression):
+        raise QueryRefused("not_parsed", "not a CREATE VIEW ... AS SELECT")
+    return parse_read_only(body.sql(dialect=dialect), dialect)
+
+
 def compiled_schema(schema: Schema, dialect: str) -> MappingSchema:
-    """The schema in sqlglot's own form: build it once per catalog snapshot, not per query."""
+    """The schema in sqlglot's own form: build it once per catalog snapshot, not per query.
+
+    PostgreSQL's catalog holds names exactly as they are (an unquoted name was folded to lower
+    case when it was made), so they are taken as they are, not folded again: `"MixedCase"` stays
+    a table a query can name."""
     return MappingSchema(
-        {s: {t: dict(c) for t, c in tables.items()} for s, tables in schema.items()}, dialect=dialect
+        {s: {t: dict(c) for t, c in tables.items()} for s, tables in schema.items()},
+        dialect=dialect,
+        normalize=dialect != "postgres",
     )
 
 
@@ -150,7 +204,8 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
 def _refuse_opaque(tree: exp.Expression) -> None:
     """QueryRefused ("opaque_source") when the query reads through something the guard cannot see
     into: a table function in FROM (`query_table('t')`, `read_csv(...)`) or a function that runs a
-    query or reads a table, file or setting named in a string (`_OPAQUE_FUNCTIONS`)."""
+    query or reads a table, file or setting named in a string (`_OPAQUE_FUNCTIONS`); and
+    ("not_read_only") a function that changes the server's state (`_STATEFUL_FUNCTIONS`)."""
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
@@ -161,7 +216,11 @@ def _refuse_opaque(tree: exp.Expression) -> None:
             )
     for func in tree.find_all(exp.Func):
         name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
-        if name in _OPAQUE_FUNCTIONS:
+        if name in _STATEFUL_FUNCTIONS:
+            raise QueryRefused(
+                "not_read_only", f"calls {name}(), which changes the server's state; only reads run"
+            )
+        if name in _OPAQUE_FUNCTIONS or name.startswith(_OPAQUE_PREFIXES):
             raise QueryRefused(
                 "opaque_source",
                 f"calls {name}(), which reads a query, table, file or setting named in a string"
@@ -169,28 +228,131 @@ def _refuse_opaque(tree: exp.Expression) -> None:
             )
 
 
+def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> None:
+    """QueryRefused ("opaque_source") when the query calls a function defined in the database
+    (`defined`: the engine's own, user-written ones): its body may read any table, which the
+    guard cannot see. Names match case-folded, so a near namesake is refused too."""
+    if not defined:
+        return
+    for func in query.tree.find_all(exp.Func):
+        name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+        if name in defined:
+            raise QueryRefused(
+                "opaque_source",
+                f"calls {name}(), a function defined in the database whose body the guard cannot see"
+                " into; name the tables instead",
+            )
+
+
 def _base_columns(
     tree: exp.Expression, schema: MappingSchema | None = None
 ) -> Iterable[tuple[exp.Expression, str, str]]:
-    """(reference, qualified table, column) for every column reference that reads a real table.
-    A whole-row reference (`SELECT c FROM customers c`, `to_json(c)`: sqlglot's TableColumn) reads
-    every column of its table: with `schema`, one triple per column, all with that reference."""
+    """(reference, qualified table, column) for every column reference that reads a real table,
+    by the column's name in the table (`customers AS t(a, b)` renames its first columns). A
+    whole-row reference (`SELECT c FROM customers c`, `to_json(c)`, `row_to_json(c.*)`, `c` in a
+    HAVING) reads every column of its table: with `schema`, one triple per column, all with that
+    reference."""
     for scope in traverse_scope(tree):
         for column in scope.columns:
             source = scope.sources.get(column.table)
             if isinstance(source, exp.Table):
-                yield column, _table_name(source), column.name
+                yield column, _table_name(source), _real_name(source, column.name, schema)
         if schema is None:
             continue
-        for row in scope.find_all(exp.TableColumn):
-            source = scope.sources.get(row.name)
-            if isinstance(source, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
-                for name in schema.column_names(source):
-                    yield row, _table_name(source), name
+        for row, alias in _whole_rows(scope):
+            found = _source(scope, alias)
+            if isinstance(found, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
+                for name in schema.column_names(found):
+                    yield row, _table_name(found), name
+
+
+def _whole_rows(scope: Scope) -> Iterable[tuple[exp.Expression, str]]:
+    """(reference, source name) for each whole-row reference in `scope`: sqlglot's TableColumn,
+    `c.*` inside an expression (a projection's own `c.*` was expanded by qualify), and a bare
+    name left unqualified that names a source (qualify leaves one in HAVING as a column). A `*`
+    that qualify could not expand (it leaves one when an alias list reuses a column's name) reads
+    every source of its SELECT."""
+    if isinstance(scope.expression, exp.Select):
+        for star in scope.expression.expressions:
+            if isinstance(star, exp.Star):
+                yield from ((star, name) for name in scope.sources)
+    for row in scope.find_all(exp.TableColumn):
+        yield row, row.name
+    for column in scope.find_all(exp.Column):
+        if isinstance(column.this, exp.Star) and column.table:
+            yield column, column.table
+        elif not column.table and _source(scope, column.name) is not None:
+            yield column, column.name
+
+
+def _source(scope: Scope | None, name: str) -> exp.Expression | Scope | None:
+    """The source `name` names in `scope` or, for a correlated subquery, in a scope around it."""
+    while scope is not None:
+        if name in scope.sources:
+            source: exp.Expression | Scope = scope.sources[name]
+            return source
+        scope = scope.parent
+    return None
+
+
+def _check_whole_rows_placed(
+    query: ParsedQuery, schema: MappingSchema, default_schema: str, read: set[tuple[str, str]]
+) -> None:
+    """QueryRefused ("opaque_source") when the text names a table's whole row (a bare alias, or
+    `alias.*`) and the qualified tree does not read every column of that table: qualify placed the
+    reference elsewhere (it can, inside a LATERAL), so the guard cannot tell what it reads."""
+    tree = normalize_identifiers(query.tree.copy(), dialect=query.dialect)
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    aliases = {t.alias_or_name: t for t in tree.find_all(exp.Table) if not (t.name in ctes and not t.db)}
+    for column in tree.find_all(exp.Column):
+        alias = column.table if isinstance(column.this, exp.Star) else "" if column.table else column.name
+        table = aliases.get(alias) if alias else None
+        if table is None:
+            continue
+        qualified = exp.table_(table.name, db=table.db or default_schema)
+        name = _table_name(qualified)
+        if not all((name, c) in read for c in schema.column_names(qualified)):
+            raise QueryRefused(
+                "opaque_source",
+                f"refers to the whole row of {name} where the guard cannot follow it;"
+                " name its columns instead",
+            )
+
+
+def _real_name(source: exp.Table, name: str, schema: MappingSchema | None) -> str:
+    """The table's own name for `name`: a column alias list (`customers AS t(a, b)`) renames the
+    table's first columns in order."""
+    alias = source.args.get("alias")
+    renamed = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+    if schema is None or name not in renamed:
+        return name
+    names = schema.column_names(source)
+    index = renamed.index(name)
+    return names[index] if index < len(names) else name
 
 
 def _table_name(source: exp.Table) -> str:
     return f"{source.db}.{source.name}" if source.db else source.name
+
+
+def _check_known(tree: exp.Expression, schema: MappingSchema, read: set[tuple[str, str]]) -> None:
+    """QueryRefused ("unknown_column") for a table outside the catalog (another schema, a system
+    view) or a column the table does not have: the guard cannot know their tags, so it fails closed."""
+    known: dict[str, list[str]] = {}
+    for scope in traverse_scope(tree):
+        for source in scope.sources.values():
+            if isinstance(source, exp.Table):
+                names = schema.column_names(source)
+                if not names:
+                    raise QueryRefused(
+                        "unknown_column",
+                        f"reads {_table_name(source)}, a table the catalog does not know"
+                        " (only the served schema's tables can be read)",
+                    )
+                known[_table_name(source)] = names
+    for table, column in sorted(read):
+        if column not in known.get(table, ()):
+            raise QueryRefused("unknown_column", f"reads {table}.{column}, a column the catalog lacks")
 
 
 def read_columns(
@@ -200,16 +362,24 @@ def read_columns(
     filters, joins, grouping, ``*`` expanded, through CTEs and subqueries."""
     compiled = schema if isinstance(schema, MappingSchema) else compiled_schema(schema, query.dialect)
     tree = _qualified(query, compiled, default_schema)
-    return {(table, name) for _, table, name in _base_columns(tree, compiled)}
+    read = {(table, name) for _, table, name in _base_columns(tree, compiled)}
+    _check_known(tree, compiled, read)
+    _check_whole_rows_placed(query, compiled, default_schema, read)
+    return read
 
 
 def _in_predicate(node: exp.Expression) -> bool:
-    """True inside a WHERE/HAVING/JOIN condition: such a subquery's values never reach the output."""
+    """True inside a WHERE/HAVING/QUALIFY or a join's ON/USING: such a subquery's values never
+    reach the output. The relation a JOIN brings in (a derived table, a LATERAL) is not one: its
+    output list feeds the query's."""
+    child: exp.Expr = node
     parent = node.parent
     while parent is not None:
-        if isinstance(parent, exp.Where | exp.Having | exp.Join | exp.Qualify):
+        if isinstance(parent, exp.Where | exp.Having | exp.Qualify):
             return True
-        parent = parent.parent
+        if isinstance(parent, exp.Join) and child.arg_key in ("on", "using", "match_condition"):
+            return True
+        child, parent = parent, parent.parent
     return False
 
 

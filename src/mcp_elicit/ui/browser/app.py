@@ -57,6 +57,7 @@ from mcp_elicit.client.ui_protocol import (
     UrlWaiting,
     WaitChoice,
 )
+from mcp_elicit.core.redact import redact_where
 from mcp_elicit.core.urls import check_url, escape_for_display
 from mcp_elicit.errors import ConfigError, UrlHandoffStopped
 from mcp_elicit.ui.browser import fields as F
@@ -186,7 +187,7 @@ class BrowserUI:
         return result if isinstance(result, str) else "cancel"
 
     async def notice(self, requester: Requester, text: str) -> None:
-        who = F.visible(requester.name) or F.visible(requester.where) or "a server"
+        who = F.visible(requester.name) or F.visible(redact_where(requester.where)) or "a server"
         self.queue.notices.appendleft(f"{who}: {F.visible(text)}")
         self.queue._changed()
 
@@ -373,7 +374,7 @@ def _who(requester: Requester, purpose: Any) -> dict[str, str]:
     return {
         "name": F.visible(requester.name) or "(unnamed server)",
         "server": F.requester_text(requester),
-        "where": F.visible(requester.where),
+        "where": F.visible(redact_where(requester.where)),
         "purpose": F.purpose_text(purpose),
     }
 

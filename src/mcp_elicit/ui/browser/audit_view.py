@@ -95,6 +95,15 @@ class Chart:
     step_seconds: int
     servers: tuple[ServerChart, ...]
 
+    @property
+    def step(self) -> str:
+        """One bar's time in words: "minute", "15 minutes", "hour", "4 hours", "day", "week"."""
+        for unit, seconds in (("week", 7 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+            if self.step_seconds % seconds == 0:
+                n = self.step_seconds // seconds
+                return unit if n == 1 else f"{n} {unit}s"
+        return f"{self.step_seconds} seconds"
+
 
 def _when(record: Mapping[str, Any]) -> float | None:
     try:
