@@ -413,3 +413,27 @@ async def test_a_question_nobody_answers_ends_without_running_and_is_recorded(ta
     assert payload(result)["outcome"] == "not_answered"
     assert query_records(sink.records)[-1]["reason"] == "not_answered"
     assert engine.ran == []
+
+
+@pytest.mark.parametrize("reply", ["error", "unfit"])
+async def test_a_client_that_answers_with_an_error_or_answers_that_never_fit_gets_not_run_and_a_record(
+    target: Target, reply: str
+) -> None:
+    import mcp_types as t
+
+    async def answer(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult | t.ErrorData:
+        if reply == "error":  # what FastMCP's client sends when its own check of an answer fails
+            return t.ErrorData(code=-32602, message="'maybe' is not one of ['run', 'dont_run']")
+        return t.ElicitResult(action="accept", content={"decision": "maybe"})
+
+    sink = MemoryAuditSink()
+    engine = CountingEngine(open_engine(target.engine, target.dsn))
+    server = build_data_server(engine, target.config, ElicitSettings(audit=sink))
+    async with Client(server, mode="legacy", elicitation_callback=answer) as c:
+        result = await c.call_tool("query", {"sql": PII})
+    assert result.is_error
+    assert payload(result)["status"] == "not_run"
+    assert payload(result)["outcome"] == "not_answered"
+    [record] = query_records(sink.records)
+    assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "error", "not_answered")
+    assert engine.ran == []

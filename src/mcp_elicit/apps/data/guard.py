@@ -42,7 +42,7 @@ CATEGORIES: Final[dict[str, str]] = {
     "user_accepted_masked": "the person chose to run it with the tagged columns masked",
     "user_declined": "the person declined the form or chose not to run it",
     "user_cancelled": "the person cancelled (dismissed) the form",
-    "not_answered": "nobody answered in time, or the client went away",
+    "not_answered": "nobody answered in time, the client went away, or it could not take or fill the form",
     "not_read_only": "not a single read statement",
     "not_parsed": "the SQL parser could not read it",
     "unknown_column": "a table or column the catalog does not know",

@@ -36,7 +36,14 @@ from mcp_elicit.apps.data.sql import masked_sql
 from mcp_elicit.core.forms import Titles
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.errors import ClientGone, DataEngineError, ElicitationTimeout, QueryRefused
+from mcp_elicit.errors import (
+    AnswerError,
+    ClientGone,
+    ClientRefused,
+    DataEngineError,
+    ElicitationTimeout,
+    QueryRefused,
+)
 from mcp_elicit.server import ElicitSettings, ask, client_supports, install
 from mcp_elicit.server import audit as audit_trail
 
@@ -276,8 +283,11 @@ class _Guarded:
             message = confirmation_message(sql, estimate, thresholds.total, decision)
             try:
                 answer = await ask(ctx, message, form, key=CONFIRM_KEY)
-            except (ElicitationTimeout, ClientGone) as exc:
-                await self.record(ctx, sql, "not_answered", action="cancel", decided_by="timeout", **facts)
+            except (ElicitationTimeout, ClientGone, ClientRefused, AnswerError) as exc:
+                # nobody answered in time, the client went away, refused the form, or kept sending
+                # answers that do not fit it: the query does not run, and its record says so
+                by = "timeout" if isinstance(exc, ElicitationTimeout) else "error"
+                await self.record(ctx, sql, "not_answered", action="cancel", decided_by=by, **facts)
                 return _result(
                     {"status": "not_run", "outcome": "not_answered", "detail": str(exc)}, error=True
                 )
