@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,34 @@ async def test_sigterm_stops_the_http_gateway_with_143_once_an_open_call_ends_an
         assert sum("stopping on SIGTERM" in line for line in gateway.stderr) == 1
     finally:
         gateway.close()
+
+
+def quiet_stdout(argv: list[str]) -> subprocess.Popen[str]:
+    """`argv` with stderr piped (what the server says) and stdout dropped (uvicorn's access log)."""
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+@pytest.mark.anyio
+async def test_serve_data_over_http_says_where_it_listens_and_answers_there() -> None:
+    server = quiet_stdout([*MCP_ELICIT, "serve-data", "--transport", "http", "--port", "0", "--no-audit"])
+    try:
+
+        def url_line() -> str:
+            assert server.stderr is not None
+            for line in server.stderr:  # ends when the process does: never waits past it
+                if line.startswith("mcp-elicit data server: http://"):
+                    return line.split()[-1]
+            return ""
+
+        with anyio.fail_after(BOUND):
+            url = await anyio.to_thread.run_sync(url_line, abandon_on_cancel=True)
+            assert url.endswith("/mcp")
+            async with http_client(url, None, "legacy", None) as client:
+                tools = await client.list_tools()
+        assert "query" in [tool.name for tool in tools.tools]
+    finally:
+        server.kill()
+        server.wait(timeout=BOUND)
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,7 @@ def serve_data(
     would, over HTTP with uvicorn's graceful shutdown) and exits 130 or 143 (SystemExit)."""
     import functools
     import socket
+    import sys
     from pathlib import Path
 
     from mcp_elicit.audit import SqliteAuditSink
@@ -90,4 +91,6 @@ def serve_data(
         return
     if sock is None:  # bound here as the command binds it first (cli/listen.py)
         sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    where = f"[{host}]" if ":" in host else host
+    print(f"mcp-elicit data server: http://{where}:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
     run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
