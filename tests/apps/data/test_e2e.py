@@ -131,6 +131,25 @@ async def test_a_masked_run_that_fails_does_not_quote_the_engines_error(target: 
     assert "@" in shown["detail"]  # the person chose to see the values: the engine's words stay
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT array_agg(email) AS emails FROM customers",
+        "SELECT id, lag(email) OVER (ORDER BY id) AS before FROM customers ORDER BY id LIMIT 3",
+        "SELECT country, max(email) AS top FROM customers GROUP BY country ORDER BY country",
+    ],
+)
+async def test_a_masked_run_of_an_aggregate_or_window_over_a_masked_column_runs_with_nulls(
+    target: Target, sql: str
+) -> None:
+    async with memory_session(target, "legacy") as s:
+        s.answer({"action": "accept", "content": {"decision": "run_masked"}})
+        done = payload(await s.call(sql))
+    assert done["status"] == "ran", done
+    assert "@" not in json.dumps(done["rows"])
+    assert done["rows"]
+
+
 async def test_a_result_is_bounded_in_characters_per_cell_and_in_all(target: Target) -> None:
     async with memory_session(target, "legacy") as s:
         one = payload(await s.call("SELECT repeat('x', 150000) AS big"))

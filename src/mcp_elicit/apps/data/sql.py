@@ -404,8 +404,22 @@ def masked_sql(
     """
     compiled = schema if isinstance(schema, MappingSchema) else compiled_schema(schema, query.dialect)
     tree = _qualified(query, compiled, default_schema)
-    hidden = {id(c): c for c, table, name in _base_columns(tree, compiled) if (table, name) in masked}
-    for column in hidden.values():  # a whole-row reference with a masked column in it goes whole
-        if _in_projection(column):
-            column.replace(exp.Null())
+    hidden: dict[int, list[tuple[exp.Expression, str, str]]] = {}
+    for column, table, name in _base_columns(tree, compiled):
+        if (table, name) in masked:
+            hidden.setdefault(id(column), []).append((column, table, name))
+    for [(column, table, name), *others] in hidden.values():
+        if _in_projection(column):  # a whole-row reference with a masked column in it goes whole
+            whole_row = bool(others) or not isinstance(column, exp.Column)
+            column.replace(exp.Null() if whole_row else _typed_null(compiled, table, name))
     return tree.sql(dialect=query.dialect)
+
+
+def _typed_null(schema: MappingSchema, table: str, name: str) -> exp.Expression:
+    """NULL of the masked column's own type, so what is computed from it still plans
+    (`array_agg(email)`, `lag(email)` fail on PostgreSQL with a bare NULL); unknown: a bare NULL."""
+    db, _, bare = table.rpartition(".")
+    kind = schema.get_column_type(exp.table_(bare, db=db or None, quoted=True), name)
+    if kind.is_type(exp.DataType.Type.UNKNOWN):
+        return exp.Null()
+    return exp.cast(exp.Null(), kind)
