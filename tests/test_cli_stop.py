@@ -164,13 +164,7 @@ def test_ctrl_c_in_a_terminal_stops_a_stdio_server_with_status_130_and_no_traceb
     try:
         term.sendline(json.dumps(INITIALIZE))
         term.expect("serverInfo")  # serving: the handshake's answer came back
-        term.sendintr()
-        term.expect(pexpect.EOF)
-        term.close()
-        assert term.exitstatus == 130
-        said = term.before or ""
-        assert "Traceback" not in said
-        assert said.count("stopping on SIGINT") == 1
+        ctrl_c_stops(term)
     finally:
         term.close(force=True)
 
@@ -423,3 +417,17 @@ def test_the_audit_trail_line_names_a_postgres_table_without_the_password_or_say
     )
     jsonl = AuditConfig(sink="jsonl", path=Path("/var/log/trail.jsonl"))
     assert audit_trail_line(jsonl) == "audit trail: JSON Lines file /var/log/trail.jsonl (level metadata)"
+
+
+def ctrl_c_stops(term: pexpect.spawn) -> str:
+    """Ctrl-C in `term`'s terminal: the process ends with 130 after one line, no traceback, no
+    click "Aborted!"; what it said."""
+    term.sendintr()
+    term.expect(pexpect.EOF)
+    term.close()
+    assert term.exitstatus == 130
+    said = term.before or ""
+    assert "Traceback" not in said
+    assert "Aborted!" not in said
+    assert said.count("stopping on SIGINT") == 1
+    return said

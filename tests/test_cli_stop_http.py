@@ -18,7 +18,7 @@ import pytest
 
 from mcp_elicit.config import AuditConfig, open_audit_sink
 from tests.gateway.support import http_client, write_config
-from tests.test_cli_stop import BOUND, ROOT, Piped, gone
+from tests.test_cli_stop import BOUND, ROOT, Piped, ctrl_c_stops, gone
 
 MCP_ELICIT = [sys.executable, "-m", "mcp_elicit"]
 
@@ -112,14 +112,7 @@ def test_ctrl_c_in_a_terminal_stops_an_http_server_with_130_and_one_line(
     )
     try:
         term.expect(ready)  # serving, its signals watched
-        term.sendintr()
-        term.expect(pexpect.EOF)
-        term.close()
-        assert term.exitstatus == 130
-        said = term.before or ""
-        assert "Traceback" not in said
-        assert "Aborted!" not in said
-        assert said.count("stopping on SIGINT") == 1
+        ctrl_c_stops(term)
     finally:
         term.close(force=True)
 

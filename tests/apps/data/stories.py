@@ -192,3 +192,22 @@ class CountingEngine:
 
     def close(self) -> None:
         self.inner.close()
+
+
+class WalkedAway:
+    """An elicitation callback for a person who walked away: no answer until `release()` (called
+    once the server gave up, so the client's task ends)."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self._released = anyio.Event()
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        import mcp_types as t
+
+        await self._released.wait()
+        return t.ElicitResult(action="cancel")
+
+    def release(self) -> None:
+        self._released.set()

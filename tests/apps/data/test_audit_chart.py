@@ -18,7 +18,7 @@ from mcp_elicit.apps.data.guard import FailClosed
 from mcp_elicit.server import ElicitSettings
 from mcp_elicit.testing import MemoryAuditSink
 from mcp_elicit.ui.browser.audit_view import audit_app, chart_of, counted_answer
-from tests.apps.data.stories import CHEAP, EXPENSIVE, PII, WRITES, query_records
+from tests.apps.data.stories import CHEAP, EXPENSIVE, PII, WRITES, WalkedAway, query_records
 from tests.support import ScriptedCallback
 
 pytestmark = pytest.mark.anyio
@@ -90,21 +90,13 @@ async def test_queries_decided_without_asking_are_not_counted_as_answers(sample_
 
 
 async def test_a_question_nobody_answers_is_counted_once_as_cancelled(sample_db: Path) -> None:
-    import anyio
-    import mcp_types as t
-
-    never = anyio.Event()
-
-    async def silent(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
-        await never.wait()  # the person walked away
-        return t.ElicitResult(action="cancel")
-
+    away = WalkedAway()
     sink = MemoryAuditSink()
     settings = ElicitSettings(audit=sink, ask_timeout=0.05)
     server = build_data_server(open_engine("duckdb", str(sample_db)), settings=settings)
-    async with Client(server, mode="legacy", elicitation_callback=silent) as c:
+    async with Client(server, mode="legacy", elicitation_callback=away) as c:
         await c.call_tool("query", {"sql": PII})
-        never.set()
+        away.release()
     assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
         ("cancel", "timeout", "timeout"),  # the kit's record of the question
         ("cancel", "timeout", "not_answered"),  # the data server's record of the query

@@ -412,22 +412,14 @@ async def test_list_and_describe_show_the_personal_data_columns_and_their_tags(
 
 
 async def test_a_question_nobody_answers_ends_without_running_and_is_recorded(target: Target) -> None:
-    import anyio
-    import mcp_types as t
-
-    never = anyio.Event()
-
-    async def silent(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
-        await never.wait()  # the person walked away
-        return t.ElicitResult(action="cancel")
-
+    away = stories.WalkedAway()
     sink = MemoryAuditSink()
     engine = CountingEngine(open_engine(target.engine, target.dsn))
     settings = ElicitSettings(audit=sink, ask_timeout=0.05)
     server = build_data_server(engine, target.config, settings)
-    async with Client(server, mode="legacy", elicitation_callback=silent) as c:
+    async with Client(server, mode="legacy", elicitation_callback=away) as c:
         result = await c.call_tool("query", {"sql": PII})
-        never.set()
+        away.release()
     assert result.is_error
     assert payload(result)["outcome"] == "not_answered"
     assert query_records(sink.records)[-1]["reason"] == "not_answered"
