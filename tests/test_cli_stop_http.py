@@ -8,6 +8,7 @@ import contextlib
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from tests.gateway.support import http_client, write_config
 from tests.test_cli_stop import BOUND, ROOT, Piped, ctrl_c_stops, gone
 
 MCP_ELICIT = [sys.executable, "-m", "mcp_elicit"]
+STOPPED_WITHIN = 10.0  # seconds a stop may take with a client connected (it takes about one)
 
 
 def children(pid: int) -> set[int]:
@@ -71,24 +73,43 @@ def quiet_stdout(argv: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
+def said_url(server: subprocess.Popen[str], name: str) -> str:
+    """The URL `server` says it listens at (`mcp-elicit <name>: http://...`), "" if it ended first."""
+    assert server.stderr is not None
+    for line in server.stderr:  # ends when the process does: never waits past it
+        if line.startswith(f"mcp-elicit {name}: http://"):
+            return line.split()[-1]
+    return ""
+
+
 @pytest.mark.anyio
 async def test_serve_data_over_http_says_where_it_listens_and_answers_there() -> None:
     server = quiet_stdout([*MCP_ELICIT, "serve-data", "--transport", "http", "--port", "0", "--no-audit"])
     try:
-
-        def url_line() -> str:
-            assert server.stderr is not None
-            for line in server.stderr:  # ends when the process does: never waits past it
-                if line.startswith("mcp-elicit data server: http://"):
-                    return line.split()[-1]
-            return ""
-
         with anyio.fail_after(BOUND):
-            url = await anyio.to_thread.run_sync(url_line, abandon_on_cancel=True)
+            url = await anyio.to_thread.run_sync(said_url, server, "data server", abandon_on_cancel=True)
             assert url.endswith("/mcp")
             async with http_client(url, None, "legacy", None) as client:
                 tools = await client.list_tools()
         assert "query" in [tool.name for tool in tools.tools]
+    finally:
+        server.kill()
+        server.wait(timeout=BOUND)
+
+
+@pytest.mark.anyio
+async def test_sigterm_stops_an_http_server_at_once_with_a_2026_client_listening() -> None:
+    # A 2026-07-28 client's subscriptions/listen stream (the Inspector's mcpdo opens one) is the
+    # SDK's own ASGI loop, which uvicorn's graceful shutdown waited on until the client hung up.
+    server = quiet_stdout([*MCP_ELICIT, "serve-reference", "--transport", "http", "--port", "0"])
+    try:
+        with anyio.fail_after(BOUND):
+            url = await anyio.to_thread.run_sync(said_url, server, "reference server", abandon_on_cancel=True)
+            async with http_client(url, None, "2026-07-28") as client, client.listen(tools_list_changed=True):
+                server.send_signal(signal.SIGTERM)
+                # well within a client's patience (the stop takes about a second), not BOUND
+                status = await anyio.to_thread.run_sync(partial(server.wait, timeout=STOPPED_WITHIN))
+        assert status == 143
     finally:
         server.kill()
         server.wait(timeout=BOUND)

@@ -212,6 +212,19 @@ async def test_an_upstream_32042_page_is_pushed_to_the_client_and_the_call_retri
     assert completed == [pushed[0][1]]
 
 
+async def test_an_upstream_32042_page_the_client_declines_ends_the_call_as_a_tool_error_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    async def callback(ctx: Any, params: Any) -> t.ElicitResult:
+        return t.ElicitResult(action="decline")
+
+    config = write_config(tmp_path / "f.json", reference=False)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=callback) as c:
+        result = await c.call_tool("need_page", {})
+    assert result.is_error
+    assert "declined" in result.content[0].text  # type: ignore[union-attr]
+
+
 async def test_a_url_elicitation_reaches_a_2026_client_as_a_round_and_the_call_finishes(
     tmp_path: Path,
 ) -> None:

@@ -28,7 +28,7 @@ from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.policy import Policy
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
-from mcp_elicit.errors import OutOfOrder, ServerOutputError
+from mcp_elicit.errors import OutOfOrder, ServerOutputError, UrlHandoffStopped
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.failures import failure_reason
@@ -214,6 +214,10 @@ class Gateway:
             raise
         except ServerOutputError as exc:
             return sdk.error_result(_broke(call, exc))
+        except UrlHandoffStopped as exc:  # an ordinary outcome (a declined page): one line, no traceback
+            logger.info("call %s on %s: its page step ended (%s)", call.tool, call.server, exc.reason)
+            page = f"needs a web page step first; it did not complete ({exc.reason})"
+            return sdk.error_result(f"The upstream server '{call.server}' {page}.")
         except Exception:
             why = await pool.refusal(call.server)
             if why is None:

@@ -15,6 +15,7 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import uvicorn
@@ -28,6 +29,42 @@ class _Unsignalled(uvicorn.Server):
         yield
 
 
+def _is_event_stream(start: Any) -> bool:
+    headers = start.get("headers") or []
+    return any(k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in headers)
+
+
+def _ending_streams(app: Any, stop: anyio.Event) -> Any:
+    """`app`, each of whose event-stream responses ends once `stop` is set. The SDK's 2026-07-28
+    streams (a client's `subscriptions/listen`, which the Inspector's mcpdo keeps open) are its
+    own ASGI loops, which sse-starlette's hook below does not reach: the graceful shutdown waited
+    on them until the client hung up. Other open requests still finish."""
+
+    async def ended(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        streaming = anyio.Event()
+
+        async def watched(message: Any) -> None:
+            if message["type"] == "http.response.start" and _is_event_stream(message):
+                streaming.set()
+            await send(message)
+
+        async with anyio.create_task_group() as tg:
+
+            async def end_on_stop() -> None:
+                await stop.wait()
+                await streaming.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(end_on_stop)
+            await app(scope, receive, watched)
+            tg.cancel_scope.cancel()
+
+    return ended
+
+
 async def serve_uvicorn(config: uvicorn.Config, sock: socket.socket, stop: anyio.Event | None = None) -> None:
     """Serve `config` on `sock`, a socket already bound and listening. With `stop`: until it is
     set, then uvicorn's graceful shutdown, uvicorn installing no signal handlers (the caller
@@ -35,6 +72,7 @@ async def serve_uvicorn(config: uvicorn.Config, sock: socket.socket, stop: anyio
     if stop is None:
         await uvicorn.Server(config).serve(sockets=[sock])
         return
+    config.app = _ending_streams(config.app, stop)
     http = _Unsignalled(config)
 
     async def end_on_stop() -> None:
