@@ -34,35 +34,40 @@ def _is_event_stream(start: Any) -> bool:
     return any(k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in headers)
 
 
-def _ending_streams(app: Any, stop: anyio.Event) -> Any:
-    """`app`, each of whose event-stream responses ends once `stop` is set. The SDK's 2026-07-28
-    streams (a client's `subscriptions/listen`, which the Inspector's mcpdo keeps open) are its
-    own ASGI loops, which sse-starlette's hook below does not reach: the graceful shutdown waited
-    on them until the client hung up. Other open requests still finish."""
+class _EndingStreams:
+    """The app, each of whose event-stream responses can be ended at once by `end()`. The SDK's
+    2026-07-28 streams (a client's `subscriptions/listen`, which the Inspector's mcpdo keeps open)
+    are its own ASGI loops, which sse-starlette's hook below does not reach: the graceful shutdown
+    waited on them until the client hung up. Other open requests still finish. A request costs a
+    cancel scope, no task: this wraps every request a server takes."""
 
-    async def ended(scope: Any, receive: Any, send: Any) -> None:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.ended = False
+        self._open: set[anyio.CancelScope] = set()
+
+    def end(self) -> None:
+        self.ended = True
+        for scope in list(self._open):
+            scope.cancel()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            await app(scope, receive, send)
+            await self.app(scope, receive, send)
             return
-        streaming = anyio.Event()
+        with anyio.CancelScope() as stream:
 
-        async def watched(message: Any) -> None:
-            if message["type"] == "http.response.start" and _is_event_stream(message):
-                streaming.set()
-            await send(message)
+            async def watched(message: Any) -> None:
+                if message["type"] == "http.response.start" and _is_event_stream(message):
+                    self._open.add(stream)
+                    if self.ended:
+                        stream.cancel()
+                await send(message)
 
-        async with anyio.create_task_group() as tg:
-
-            async def end_on_stop() -> None:
-                await stop.wait()
-                await streaming.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(end_on_stop)
-            await app(scope, receive, watched)
-            tg.cancel_scope.cancel()
-
-    return ended
+            try:
+                await self.app(scope, receive, watched)
+            finally:
+                self._open.discard(stream)
 
 
 async def serve_uvicorn(config: uvicorn.Config, sock: socket.socket, stop: anyio.Event | None = None) -> None:
@@ -72,11 +77,13 @@ async def serve_uvicorn(config: uvicorn.Config, sock: socket.socket, stop: anyio
     if stop is None:
         await uvicorn.Server(config).serve(sockets=[sock])
         return
-    config.app = _ending_streams(config.app, stop)
+    streams = _EndingStreams(config.app)
+    config.app = streams
     http = _Unsignalled(config)
 
     async def end_on_stop() -> None:
         await stop.wait()
+        streams.end()
         # What uvicorn's own signal handler calls: sse-starlette (the SDK's event streams) hooks
         # it to end the open streams, which would otherwise hold the shutdown until each client
         # hung up (a connected client keeps one open). Sets `should_exit`, seen within 0.1 s.
