@@ -110,6 +110,10 @@ async def test_sigterm_stops_an_http_server_at_once_with_a_2026_client_listening
                 # well within a client's patience (the stop takes about a second), not BOUND
                 status = await anyio.to_thread.run_sync(partial(server.wait, timeout=STOPPED_WITHIN))
         assert status == 143
+        assert server.stderr is not None
+        said = server.stderr.read()
+        assert "ERROR" not in said  # the ended stream is completed, not reported as a broken response
+        assert "Traceback" not in said
     finally:
         server.kill()
         server.wait(timeout=BOUND)

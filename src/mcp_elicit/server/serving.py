@@ -55,19 +55,25 @@ class _EndingStreams:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        done = False
         with anyio.CancelScope() as stream:
 
             async def watched(message: Any) -> None:
+                nonlocal done
                 if message["type"] == "http.response.start" and _is_event_stream(message):
                     self._open.add(stream)
                     if self.ended:
                         stream.cancel()
+                done = message["type"] == "http.response.body" and not message.get("more_body", False)
                 await send(message)
 
             try:
                 await self.app(scope, receive, watched)
             finally:
                 self._open.discard(stream)
+        if stream.cancelled_caught and not done:  # the stream's end, so uvicorn logs no error for it
+            with contextlib.suppress(Exception):  # the client may have gone already
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def serve_uvicorn(config: uvicorn.Config, sock: socket.socket, stop: anyio.Event | None = None) -> None:
