@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_elicit.cli import main
-from mcp_elicit.cli.gateway import audit_trail_line
+from mcp_elicit.cli.gateway import audit_trail_line, replicas_line
 from mcp_elicit.config import AuditConfig, open_audit_sink
 from tests.gateway.support import write_config
 
@@ -417,6 +417,11 @@ def test_the_audit_trail_line_names_a_postgres_table_without_the_password_or_say
     )
     jsonl = AuditConfig(sink="jsonl", path=Path("/var/log/trail.jsonl"))
     assert audit_trail_line(jsonl) == "audit trail: JSON Lines file /var/log/trail.jsonl (level metadata)"
+
+
+def test_the_replicas_line_names_the_redis_and_prefix_without_the_password() -> None:
+    line = replicas_line("redis://:s3cret@cache.example:6380/2", "team-a:")
+    assert line == "replicas: rounds shared through Redis at cache.example:6380/2 (key prefix 'team-a:')"
 
 
 def ctrl_c_stops(term: pexpect.spawn) -> str:

@@ -169,6 +169,7 @@ async def test_replicas_that_lose_redis_keep_serving_refuse_a_retry_meanwhile_an
         async with two_replicas(tmp_path, through=relay.url) as (a, b, _):
             first = await first_round(a.url, "token-a", "greet")
 
+            assert await a.wait_for_line("replicas: rounds shared through Redis at 127.0.0.1:")
             relay.cut()
             for replica in (a, b):
                 await replica.wait_for_line("lost Redis")

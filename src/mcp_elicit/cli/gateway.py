@@ -52,6 +52,16 @@ def audit_trail_line(trail: AuditConfig) -> str:
     return f"audit trail: {kind} {Path(where).resolve()} (level {trail.level})"
 
 
+def replicas_line(url: str, prefix: str) -> str:
+    """The one line saying that 2026-07-28 rounds are shared with other replicas, and through
+    which Redis (no credentials)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    at = f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname or "local socket"
+    return f"replicas: rounds shared through Redis at {at}{parts.path} (key prefix {prefix!r})"
+
+
 def _listen(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
     if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
@@ -141,6 +151,8 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
             sock.close()
         raise (click.UsageError if isinstance(exc, ConfigError) else click.ClickException)(str(exc)) from None
     logger.info("%s", audit_trail_line(trail))
+    if replicas is not None:
+        logger.info("%s", replicas_line(*replicas[:2]))
 
     def started(port: int) -> None:
         click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
