@@ -79,25 +79,16 @@ def one_warning(caplog: pytest.LogCaptureFixture, limit: int) -> None:
 
 
 @pytest.mark.anyio
-async def test_an_endless_tool_result_line_ends_the_call_with_server_output_error_at_the_bound(
-    tmp_path: Path, small_bound: int, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("when", ["initialize", "call"])
+async def test_an_endless_line_ends_the_connection_with_server_output_error_at_the_bound(
+    tmp_path: Path, small_bound: int, caplog: pytest.LogCaptureFixture, when: str
 ) -> None:
+    """During the handshake or as a tool's result: the call fails, the client stops reading."""
     caplog.set_level(logging.INFO)
-    error, got_written = await call(tmp_path, "call", 32 * small_bound)
+    error, got_written = await call(tmp_path, when, 32 * small_bound)
     assert error.limit == small_bound
     assert isinstance(error, ConnectionError)
     assert got_written <= small_bound + SLACK  # the client stopped reading: memory stays bounded
-    one_warning(caplog, small_bound)
-
-
-@pytest.mark.anyio
-async def test_an_endless_line_during_initialize_fails_the_connection_with_server_output_error(
-    tmp_path: Path, small_bound: int, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO)
-    error, got_written = await call(tmp_path, "initialize", 32 * small_bound)
-    assert error.limit == small_bound
-    assert got_written <= small_bound + SLACK
     one_warning(caplog, small_bound)
 
 

@@ -214,8 +214,7 @@ def _refuse_opaque(tree: exp.Expression) -> None:
                 f"reads from {name[:80]}, a table function the guard cannot see into;"
                 " name the tables instead",
             )
-    for func in tree.find_all(exp.Func):
-        name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+    for name in _called(tree):
         if name in _STATEFUL_FUNCTIONS:
             raise QueryRefused(
                 "not_read_only", f"calls {name}(), which changes the server's state; only reads run"
@@ -228,14 +227,19 @@ def _refuse_opaque(tree: exp.Expression) -> None:
             )
 
 
+def _called(tree: exp.Expression) -> Iterable[str]:
+    """The name of every function the query calls, case-folded (as the engines match them)."""
+    for func in tree.find_all(exp.Func):
+        yield (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+
+
 def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> None:
     """QueryRefused ("opaque_source") when the query calls a function defined in the database
     (`defined`: the engine's own, user-written ones): its body may read any table, which the
     guard cannot see. Names match case-folded, so a near namesake is refused too."""
     if not defined:
         return
-    for func in query.tree.find_all(exp.Func):
-        name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+    for name in _called(query.tree):
         if name in defined:
             raise QueryRefused(
                 "opaque_source",
