@@ -143,12 +143,13 @@ class _Chunks(ByteReceiveStream):
         self.closed = True
 
 
-def _passed_on(chunks: list[bytes], limit: int) -> tuple[bytes, BadBytes, bool]:
-    """What `bound_lines` passes on from `chunks` under `limit`, its box, whether it closed the pipe."""
+def _pieces(chunks: list[bytes], limit: int) -> tuple[list[bytes], BadBytes, bool]:
+    """What `bound_lines` passes on from `chunks` under `limit`, piece by piece as its reader gets
+    them; its box; whether it closed the pipe."""
     box = BadBytes()
     box.max_line_bytes = limit
     inner = _Chunks(chunks)
-    passed = bytearray()
+    passed: list[bytes] = []
 
     async def run() -> None:
         token = stdio_guard._box.set(box)
@@ -158,12 +159,17 @@ def _passed_on(chunks: list[bytes], limit: int) -> tuple[bytes, BadBytes, bool]:
             stdio_guard._box.reset(token)
         while True:
             try:
-                passed.extend(await stream.receive())
+                passed.append(await stream.receive())
             except anyio.EndOfStream:
                 return
 
     anyio.run(run)
-    return bytes(passed), box, inner.closed
+    return passed, box, inner.closed
+
+
+def _passed_on(chunks: list[bytes], limit: int) -> tuple[bytes, BadBytes, bool]:
+    pieces, box, closed = _pieces(chunks, limit)
+    return b"".join(pieces), box, closed
 
 
 lines = st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=6)
@@ -188,3 +194,21 @@ def test_the_stream_ends_exactly_when_a_line_passes_the_bound_however_the_bytes_
         assert data.startswith(passed)
     else:
         assert passed == data
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=lines, last=st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), cuts=st.data())
+def test_only_whole_lines_are_passed_on_so_the_sdk_reader_never_copies_an_unfinished_one(
+    lines: list[bytes], last: bytes, cuts: st.DataObject
+) -> None:
+    """The SDK's reader joins its buffer of an unfinished line to every chunk it reads (a long
+    line then costs quadratic time: 1.35 s of CPU for 16 MB, against 0.08 s with whole lines)."""
+    data = b"".join(line + b"\n" for line in lines) + last
+    points = sorted(cuts.draw(st.lists(st.integers(0, len(data)), max_size=8)))
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True) if data[a:b]]
+    pieces, box, _ = _pieces(chunks, limit=64)
+    assert not box.broken
+    assert b"".join(pieces) == data
+    whole, rest = (pieces[:-1], pieces[-1]) if last else (pieces, b"")
+    assert all(piece.endswith(b"\n") for piece in whole)
+    assert rest == last  # the unfinished last line comes at the end of the stream, whole

@@ -10,9 +10,11 @@ task inherits), lets the line through with U+FFFD, and the read stream we hand t
 call at once, and the client raises `ServerOutputError` saying what the server wrote.
 
 The SDK's reader also keeps an unfinished line in memory until its newline comes, so a server
-writing one endless line grows the client without bound. `bound_lines` wraps the server's stdout
-below the decoder (the SDK builds its text stream through a hook in `sdk_transport`) and counts
-the bytes since the last newline; past the bound it notes it in the box, logs one warning, closes
+writing one endless line grows the client without bound (and the reader copies that line for each
+chunk read: quadratic time). `bound_lines` wraps the server's stdout below the decoder (the SDK
+builds its text stream through a hook in `sdk_transport`), passes on whole lines only (holding an
+unfinished one, so the SDK's copy is always of an empty buffer) and counts the bytes since the
+last newline; past the bound it notes it in the box, logs one warning, closes
 the pipe's stream and ends the text stream, without passing on the chunk that crossed it. The
 reader's drain then ends at once too (its pipe stream is closed), the session's read stream
 ends, and every waiting call fails. Nothing more is read: the server blocks on its next write
@@ -47,9 +49,9 @@ STDIO_ERROR_HANDLER: Final = "mcp-elicit-stdio"
 # Bytes of one line (one JSON-RPC message) a client reads from a stdio server. A tool result or a
 # resource may carry base64 content (an image, a file): 16 MiB holds 12 MiB of it, above the
 # TypeScript SDK's own stdio bound (10 MiB, so a server meant for its clients stays under), and
-# as the server side allows (`MAX_STDIN_LINE_BYTES`). Not more: the SDK's reader copies its
-# buffer for each 64 KiB read, so a longer line costs seconds of CPU (measured: 16 MiB 1.5 s,
-# 32 MiB 7 s, for a tool result). A longer line is a broken or hostile server: the connection ends.
+# as the server side allows (`MAX_STDIN_LINE_BYTES`). Not more: a line is held whole, decoded
+# and parsed in one piece (a 16 MB tool result costs the client about 0.1 s of CPU). A longer line
+# is a broken or hostile server: the connection ends.
 MAX_STDOUT_LINE_BYTES: Final = 16_777_216  # 16 MiB
 
 logger = logging.getLogger(__name__)
@@ -146,21 +148,42 @@ def bound_lines(stdout: ByteReceiveStream, label: str = "") -> ByteReceiveStream
 
 
 class _BoundedLines(ByteReceiveStream):
+    """Passes on whole lines only: an unfinished line is held here (a list of chunks, joined once
+    at its newline), so the SDK's reader, which copies its own buffer of an unfinished line for
+    every chunk read, always starts from an empty buffer, and a long line costs linear time.
+    What is returned may exceed `max_bytes` (one line, within the bound)."""
+
     def __init__(self, inner: ByteReceiveStream, box: BadBytes, label: str) -> None:
         self._inner, self._box, self._label = inner, box, label
-        self._run = 0  # bytes of the unfinished line passed on so far
+        self._held: list[bytes] = []  # the unfinished line, not passed on yet
+        self._run = 0  # its bytes
+        self._ended = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        chunk = await self._inner.receive(max_bytes)
-        limit, run, start = self._box.max_line_bytes, self._run, 0
-        end = chunk.find(b"\n")
-        while end >= 0 and run + end - start <= limit:  # each line the chunk ends
-            run, start = 0, end + 1
-            end = chunk.find(b"\n", start)
-        if end >= 0 or run + len(chunk) - start > limit:
-            await self._stop()
-        self._run = run + len(chunk) - start
-        return chunk
+        while not self._ended:
+            try:
+                chunk = await self._inner.receive(max_bytes)
+            except anyio.EndOfStream:
+                self._ended = True
+                break
+            limit, run, start = self._box.max_line_bytes, self._run, 0
+            end = chunk.find(b"\n")
+            while end >= 0 and run + end - start <= limit:  # each line the chunk ends
+                run, start = 0, end + 1
+                end = chunk.find(b"\n", start)
+            if end >= 0 or run + len(chunk) - start > limit:
+                await self._stop()
+            self._run = run + len(chunk) - start
+            if start == 0:  # no newline: the line goes on
+                self._held.append(chunk)
+                continue
+            whole = b"".join([*self._held, chunk[:start]]) if self._held else chunk[:start]
+            self._held = [chunk[start:]] if start < len(chunk) else []
+            return whole
+        if self._held:  # the server's last words, without a newline: passed on as they are
+            last, self._held, self._run = b"".join(self._held), [], 0
+            return last
+        raise anyio.EndOfStream
 
     async def _stop(self) -> None:
         self._box.note_long_line()
