@@ -5,7 +5,8 @@ start of the reply, then TOTAL bytes of base64-like text in 64 KiB chunks with n
 on stderr how many it got written after each chunk (`wrote N`), then waits. It exits as soon as
 its stdin closes, even in the middle of a blocked write, so the client's shutdown does not wait
 out the SDK's grace period. With `exact`, the tool result is instead one complete line of exactly
-TOTAL bytes (before its newline).
+TOTAL bytes (before its newline). With `DEAF=1` in its environment it ignores its closed stdin
+(a hostile server): it waits until it is stopped by a signal.
 
 Hand-written JSON-RPC on purpose: the SDK's own server never writes such a line.
 Usage: python endless_line_server.py initialize|call|exact TOTAL
@@ -63,4 +64,6 @@ for raw in sys.stdin.buffer:
         threading.Thread(target=exact if WHEN == "exact" else endless, args=(ident,), daemon=True).start()
     elif ident is not None:
         send(ident, {})
+if os.environ.get("DEAF") == "1":
+    threading.Event().wait()  # only a signal ends it
 os._exit(0)  # stdin closed: end now, whatever the writer thread is blocked on

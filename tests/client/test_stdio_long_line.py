@@ -13,9 +13,11 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import time
 from pathlib import Path
 
 import anyio
+import mcp.client.stdio as sdk_stdio
 import pytest
 from anyio.abc import ByteReceiveStream
 from hypothesis import given, settings
@@ -115,6 +117,22 @@ async def test_a_line_of_exactly_the_bound_is_a_message_like_any_other(small_bou
 async def test_a_complete_line_one_byte_over_the_bound_ends_it(tmp_path: Path, small_bound: int) -> None:
     error, _ = await call(tmp_path, "exact", small_bound + 1)
     assert error.limit == small_bound
+
+
+@pytest.mark.anyio
+async def test_a_server_that_broke_the_protocol_and_ignores_its_closed_stdin_is_stopped_at_once(
+    tmp_path: Path, small_bound: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the stop, the client's close waits out the SDK's grace for the server to end on
+    its own, made twice the test's bound here. The SDK shields that wait from cancellation, so
+    the bound is checked on the clock after the close: a hang bound, not a speed claim."""
+    monkeypatch.setattr(sdk_stdio, "PROCESS_TERMINATION_TIMEOUT", 2 * BOUND_SECONDS)
+    spec = ServerSpec(argv=(sys.executable, str(SERVER), "call", str(4 * small_bound)), env=(("DEAF", "1"),))
+    start = time.monotonic()
+    async with ElicitClient(spec, ui=ScriptedUI([])) as client:
+        with pytest.raises(ServerOutputError):
+            await client.call_tool("anything", {})
+    assert time.monotonic() - start < BOUND_SECONDS
 
 
 @pytest.mark.anyio

@@ -53,7 +53,7 @@ from pydantic import AnyUrl, TypeAdapter, ValidationError
 
 from mcp_elicit.client.oauth import LoopbackCallback, OAuthLogin, TokenFile
 from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
-from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, bound_lines, guard_stdio
+from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, bound_lines, guard_stdio, note_process
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed
 
@@ -107,14 +107,16 @@ def noting_spawns(box: Spawned) -> Iterator[Spawned]:
 
 def _note_spawns() -> None:
     """Private hook: the SDK's `stdio_client` starts the server through this module-level function
-    and keeps the process to itself. Wrapped once, a pass-through unless a `Spawned` box is
-    current; an SDK without the function only loses the exit status in the gateway's log."""
+    and keeps the process to itself. Wrapped once, a pass-through unless a `Spawned` box or a
+    stdio guard is current; an SDK without the function only loses the exit status in the
+    gateway's log and the prompt stop of a server that broke the protocol (`stdio_guard`)."""
     spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
     if spawn is None or getattr(spawn, "mcp_elicit_noted", False):
         return
 
     async def noted(*args: Any, **kwargs: Any) -> Any:
         process = await spawn(*args, **kwargs)
+        note_process(process)
         box = _spawned.get()
         if box is not None:
             box.process = process

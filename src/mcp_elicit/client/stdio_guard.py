@@ -18,13 +18,14 @@ last newline; past the bound it notes it in the box, logs one warning, closes
 the pipe's stream and ends the text stream, without passing on the chunk that crossed it. The
 reader's drain then ends at once too (its pipe stream is closed), the session's read stream
 ends, and every waiting call fails. Nothing more is read: the server blocks on its next write
-until the SDK's shutdown stops it (one that ignores its closed stdin: after the SDK's grace
-period, 2 s, then SIGTERM).
+until the connection closes, when a server that broke the protocol is sent SIGTERM at once
+(without it, one that ignores its closed stdin would delay the close by the SDK's grace, 2 s).
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import logging
 from contextvars import ContextVar, Token
 from types import TracebackType
@@ -42,6 +43,7 @@ __all__ = [
     "StdioGuard",
     "bound_lines",
     "guard_stdio",
+    "note_process",
 ]
 
 STDIO_ERROR_HANDLER: Final = "mcp-elicit-stdio"
@@ -66,6 +68,7 @@ class BadBytes:
         self.limit: int | None = None
         self.detail = ""
         self.max_line_bytes = MAX_STDOUT_LINE_BYTES  # read per connection: a test may lower it
+        self.process: Any = None  # the server's process (noted by `sdk_transport` when it starts)
 
     @property
     def broken(self) -> bool:
@@ -123,7 +126,20 @@ class StdioGuard:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
+        process = self._box.process
+        if self._box.broken and process is not None and process.returncode is None:
+            # A server that broke the protocol gets no grace to end on its own (the SDK's shutdown
+            # waits 2 s for one that ignores its closed stdin): it is stopped now.
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
         return bool(await self._inner.__aexit__(exc_type, exc, tb))
+
+
+def note_process(process: Any) -> None:
+    """Keep `process`, a stdio server just started, in the box of the connection starting it."""
+    box = _box.get()
+    if box is not None:
+        box.process = process
 
 
 class _EndOnBadBytes(WrappedReadStream):
