@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.apps.data.trino import io_estimate
-from mcp_elicit.errors import DataEngineError
+from mcp_elicit.apps.data.trino import TrinoEngine, as_create_view, io_estimate
+from mcp_elicit.errors import DataEngineError, QueryRefused
 
 DOCS_EXAMPLE = Path(__file__).parent / "fixtures" / "trino_explain_io_docs.json"
 TRINO_ENV = "MCP_ELICIT_TEST_TRINO"
@@ -71,8 +71,6 @@ def test_malformed_output_is_an_engine_error(broken: str) -> None:
 
 @pytest.mark.skipif(not os.environ.get(TRINO_ENV), reason=f"{TRINO_ENV} is not set (no Trino server here)")
 def test_a_live_trino_plans_lists_and_runs_read_only() -> None:
-    from mcp_elicit.apps.data.trino import TrinoEngine
-
     engine = TrinoEngine(os.environ[TRINO_ENV])
     try:
         tables = engine.tables()
@@ -84,3 +82,61 @@ def test_a_live_trino_plans_lists_and_runs_read_only() -> None:
         assert len(result.rows) <= 1
     finally:
         engine.close()
+
+
+class _CatalogOnly(TrinoEngine):
+    """The Trino engine over a stand-in for a Trino server (none can run here): its
+    `information_schema` rows as Trino lays them out (a view's columns are listed like a table's,
+    with no comments; `views.view_definition` is the view's query alone) and an IO plan shaped as
+    Trino documents it, listing the base tables a query reads."""
+
+    def __init__(self, views: dict[str, str]) -> None:
+        self.catalog, self.default_schema = "hive", "shop"
+        self._views = views
+
+    def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
+        if sql == self.columns_sql:
+            rows = [
+                ("shop", "customers", "id", "integer", ""),
+                ("shop", "customers", "email", "varchar", "pii: contact address"),
+                ("shop", "customers", "segment", "varchar", ""),
+            ]
+            for view, text in self._views.items():
+                names = [c.strip().split()[-1] for c in text.split(" FROM ")[0][len("SELECT ") :].split(",")]
+                rows += [("shop", view, name, "varchar", "") for name in names]
+            return rows
+        if sql == self.views_sql:
+            return [("shop", view, text) for view, text in self._views.items()]
+        assert sql.startswith(self.explain)
+        plan = docs_plan()
+        plan["inputTableColumnInfos"][0]["table"]["schemaTable"] = {"schema": "shop", "table": "customers"}
+        return [(json.dumps(plan),)]
+
+
+def test_a_trino_view_carries_the_tags_of_every_column_it_reads() -> None:
+    from mcp_elicit.apps.data.assess import assess
+    from mcp_elicit.apps.data.catalog import DataConfig
+
+    engine = _CatalogOnly(
+        {
+            "contacts": "SELECT id, email AS address FROM customers",
+            "contact_ids": "SELECT id FROM contacts WHERE address LIKE 'a%'",  # a view of a view
+            "segments": "SELECT segment FROM customers",
+            "elsewhere": "SELECT ssn FROM other.staff",  # outside the served schema: not followed
+        }
+    )
+    names = {t.name for t in engine.tables()}
+    assert "elsewhere" not in names  # a view the guard cannot follow is not served
+    for name in ("contacts", "contact_ids"):
+        decision = assess(engine, DataConfig(), f"SELECT * FROM {name}", can_ask=True).decision
+        assert decision.kind == "ask", name
+        assert decision.pii, name
+    assert assess(engine, DataConfig(), "SELECT * FROM segments", can_ask=True).decision.kind == "run"
+    with pytest.raises(QueryRefused):
+        assess(engine, DataConfig(), "SELECT * FROM elsewhere", can_ask=True)
+
+
+def test_a_full_create_view_text_is_taken_as_it_is() -> None:
+    text = "CREATE VIEW shop.v AS SELECT 1 AS one"
+    assert as_create_view("shop", "v", text) == text
+    assert as_create_view("s", 'we"ird', "SELECT 1") == 'CREATE VIEW "s"."we""ird" AS SELECT 1'

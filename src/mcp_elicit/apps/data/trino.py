@@ -6,6 +6,12 @@ then fails closed by default). The layout is the one in Trino's documentation, "
 IO)" (docs/src/main/sphinx/sql/explain.md in trinodb/trino), which tests/apps/data/test_trino.py
 checks against. Trino's access control is the read-only barrier at the engine: give the server
 a user that may only read.
+
+Views: `information_schema.columns` lists a view's columns like a table's, without the comments
+of the columns it reads, so each view's lineage is worked out from its query text
+(`information_schema.views.view_definition`) as for DuckDB (`with_view_reads`); a view the guard
+cannot follow (a table outside the served schema, a name it cannot resolve, SQL it cannot parse)
+is left out of the catalog, and a query naming it is refused.
 """
 
 from __future__ import annotations
@@ -16,11 +22,19 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult
+from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo, with_view_reads
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
-__all__ = ["TrinoEngine", "io_estimate"]
+__all__ = ["TrinoEngine", "as_create_view", "io_estimate"]
+
+
+def as_create_view(schema: str, view: str, text: str) -> str:
+    """A `CREATE VIEW` text for a view's definition: Trino's `view_definition` is the query alone."""
+    if text.lstrip()[:6].upper() == "CREATE":
+        return text
+    name = ".".join('"' + part.replace('"', '""') + '"' for part in (schema, view))
+    return f"CREATE VIEW {name} AS {text}"
 
 
 def _rows(estimate: Any) -> float | None:
@@ -67,6 +81,10 @@ class TrinoEngine(CatalogEngine):
         "FROM information_schema.columns WHERE table_schema = ? ORDER BY table_name, ordinal_position"
     )
     explain = "EXPLAIN (TYPE IO, FORMAT JSON)"
+    views_sql = (
+        "SELECT table_schema, table_name, view_definition "
+        "FROM information_schema.views WHERE table_schema = ?"
+    )
 
     def __init__(self, dsn: str) -> None:
         import trino.dbapi
@@ -85,6 +103,15 @@ class TrinoEngine(CatalogEngine):
             http_scheme="https" if parts.scheme == "https" else "http",
         )
         self._lock = threading.Lock()
+
+    def tables(self) -> tuple[TableInfo, ...]:
+        """The served schema's tables and views, each view with the columns it reads."""
+        tables = super().tables()
+        views = [
+            (schema, view, as_create_view(schema, view, str(text or "")))
+            for schema, view, text in self._fetch(self.views_sql, (self.default_schema,))
+        ]
+        return with_view_reads(tables, views, self.dialect) if views else tables
 
     def _read_plan(self, plan: Any) -> Estimate:
         return io_estimate(plan)
