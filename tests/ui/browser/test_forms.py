@@ -285,3 +285,47 @@ def test_the_form_path_works_without_javascript(running: Running, browser: Any) 
         assert result_of(answer) == UIResult("accept", {"city": "Bergen", "n": 2})
     finally:
         context.close()
+
+
+def test_a_problem_in_a_choice_group_puts_the_focus_on_its_first_choice(running: Running, page: Any) -> None:
+    """The page's fragment names the field with the problem; for radios and checkboxes it must
+    name a control that takes the focus (a fieldset does not: the focus fell back to the page)."""
+    form = Form(
+        (
+            Field.single_select("env", [("staging", "Staging"), ("prod", "Production")], title="Environment"),
+            Field.string("note", title="Note", required=False),
+        )
+    )
+    answer = running.ask_form(FormPrompt(WHO, FOR, "Where?", form))
+    page.goto(running.url)
+    page.get_by_role("button", name="Review answers").click()
+    page.wait_for_selector("#field-0-error")
+    focused = "[document.activeElement.id, document.activeElement.type]"
+    assert page.evaluate(focused) == ["field-0", "radio"]
+    page.get_by_role("radio", name="Staging").check()
+    page.get_by_role("button", name="Review answers").click()
+    page.get_by_role("button", name="Change: Environment").click()
+    page.wait_for_selector("form.answers")
+    assert page.evaluate(focused) == ["field-0", "radio"]
+    page.get_by_role("button", name="Cancel").click()
+    assert result_of(answer) == UIResult("cancel")
+
+
+def test_send_never_sends_answers_the_page_did_not_show(running: Running, page: Any) -> None:
+    """Two tabs on one question: answers reviewed in tab B are not sent by tab A's Send (A showed
+    others); A is shown B's answers, and its next Send sends what it then showed."""
+    form = Form((Field.string("note", title="Note"),))
+    answer = running.ask_form(FormPrompt(WHO, FOR, "A note?", form))
+    other = page.context.new_page()
+    for tab in (page, other):  # both open on the form
+        tab.goto(running.url)
+    for tab, note in ((page, "from tab A"), (other, "from tab B")):
+        tab.get_by_label("Note").fill(note)
+        tab.get_by_role("button", name="Review answers").click()
+        tab.wait_for_selector("table.review")
+    page.get_by_role("button", name="Send").click()
+    page.wait_for_selector(".flash")
+    assert not answer.done()  # the server handled the Send before the page came back
+    assert page.locator("table.review .answer").inner_text() == "from tab B"
+    page.get_by_role("button", name="Send").click()
+    assert result_of(answer) == UIResult("accept", {"note": "from tab B"})

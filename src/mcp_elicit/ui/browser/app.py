@@ -352,6 +352,7 @@ class BrowserUI:
             submitted = {f.name: form.get(f"f.{f.name}", []) for f in names}
             values, errors = F.parse_submission(prompt.form, submitted)
             q.values, q.errors = values, errors
+            q.revision += 1
             if errors:
                 for f in names:  # keep what was typed, to correct it in place
                     raw = submitted[f.name]
@@ -362,6 +363,10 @@ class BrowserUI:
                 back.headers["location"] += f"#field-{first}"
             else:
                 q.stage = "review"
+            return back
+        if action == "send" and (form.get("rev") or [""])[0] != str(q.revision):
+            # answers reviewed in another tab (or window) since this page was shown: show them
+            self.queue.flash = "These answers were changed in another tab. Check them, then send."
             return back
         if action == "send" and q.stage == "review" and not q.errors:
             content = {f.name: q.values[f.name] for f in names if f.name in q.values}

@@ -56,6 +56,9 @@ class Question:
     values: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     focus: str = ""
+    # Bumped whenever `values` are reviewed again: a Send carries the revision its page showed, so
+    # a page left open in another tab cannot send answers it never showed.
+    revision: int = 0
 
     def finish(self, outcome: UIResult | WaitChoice) -> None:
         if self.outcome is None:
