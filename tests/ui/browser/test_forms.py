@@ -329,3 +329,20 @@ def test_send_never_sends_answers_the_page_did_not_show(running: Running, page: 
     assert page.locator("table.review .answer").inner_text() == "from tab B"
     page.get_by_role("button", name="Send").click()
     assert result_of(answer) == UIResult("accept", {"note": "from tab B"})
+
+
+def test_long_unbroken_server_text_wraps_inside_the_page(running: Running, page: Any) -> None:
+    """Titles, descriptions and option labels at the gate's limits, with no space to break at."""
+    form = Form(
+        (
+            Field.string("a", title="T" * 256, description="D" * 2000),
+            Field.single_select("b", [("x", "X" * 256), ("y", "Y" * 256)], title="U" * 256),
+            Field.multi_select("c", [(str(i), "M" * 256) for i in range(3)], title="V" * 256, required=False),
+        )
+    )
+    answer = running.ask_form(FormPrompt(WHO, FOR, "W" * 2000, form))
+    page.goto(running.url)
+    width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert width[0] <= width[1]
+    page.get_by_role("button", name="Cancel").click()
+    assert result_of(answer) == UIResult("cancel")
