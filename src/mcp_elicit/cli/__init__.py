@@ -336,7 +336,7 @@ def connect_command(
     type=click.Path(dir_okay=False, exists=True),
     default=None,
     help="Scripted answers (JSON, see docs/client.md); without it and without a terminal, every "
-    "question is cancelled.",
+    "question is cancelled. Not with --ui browser.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: the result and the questions.")
 @_protocol_option
@@ -388,6 +388,8 @@ def call_command(
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from exc
     if not isinstance(arguments, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--args")
+    if answers is not None and ui_kind == "browser":  # two answerers: neither would be expected to lose
+        raise click.UsageError("--answers answers from a file, --ui browser in a page: choose one")
     server, config_path = _resolve_server(server_spec, config_path, headers, bearer)
     login = _oauth_login(server, oauth)
     config = _load_config(config_path)
