@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,3 +71,21 @@ def test_a_local_date_time_is_sent_with_this_machines_offset() -> None:
     assert errors == {}
     assert values["t"].startswith("2026-03-01T09:30:00")
     assert values["t"][19:] != ""
+
+
+@pytest.fixture
+def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This machine's zone as America/New_York (clocks go forward at 02:00 on 2026-03-08)."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_local_time_the_clocks_skip_is_a_problem_not_another_hour(new_york: None) -> None:
+    values, errors = parse_submission(FORM, {"s": ["a"], "i": ["1"], "t": ["2026-03-08T02:30"]})
+    assert set(errors) == {"t"}
+    assert "t" not in values
+    values, errors = parse_submission(FORM, {"s": ["a"], "i": ["1"], "t": ["2026-03-08T03:30"]})
+    assert values["t"] == "2026-03-08T03:30:00-04:00"

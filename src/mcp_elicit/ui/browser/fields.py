@@ -195,7 +195,10 @@ def _parse(f: Field, raw: list[str]) -> tuple[Any, str | None, bool]:
             except ValueError:
                 return None, "not a date and time", True
             if moment.tzinfo is None:
-                moment = moment.astimezone()  # the page runs on this machine: its zone is the person's
+                local = moment.astimezone()  # the page runs on this machine: its zone is the person's
+                if local.replace(tzinfo=None) != moment:  # the clocks skip it (a daylight saving gap)
+                    return None, "this time does not exist here on that day (the clocks go forward)", True
+                moment = local
             return moment.isoformat(timespec="seconds"), None, True
         return text, None, True
     if f.kind in ("number", "integer"):
