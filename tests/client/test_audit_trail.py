@@ -6,11 +6,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
 from mcp_elicit.client import Elicitation, Outcome, Pipeline, Reply
 from mcp_elicit.client.audit import AuditTrail, consent_event
+from mcp_elicit.client.connection import ElicitClient
 from mcp_elicit.client.guardrails import install_guardrails
+from mcp_elicit.client.pipeline import WITHDRAWN
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.config import AuditConfig
@@ -288,3 +293,66 @@ async def test_a_trail_that_cannot_be_opened_stops_the_connection_unless_configu
     with pytest.raises((AuditWriteError, AuditReadError)):
         async with client:
             pass
+
+
+class Note(BaseModel):
+    note: str
+
+
+class Waiting:
+    """A person who has the question on screen and has not answered yet."""
+
+    def __init__(self) -> None:
+        self.shown = anyio.Event()
+
+    async def ask_form(self, prompt: FormPrompt) -> UIResult:
+        self.shown.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+        return await self.ask_form(prompt)  # type: ignore[arg-type]
+
+    async def notice(self, requester: Requester, text: str) -> None:
+        pass
+
+
+async def test_a_question_withdrawn_while_open_is_recorded_as_cancel_withdrawn() -> None:
+    """The request's cancellation (the server gave up, the call ended) still leaves its record."""
+    sink = MemoryAuditSink()
+    ui = Waiting()
+    pipeline = audited(ui, sink)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pipeline.run, question(pipeline))
+            await ui.shown.wait()
+            tg.cancel_scope.cancel()
+    [record] = sink.records
+    assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "timeout", WITHDRAWN)
+    assert sink.verify().ok
+
+
+async def test_a_question_the_servers_tool_gives_up_on_is_recorded_through_the_sdk() -> None:
+    """A raw SDK server whose tool stops waiting (its `ctx.elicit` cancelled): the SDK tells the
+    client, whose open question is withdrawn and recorded."""
+    ui = Waiting()
+    server = MCPServer("impatient")
+
+    @server.tool()
+    async def impatient(ctx: Context) -> str:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ctx.elicit, "A note?", Note)
+            await ui.shown.wait()
+            tg.cancel_scope.cancel()
+        return "gave up"
+
+    sink = MemoryAuditSink()
+    told = anyio.Event()
+    with anyio.fail_after(10):
+        async with ElicitClient(server, ui=ui, audit=sink) as client:
+            client.pipeline.observers.append(lambda e, outcome: told.set())  # after the trail
+            result = await client.call_tool("impatient", {})
+            await told.wait()
+    assert result.is_error is False
+    [record] = sink.records
+    assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "timeout", WITHDRAWN)

@@ -10,6 +10,11 @@ decline (fail closed: an answer that could not be recorded is not sent), or into
 The default chain includes the secret guard (`client/secret_guard.py`, F5) before `ask`.
 `insert(stage, after=...)` / `insert(stage, before=...)` and `replace(stage)` compose a chain.
 
+A question withdrawn while it is open (the request cancelled: the server's tool gave up, the call
+ended, the session closed) is told to the observers too, as ``cancel`` by ``timeout`` with the
+reason ``withdrawn``, so the trail holds a record of every question a person was shown; that
+record is written shielded from the cancellation, for at most `WITHDRAWN_RECORD_SECONDS`.
+
 `Pipeline.screen` runs only the screening stages (`check_mode`, `gate_schema`) on raw params; the
 transport guard uses it to refuse requests the SDK would otherwise reject without our reasons.
 """
@@ -22,6 +27,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
+import anyio
+
 from mcp_elicit.client.model import Decision, Elicitation, Outcome, Refuse, Reply
 from mcp_elicit.client.secret_guard import SecretGuard
 from mcp_elicit.client.stages import MODES, Stage, default_stages
@@ -29,11 +36,18 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.errors import ConfigError, OutcomeNotRecorded
 
-__all__ = ["SCREENING_STAGES", "Observer", "Pipeline"]
+__all__ = ["SCREENING_STAGES", "WITHDRAWN", "WITHDRAWN_RECORD_SECONDS", "Observer", "Pipeline"]
 
 logger = logging.getLogger(__name__)
 
 SCREENING_STAGES: Final = ("check_mode", "gate_schema")
+
+# The reason recorded for a question withdrawn while it was open.
+WITHDRAWN: Final = "withdrawn"
+# Seconds the observers (the audit trail) get to record a withdrawn question, shielded from the
+# cancellation that withdrew it: a sink's own bounds end a write sooner; this keeps a hung one from
+# holding up the session's shutdown.
+WITHDRAWN_RECORD_SECONDS: Final = 5.0
 
 Observer = Callable[[Elicitation, Outcome], Awaitable[None] | None]
 
@@ -116,7 +130,12 @@ class Pipeline:
 
     async def run(self, e: Elicitation) -> tuple[Decision, Outcome]:
         started = time.perf_counter()
-        decision = await self._through(e, self.stages)
+        try:
+            decision = await self._through(e, self.stages)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(WITHDRAWN_RECORD_SECONDS):
+                await self._finish(e, Reply("cancel", "timeout", reason=WITHDRAWN), started)
+            raise
         if decision is None:
             logger.error("no stage decided on the elicitation; it is cancelled")
             decision = Reply("cancel", "error", reason="no_decision")
