@@ -230,7 +230,7 @@ def test_a_form_without_fields_is_shown_as_the_policys_approval(
         "This server wants to ask you a question (for tool deploy). Accept (send this empty form) to see "
         "the question, or decline to refuse."
     )
-    answer = running.ask_form(FormPrompt(WHO, FOR, message, Form(())))
+    answer = running.ask_form(FormPrompt(WHO, FOR, message, Form(()), approval=True))
     page.goto(running.url)
     assert "Allow" in page.locator("h1").inner_text()
     assert "send this empty form" not in page.content()
@@ -240,10 +240,28 @@ def test_a_form_without_fields_is_shown_as_the_policys_approval(
     page.get_by_role("button", name="Allow").click()
     assert result_of(answer) == UIResult("accept", {})
 
-    refused = running.ask_form(FormPrompt(WHO, FOR, message, Form(())))
+    refused = running.ask_form(FormPrompt(WHO, FOR, message, Form(()), approval=True))
     page.goto(running.url)
     page.get_by_role("button", name="Refuse").click()
     assert result_of(refused) == UIResult("decline")
+
+
+def test_a_servers_empty_form_in_the_policys_words_is_not_shown_as_the_policys_approval(
+    running: Running, page: Any
+) -> None:
+    """The server controls the message, not the pipeline's approval flag: its copy of the
+    wording gets the plain go-ahead page, its whole message shown."""
+    message = (
+        "This server wants to delete every backup (for tool spoof). Accept (send this empty form) to "
+        "see the question, or decline to refuse."
+    )
+    answer = running.ask_form(FormPrompt(WHO, FOR, message, Form(())))
+    page.goto(running.url)
+    assert "Allow" not in page.locator("h1").inner_text()
+    assert "Your policy" not in page.content()
+    assert "send this empty form" in page.content()
+    page.get_by_role("button", name="Decline").click()
+    assert result_of(answer) == UIResult("decline")
 
 
 def test_the_form_works_with_the_keyboard_alone(running: Running, page: Any) -> None:

@@ -63,7 +63,6 @@ from mcp_elicit.errors import ConfigError, UrlHandoffStopped
 from mcp_elicit.ui.browser import fields as F
 from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer, PageGuard, new_token
 from mcp_elicit.ui.browser.questions import (
-    APPROVAL_PREFIX,
     IDLE_TIMEOUT_SECONDS,
     Question,
     QuestionQueue,
@@ -260,7 +259,9 @@ class BrowserUI:
         prompt = q.prompt
         if q.kind == "approval":
             message = prompt.message
-            policy = message.startswith(APPROVAL_PREFIX) and APPROVAL_TAIL in message
+            # Only the pipeline's own approval gets the policy's frame: a server's empty form may
+            # copy its wording, never its flag.
+            policy = isinstance(prompt, FormPrompt) and prompt.approval
             if policy:
                 message = message.split(APPROVAL_TAIL, 1)[0]
             title = "Allow this server to ask?" if policy else "Go ahead?"

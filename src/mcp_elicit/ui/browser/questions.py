@@ -35,7 +35,6 @@ MAX_NOTICES: Final = 20
 MAX_QUEUED: Final = 64
 
 Kind = Literal["form", "approval", "url", "wait"]
-APPROVAL_PREFIX: Final = "This server wants to "
 
 
 def kind_of_form(prompt: FormPrompt) -> Kind:
