@@ -8,6 +8,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
@@ -16,7 +18,7 @@ from mcp_elicit.client.audit import AuditTrail, consent_event
 from mcp_elicit.client.connection import ElicitClient
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.pipeline import WITHDRAWN
-from mcp_elicit.client.stages import AnswerWithoutAsking
+from mcp_elicit.client.stages import CLEANED_NAME_MARK, AnswerWithoutAsking, cleaned_requester
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.config import AuditConfig
 from mcp_elicit.core.consent import DECIDERS, ClientIdentity
@@ -356,3 +358,38 @@ async def test_a_question_the_servers_tool_gives_up_on_is_recorded_through_the_s
     assert result.is_error is False
     [record] = sink.records
     assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "timeout", WITHDRAWN)
+
+
+HOSTILE = Requester(
+    name="x\x1b[1A\x1b[2K\rtrusted\u202e-server", where="python evil.py\x1b[2J", version="1\x07"
+)
+
+
+async def test_a_question_refused_by_the_gate_records_the_servers_name_cleaned_and_marked() -> None:
+    """The transport guard screens a request (`Pipeline.screen`: the mode check and the gate only)
+    before `Identify` cleans the requester: the record cleans it itself, as every prompt and
+    `audit list` must show server text inert."""
+    sink = MemoryAuditSink()
+    pipeline = audited(ScriptedUI([]), sink)
+    nested = {"message": "x", "requestedSchema": {"type": "object", "properties": {"o": {"type": "object"}}}}
+    screened = await pipeline.screen(question(pipeline, nested, requester=HOSTILE))
+    assert screened is not None
+    assert screened[0].decided_by == "gate"
+    [record] = sink.records
+    server = record["server"]
+    assert server["name"] == cleaned_requester(HOSTILE).name
+    assert server["name"].endswith(CLEANED_NAME_MARK)
+    assert not any(ord(c) < 32 or c == "\u202e" for c in server["name"] + server["version"])
+
+
+@given(
+    name=st.text(max_size=40),
+    where=st.text(max_size=40),
+    version=st.none() | st.text(max_size=20),
+    title=st.none() | st.text(max_size=20),
+)
+def test_cleaning_a_cleaned_requester_changes_nothing(
+    name: str, where: str, version: str | None, title: str | None
+) -> None:
+    once = cleaned_requester(Requester(name=name, where=where, version=version, title=title))
+    assert cleaned_requester(once) == once

@@ -30,6 +30,7 @@ from typing import Any, Final, get_args
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.client.model import Elicitation, Outcome, Reply
+from mcp_elicit.client.stages import cleaned_requester
 from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
 from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity
@@ -66,7 +67,8 @@ def consent_event(
     content = decision.content if isinstance(decision, Reply) and decision.action == "accept" else None
     form_verdict = e.form_verdict
     url_verdict = e.url_verdict
-    server = outcome.server
+    # cleaned here too: a question refused before `Identify` ran (by the gate) holds the raw name
+    server = cleaned_requester(outcome.server)
     purpose = outcome.purpose
     call = None
     if purpose.method is not None or purpose.target is not None:

@@ -51,6 +51,7 @@ __all__ = [
     "GateSchema",
     "Identify",
     "Stage",
+    "cleaned_requester",
     "default_stages",
 ]
 
@@ -113,14 +114,7 @@ class Identify:
         raw = e.requester
         requester = self._recent.get(raw)
         if requester is None:
-            requester = Requester(
-                name=_marked_name(raw.name),
-                where=clean_text(
-                    raw.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False
-                ),
-                title=_line(raw.title, limits.MAX_SERVER_NAME_CHARS) if raw.title is not None else None,
-                version=_line(raw.version, limits.MAX_SERVER_NAME_CHARS) if raw.version is not None else None,
-            )
+            requester = cleaned_requester(raw)
             self._recent.put(raw, requester)
         e.requester = requester
         p = e.purpose
@@ -442,6 +436,17 @@ def default_stages(
 
 def _hidden(identifier: str) -> bool:
     return sanitize(identifier, limit=limits.MAX_STRING_LENGTH, multiline=False).suspicious
+
+
+def cleaned_requester(raw: Requester) -> Requester:
+    """The server as prompts and records show it: every text cleaned to one line, a name that lost
+    escapes or control characters marked. Cleaning a cleaned requester changes nothing."""
+    return Requester(
+        name=_marked_name(raw.name),
+        where=clean_text(raw.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False),
+        title=_line(raw.title, limits.MAX_SERVER_NAME_CHARS) if raw.title is not None else None,
+        version=_line(raw.version, limits.MAX_SERVER_NAME_CHARS) if raw.version is not None else None,
+    )
 
 
 def _plain(text: str) -> bool:
