@@ -78,6 +78,11 @@ class Engine(Protocol):
 
     def run(self, sql: str, max_rows: int) -> QueryResult: ...
 
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        """The names of the columns `sql` returns, as the engine gives them, from describing it
+        without running it: a masked run returns them under the plain run's names."""
+        ...
+
     def close(self) -> None: ...
 
 

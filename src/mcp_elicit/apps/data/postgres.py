@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 import psycopg
+from psycopg import pq
 
 from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import Estimate
@@ -179,6 +180,20 @@ class PostgresEngine(CatalogEngine):
             except psycopg.Error as exc:
                 raise DataEngineError("postgres", str(exc).strip()) from None
         return QueryResult.cut(names, rows, max_rows)
+
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        """From the server's description of the statement, prepared (unnamed) and never run."""
+        with self._lock:
+            try:
+                conn = self._live()
+                prepared = conn.pgconn.prepare(b"", sql.encode(conn.info.encoding))
+                if prepared.status != pq.ExecStatus.COMMAND_OK:
+                    raise psycopg.Error((prepared.error_message or b"").decode(errors="replace"))
+                described = conn.pgconn.describe_prepared(b"")
+                fields = [described.fname(i) or b"" for i in range(described.nfields)]
+            except psycopg.Error as exc:
+                raise DataEngineError("postgres", str(exc).strip()) from None
+        return tuple(f.decode(conn.info.encoding, errors="replace") for f in fields)
 
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:

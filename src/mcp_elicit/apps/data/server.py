@@ -12,6 +12,7 @@ data columns under ``details``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import enum
@@ -30,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from mcp_elicit.apps.data.assess import CatalogCache, assess, schema_of
 from mcp_elicit.apps.data.catalog import DataConfig
-from mcp_elicit.apps.data.engine import Engine, TableInfo
+from mcp_elicit.apps.data.engine import Engine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import CATEGORIES, Decision, Estimate, matching_tags
 from mcp_elicit.apps.data.sql import masked_sql
 from mcp_elicit.core.forms import Titles
@@ -316,6 +317,8 @@ class _Guarded:
             # A masked run's error may quote a masked value (a failed cast names the text it read).
             detail = exc.detail if not masked else f"{engine.name}: {MASKED_ERROR}"
             return _result({"status": "failed", "reason": "engine_error", "detail": detail}, error=True)
+        if masked:
+            result = await self._plain_names(sql, result)
         largest = estimate.largest if estimate is not None else None
         rows, cut = _bounded_rows(result.rows)
         return _result(
@@ -333,6 +336,20 @@ class _Guarded:
                 else {"total": estimate.total, "largest": list(largest) if largest else None},
             }
         )
+
+    async def _plain_names(self, sql: str, result: QueryResult) -> QueryResult:
+        """`result` (of the masked rewrite, whose columns qualify named afresh: `_col_0`, folded
+        case) under the names the plain query's columns have, so a masked run and a plain run of
+        one query look the same to the model; the rewrite's own names if the engine cannot say."""
+        try:
+            names = await self.call(self.engine.output_names, sql)
+        except DataEngineError as exc:
+            logger.info("kept the masked run's column names: %s", exc)
+            return result
+        if len(names) != len(result.columns):
+            logger.info("kept the masked run's column names: the plain query has %d", len(names))
+            return result
+        return dataclasses.replace(result, columns=tuple(names))
 
     async def list_tables(self) -> t.CallToolResult:
         tables = await self.tables()
