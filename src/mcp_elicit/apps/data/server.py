@@ -98,6 +98,12 @@ def _rows(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def _whole(n: float) -> int | None:
+    """A row count as the person and the model read it: a whole number (the planners' estimates
+    are floats); None for a limit that is not finite (`inf` in the catalog: no limit)."""
+    return round(n) if math.isfinite(n) else None
+
+
 def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, decision: Decision) -> str:
     """What is at stake, in words: the estimate against the threshold, and each tagged column."""
     parts: list[str] = []
@@ -241,12 +247,14 @@ class _Guarded:
             "estimate": None
             if estimate is None
             else {
-                "total": estimate.total,
+                "total": _whole(estimate.total),
                 "largest_table": largest[0] if largest else None,
-                "largest_rows": largest[1] if largest else None,
+                "largest_rows": _whole(largest[1]) if largest else None,
             },
-            "threshold": self.config.thresholds(self.engine.name, self.engine.default_schema).total,
-            "exceeded": [[e.table, e.rows, e.limit] for e in decision.exceeded] if decision else [],
+            "threshold": _whole(self.config.thresholds(self.engine.name, self.engine.default_schema).total),
+            "exceeded": [[e.table, _whole(e.rows), _whole(e.limit)] for e in decision.exceeded]
+            if decision
+            else [],
             "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
             "masked": list(masked),
         }
@@ -333,7 +341,10 @@ class _Guarded:
                 "masked": list(masked),
                 "estimate": None
                 if estimate is None
-                else {"total": estimate.total, "largest": list(largest) if largest else None},
+                else {
+                    "total": _whole(estimate.total),
+                    "largest": [largest[0], _whole(largest[1])] if largest else None,
+                },
             }
         )
 
@@ -384,7 +395,7 @@ class _Guarded:
         ]
         limit = self.config.thresholds(self.engine.name, self.engine.default_schema)
         threshold = limit.per_table.get(table.qualified, limit.total)
-        return _result({"table": table.qualified, "threshold_rows": threshold, "columns": columns})
+        return _result({"table": table.qualified, "threshold_rows": _whole(threshold), "columns": columns})
 
 
 def build_data_server(
