@@ -291,7 +291,8 @@ class _Guarded:
             form = PiiConfirmation if decision.pii else CostConfirmation
             message = confirmation_message(sql, estimate, thresholds.total, decision)
             try:
-                answer = await ask(ctx, message, form, key=CONFIRM_KEY)
+                # "Don't run it" is the person's no: the trail records it as a decline
+                answer = await ask(ctx, message, form, key=CONFIRM_KEY, declines={"decision": "dont_run"})
             except (ElicitationTimeout, ClientGone, ClientRefused, AnswerError) as exc:
                 # nobody answered in time, the client went away, refused the form, or kept sending
                 # answers that do not fit it: the query does not run, and its record says so
