@@ -94,6 +94,9 @@ async def test_a_form_stopped_by_the_secret_guard_is_recorded_as_such(era: str) 
     assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
         ("cancel", "secret_guard", "secret_in_form")
     ]
+    assert sink.records[0]["mode"] == "none"  # never sent: nobody saw a form
+    assert [f["name"] for f in sink.records[0]["fields"]] == ["password"]
+    assert sink.verify().ok
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -224,6 +224,7 @@ async def gather(
                 step.message(key),
                 reason="secret_in_form",
                 requested_schema=step.schema(key),
+                mode="none",  # stopped before it was sent: nobody saw it
             )
         raise SecretInForm({f: r for fields in step.secret_refused.values() for f, r in fields.items()})
 

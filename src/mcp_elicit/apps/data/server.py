@@ -258,8 +258,10 @@ class _Guarded:
             "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
             "masked": list(masked),
         }
+        # A decision the guard made alone showed nothing to anyone: mode "none", not "form".
+        mode = "form" if decided_by != "policy" else "none"
         await audit_trail.record(
-            ctx, self.settings, action, decided_by, sql, reason=category, details=details
+            ctx, self.settings, action, decided_by, sql, reason=category, details=details, mode=mode
         )
 
     async def refuse(
