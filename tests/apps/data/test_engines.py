@@ -261,3 +261,44 @@ def test_a_function_written_in_the_database_is_refused_before_it_is_planned(
         if target.engine == "postgres":
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f"DROP FUNCTION {target.schema}.email_of(int) CASCADE")
+
+
+def test_a_postgres_materialized_view_is_served_with_the_tags_of_the_columns_it_reads(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    views = {  # each reads personal data without a tag of its own, but the last
+        "mv_contacts": f"SELECT id, email FROM {schema}.customers",  # a comment on the column read
+        "mv_phones": f"SELECT phone AS number FROM {schema}.customers",  # a tag from the TOML catalog
+        "mv_rows": f"SELECT c AS whole FROM {schema}.customers c",  # a whole row
+        "mv_of_mv": f"SELECT id FROM {schema}.mv_contacts WHERE email LIKE 'c%'",  # over another one
+        "mv_segments": f"SELECT segment, count(*) AS n FROM {schema}.customers GROUP BY segment",
+    }
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for name, body in views.items():
+            conn.execute(f"CREATE MATERIALIZED VIEW {schema}.{name} AS {body}")
+    engine = open_engine("postgres", dsn)
+    config = config_from_mapping(CATALOG)
+    try:
+        served = {t.name: t for t in engine.tables()}
+        assert [c.name for c in served["mv_contacts"].columns] == ["id", "email"]
+        assert served["mv_segments"].columns[1].type == "bigint"
+        for name in ("mv_contacts", "mv_phones", "mv_rows", "mv_of_mv"):
+            decision = assess(engine, config, f"SELECT * FROM {name}", can_ask=True).decision
+            assert decision.kind == "ask", name
+            assert decision.pii, name
+        cheap = assess(engine, config, "SELECT * FROM mv_segments", can_ask=True)
+        assert cheap.decision.kind == "run"
+        assert cheap.estimate is not None
+        assert set(cheap.estimate.tables) == {f"{schema}.mv_segments"}
+        assert len(engine.run("SELECT * FROM mv_segments", 10).rows) == 2
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for name in reversed(views):
+                conn.execute(f"DROP MATERIALIZED VIEW {schema}.{name}")

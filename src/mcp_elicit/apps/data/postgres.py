@@ -104,18 +104,29 @@ class PostgresEngine(CatalogEngine):
     dialect = "postgres"
     # Each column's comment, and those of the same column in every table it inherits from: a
     # partition or an inheriting table has comments of its own (none, usually), and reading it
-    # directly reads the parent's personal data.
+    # directly reads the parent's personal data. information_schema leaves materialized views
+    # out, so their columns (those the role may read) come from pg_attribute; like a view's,
+    # their tags are those of the columns they read (_VIEW_READS_SQL follows their rewrite rule).
     columns_sql = (
-        "WITH RECURSIVE anc(rel, ancestor) AS (SELECT inhrelid, inhparent FROM pg_inherits "
-        "UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor) "
+        "WITH RECURSIVE served(nsp) AS (SELECT %s::text), "
+        "anc(rel, ancestor) AS (SELECT inhrelid, inhparent FROM pg_inherits "
+        "UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor), "
+        "cols(table_schema, table_name, column_name, data_type, ordinal_position) AS ("
+        "SELECT table_schema::text, table_name::text, column_name::text, data_type::text, "
+        "ordinal_position::int FROM information_schema.columns, served WHERE table_schema = served.nsp "
+        "UNION ALL SELECT n.nspname::text, m.relname::text, a.attname::text, "
+        "format_type(a.atttypid, a.atttypmod), a.attnum::int "
+        "FROM pg_class m JOIN pg_namespace n ON n.oid = m.relnamespace JOIN served ON n.nspname = served.nsp "
+        "JOIN pg_attribute a ON a.attrelid = m.oid AND a.attnum > 0 AND NOT a.attisdropped "
+        "WHERE m.relkind = 'm' AND has_column_privilege(m.oid, a.attnum, 'SELECT')) "
         "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
-        "concat_ws(' ', col_description(r.oid, c.ordinal_position::int), "
+        "concat_ws(' ', col_description(r.oid, c.ordinal_position), "
         "(SELECT string_agg(col_description(a.attrelid, a.attnum), ' ') FROM anc "
         "JOIN pg_attribute a ON a.attrelid = anc.ancestor AND a.attname = c.column_name "
         "WHERE anc.rel = r.oid)) "
-        "FROM information_schema.columns c JOIN pg_namespace n ON n.nspname = c.table_schema "
+        "FROM cols c JOIN pg_namespace n ON n.nspname = c.table_schema "
         "JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = c.table_name "
-        "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"
+        "ORDER BY c.table_name, c.ordinal_position"
     )
     explain = "EXPLAIN (FORMAT JSON, VERBOSE)"
 
