@@ -302,3 +302,49 @@ def test_a_postgres_materialized_view_is_served_with_the_tags_of_the_columns_it_
         with psycopg.connect(admin, autocommit=True) as conn:
             for name in reversed(views):
                 conn.execute(f"DROP MATERIALIZED VIEW {schema}.{name}")
+
+
+def test_a_postgres_partition_or_child_table_carries_its_parents_catalog_tags(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    """Tags given in the TOML catalog name the parent; a partition, a child table and a view over
+    either carry them as comments already are carried."""
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE TABLE {schema}.prospects (id int, mail text, region text) PARTITION BY LIST (region)"
+        )
+        conn.execute(
+            f"CREATE TABLE {schema}.prospects_eu PARTITION OF {schema}.prospects FOR VALUES IN ('eu') "
+            "PARTITION BY LIST (id)"
+        )
+        conn.execute(
+            f"CREATE TABLE {schema}.prospects_eu_1 PARTITION OF {schema}.prospects_eu FOR VALUES IN (1)"
+        )
+        conn.execute(f"CREATE TABLE {schema}.customers_vip (tier int) INHERITS ({schema}.customers)")
+        conn.execute(f"CREATE VIEW {schema}.eu_mail AS SELECT mail FROM {schema}.prospects_eu_1")
+    engine = open_engine("postgres", dsn)
+    config = config_from_mapping({"tables": {"prospects": {"columns": {"mail": "pii"}}, **CATALOG["tables"]}})
+    try:
+        served = {t.name: t for t in engine.tables()}
+        assert served["prospects_eu_1"].parents == (f"{schema}.prospects_eu", f"{schema}.prospects")
+        for sql in (
+            "SELECT mail FROM prospects_eu",
+            "SELECT mail FROM prospects_eu_1",
+            "SELECT phone FROM customers_vip",  # phone is tagged on customers in CATALOG only
+            "SELECT * FROM eu_mail",
+        ):
+            decision = assess(engine, config, sql, can_ask=True).decision
+            assert decision.kind == "ask", sql
+            assert decision.pii, sql
+        assert assess(engine, config, "SELECT id FROM prospects_eu_1", can_ask=True).decision.kind == "run"
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP VIEW {schema}.eu_mail")
+            conn.execute(f"DROP TABLE {schema}.prospects, {schema}.customers_vip")
