@@ -436,3 +436,23 @@ def ctrl_c_stops(term: pexpect.spawn) -> str:
     assert "Aborted!" not in said
     assert said.count("stopping on SIGINT") == 1
     return said
+
+
+@pytest.mark.parametrize("stop", ["EOF", "SIGTERM"])
+def test_serve_data_closes_its_sqlite_trail_on_the_way_out(
+    tmp_path: Path, piped: Callable[[list[str]], Piped], stop: str
+) -> None:
+    """Closed: the journal merged and SQLite's WAL checkpointed, nothing left beside the file."""
+    trail = tmp_path / "trail" / "audit.sqlite3"
+    server = piped([*command("serve-data", tmp_path), "--audit-db", str(trail)])
+    server.initialize()
+    params = {"name": "query", "arguments": {"sql": "SELECT 1 AS one"}}
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+    assert "ran_unasked" in json.dumps(server.receive(lambda m: m.get("id") == 2))
+    if stop == "SIGTERM":
+        server.proc.send_signal(signal.SIGTERM)
+    else:
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+    assert server.exit_code() == (143 if stop == "SIGTERM" else 0)
+    assert sorted(p.name for p in trail.parent.iterdir()) == ["audit.sqlite3"]

@@ -41,7 +41,7 @@ json_values = st.recursive(
     name=st.text(max_size=12) | st.just("lone \ud800 surrogate") | st.just("100%d %%"),
     person=st.text(max_size=12) | st.just("\udfff"),
     url=st.one_of(st.none(), st.just('https://example.com/a?"server":{"name":1}')),
-    mode=st.sampled_from(["form", "url"]),
+    mode=st.sampled_from(["form", "url", "none"]),
     request_id=st.none() | st.integers() | st.text(max_size=8) | json_values | st.just("%d"),
     has_call=st.booleans(),
     latency=st.floats(),

@@ -12,7 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.errors import SecretInForm
-from mcp_elicit.server import ElicitSettings, ask, install
+from mcp_elicit.server import ElicitSettings, ask, confirm, install
 from mcp_elicit.testing import MemoryAuditSink
 from tests.support import ScriptedCallback, text_of
 
@@ -94,6 +94,9 @@ async def test_a_form_stopped_by_the_secret_guard_is_recorded_as_such(era: str) 
     assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
         ("cancel", "secret_guard", "secret_in_form")
     ]
+    assert sink.records[0]["mode"] == "none"  # never sent: nobody saw a form
+    assert [f["name"] for f in sink.records[0]["fields"]] == ["password"]
+    assert sink.verify().ok
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -139,3 +142,34 @@ async def test_the_sqlite_trail_of_a_session_verifies_and_a_tampered_row_is_foun
     assert report.first_break is not None
     assert report.first_break.index == 0
     reopened.close()
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_choice_that_means_no_is_recorded_as_a_decline_and_the_tool_still_gets_the_answer(
+    era: str,
+) -> None:
+    sink = MemoryAuditSink()
+    server: MCPServer[Any] = MCPServer("audited", version="1.2.3")
+    install(server, ElicitSettings(audit=sink))
+
+    @server.tool()
+    async def pick(ctx: Context) -> str:
+        named = await ask(ctx, "Name?", Name, key="name", declines={"name": "nobody"})
+        sure = await confirm(ctx, "Go ahead?", key="sure")
+        return f"{named.action} {named.data.name if named.data else ''} {sure}"
+
+    answers = [
+        {"action": "accept", "content": {"name": "nobody"}},
+        {"action": "accept", "content": {"confirm": False}},
+        {"action": "accept", "content": {"name": "Ada"}},
+        {"action": "accept", "content": {"confirm": True}},
+    ]
+    async with Client(server, mode=era, elicitation_callback=ScriptedCallback(answers)) as c:
+        assert text_of(await c.call_tool("pick", {})) == "accept nobody False"
+        assert text_of(await c.call_tool("pick", {})) == "accept Ada True"
+    assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
+        ("decline", "person", "declined_in_form"),
+        ("decline", "person", "declined_in_form"),
+        ("accept", "person", ""),
+        ("accept", "person", ""),
+    ]

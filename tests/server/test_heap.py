@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,12 +67,13 @@ def test_serve_data_freezes_the_startup_heap_before_it_serves(
     from mcp_elicit.server import heap
 
     events: list[str] = []
-    monkeypatch.setattr(launch, "open_engine", lambda engine, dsn: None)
+    engine = types.SimpleNamespace(close=lambda: events.append("close engine"))
+    monkeypatch.setattr(launch, "open_engine", lambda engine_name, dsn: engine)
     monkeypatch.setattr(launch, "build_data_server", lambda *args: Recorder(events))
     monkeypatch.setattr(heap, "freeze_startup_heap", lambda: events.append("freeze") or 0)
     record_serving(monkeypatch)
     launch.serve_data(transport="stdio", audit_db="")
-    assert events == ["freeze", "run stdio"]
+    assert events == ["freeze", "run stdio", "close engine"]
 
 
 def test_the_gateway_freezes_the_startup_heap_before_it_serves(

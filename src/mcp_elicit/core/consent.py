@@ -131,7 +131,9 @@ class ConsentEvent:
 
     time: float
     side: Literal["client", "server"]
-    mode: Literal["form", "url"]
+    # "none": nothing was shown to anyone (a decision made without asking: an application's
+    # policy decision, a form the secret guard stopped before it was sent)
+    mode: Literal["form", "url", "none"]
     action: RecordedAction
     decided_by: DecidedBy
     server: ServerIdentity = field(default_factory=ServerIdentity)
@@ -309,7 +311,7 @@ def _halves(
         raise InvalidArgument("record_id", "ConsentEvent.record_id must be set before making a record")
     schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
     verdict = None
-    if event.mode == "form" and schema is not None:
+    if event.mode != "url" and schema is not None:
         verdict = event.form_verdict or classify_schema(schema, None)
     properties = schema.get("properties") if schema is not None else None
     if not isinstance(properties, Mapping):

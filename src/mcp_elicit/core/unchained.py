@@ -96,7 +96,7 @@ def _event_fields(event: ConsentEvent) -> tuple[dict[str, str], ...]:
     """The record's "fields" entries for `event` (`_fields_of`, remembered per form)."""
     schema = event.requested_schema if isinstance(event.requested_schema, Mapping) else None
     verdict = None
-    if event.mode == "form" and schema is not None:
+    if event.mode != "url" and schema is not None:
         verdict = event.form_verdict or classify_schema(schema, None)
     properties = schema.get("properties") if schema is not None else None
     return _fields_of(properties if isinstance(properties, Mapping) else {}, verdict)[1]

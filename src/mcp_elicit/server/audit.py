@@ -77,7 +77,9 @@ async def record(
     details: Mapping[str, Any] | None = None,
 ) -> None:
     """Record what came of one question: its `action`, who decided it and the question's
-    `message`; `requested_schema` for a form (None for a hand-off or a refused query)."""
+    `message`; `requested_schema` for a form (None for a hand-off or a refused query). `mode` is
+    "form" or "url" for a question put to the person, "none" when nothing was shown (a decision
+    made without asking, a form stopped before it was sent)."""
     sink = settings.audit
     if sink is None:
         return
@@ -99,7 +101,7 @@ async def record(
         call=call,
         content=content,
         details=details,
-        form_verdict=_verdict(requested_schema) if mode == "form" else None,
+        form_verdict=_verdict(requested_schema) if mode != "url" else None,
     )
     try:
         await writer_for(sink).append(event)

@@ -72,11 +72,17 @@ class Question:
 
     `allow_secret_fields` overrides the secret guard (F5) for this question; the override is
     logged with the field names and reasons. Prefer URL mode for anything secret.
+
+    `declines` names choices in the form that mean no, as (field, value) pairs (a "Don't run it"
+    option, an unticked confirmation): a submitted form with one of them is recorded as a decline
+    (reason `declined_in_form`), so the consent trail counts what the person chose, not that the
+    form was submitted. The tool still gets the accepted answer with its data.
     """
 
     message: str
     form: Any
     allow_secret_fields: bool = False
+    declines: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +113,7 @@ class _Step:
     secret_overridden: dict[str, dict[str, tuple[str, ...]]]
     needs: tuple[str, ...]
     digest: str
+    declines: dict[str, tuple[tuple[str, Any], ...]] = dataclasses.field(default_factory=dict)
 
     def settle(self, key: str, response: Any) -> tuple[Any, Any]:
         """A fresh response as (what the tool gets, what the state records). A form answer is
@@ -147,8 +154,11 @@ def _build_step(revision: str, items: tuple[tuple[str, Question | RawRequest], .
     forms: dict[str, Form] = {}
     refused: dict[str, dict[str, tuple[str, ...]]] = {}
     overridden: dict[str, dict[str, tuple[str, ...]]] = {}
+    declines: dict[str, tuple[tuple[str, Any], ...]] = {}
     for key, item in items:
         if isinstance(item, Question):
+            if item.declines:
+                declines[key] = item.declines
             if len(item.message) > MAX_MESSAGE_CHARS:
                 raise FormDefinitionError("", "message", f"longer than {MAX_MESSAGE_CHARS} characters")
             form = form_of(item.form)
@@ -163,7 +173,8 @@ def _build_step(revision: str, items: tuple[tuple[str, Question | RawRequest], .
         else:
             requests[key] = {"method": item.method, "params": dict(item.params or {})}
     needs = tuple(dict.fromkeys(_CAPABILITY_OF[r["method"]] for r in requests.values()))
-    return _Step(requests, forms, refused, overridden, needs, rounds.question_digest(requests))
+    digest = rounds.question_digest(requests)
+    return _Step(requests, forms, refused, overridden, needs, digest, declines)
 
 
 # Steps built so far, per revision and (key, question) pairs; bounded, least recently used out.
@@ -213,6 +224,7 @@ async def gather(
                 step.message(key),
                 reason="secret_in_form",
                 requested_schema=step.schema(key),
+                mode="none",  # stopped before it was sent: nobody saw it
             )
         raise SecretInForm({f: r for fields in step.secret_refused.values() for f, r in fields.items()})
 
@@ -230,12 +242,17 @@ async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any,
         return  # sampling and roots requests are not elicitations
     reason = "secret_guard_overridden" if key in step.secret_overridden else ""
     content = answer.data if isinstance(answer, Answer) and answer.accepted else None
+    action = answer.action
+    if content is not None and key in step.declines:
+        chosen = _plain(content) or {}
+        if any(field in chosen and chosen[field] == value for field, value in step.declines[key]):
+            action, reason = "decline", reason or "declined_in_form"
     if getattr(era.settings.audit, "level", None) != "request_response":
         content = None  # only that level stores answer values: no copy of them for the others
     await audit.record(
         ctx,
         era.settings,
-        answer.action,
+        action,
         "person",
         step.message(key),
         reason=reason,
@@ -267,6 +284,7 @@ async def ask(
     *,
     key: str | None = None,
     timeout: float | None = None,
+    declines: Mapping[str, Any] | None = None,
 ) -> Answer[T]: ...
 @overload
 async def ask(
@@ -277,6 +295,7 @@ async def ask(
     key: str | None = None,
     timeout: float | None = None,
     allow_secret_fields: bool = False,
+    declines: Mapping[str, Any] | None = None,
 ) -> Answer[Any]: ...
 async def ask(
     ctx: Any,
@@ -286,9 +305,13 @@ async def ask(
     key: str | None = None,
     timeout: float | None = None,
     allow_secret_fields: bool = False,
+    declines: Mapping[str, Any] | None = None,
 ) -> Answer[Any]:
     """Ask the person behind the client to fill `form` (a pydantic model, dataclass, TypedDict
     or Form) and return what they did.
+
+    `declines` maps a field to the choice in it that means no (`{"decision": "dont_run"}`): a
+    form submitted with it is recorded as a decline (see `Question`).
 
     Raises CapabilityError (2025-11-25) or answers -32021 (2026-07-28) when the client did not
     declare form elicitation; ElicitationTimeout when a pushed question is not answered within
@@ -296,7 +319,8 @@ async def ask(
     invalid answers; SecretInForm, before anything is sent, when a field asks for a secret (F5).
     """
     name = question_key(key)
-    answers = await gather(ctx, {name: Question(message, form, allow_secret_fields)}, timeout=timeout)
+    no = tuple((declines or {}).items())
+    answers = await gather(ctx, {name: Question(message, form, allow_secret_fields, no)}, timeout=timeout)
     answer: Answer[Any] = answers[name]
     return answer
 
@@ -330,8 +354,9 @@ async def confirm(
 ) -> bool:
     """Ask a yes/no question for a destructive action; True only when the person accepted and ticked it.
 
-    The form always has one boolean field (default False), never an empty schema.
+    The form always has one boolean field (default False), never an empty schema. Submitted
+    unticked, it is recorded as a decline (`declined_in_form`).
     """
     form = Form((Field(_CONFIRM_FIELD, "boolean", required=True, title=label, default=False),))
-    answer = await ask(ctx, message, form, key=key, timeout=timeout)
+    answer = await ask(ctx, message, form, key=key, timeout=timeout, declines={_CONFIRM_FIELD: False})
     return answer.accepted and isinstance(answer.data, dict) and answer.data.get(_CONFIRM_FIELD) is True

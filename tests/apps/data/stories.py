@@ -190,6 +190,9 @@ class CountingEngine:
         self.ran.append(sql)
         return self.inner.run(sql, max_rows)
 
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        return self.inner.output_names(sql)
+
     def close(self) -> None:
         self.inner.close()
 

@@ -28,7 +28,7 @@ ERAS = ["legacy", "2026-07-28"]
 # The person's four answers, in the order `data_server_trail` asks.
 ANSWERS = [
     {"action": "accept", "content": {"decision": "run"}},
-    {"action": "accept", "content": {"decision": "dont_run"}},  # a submitted form: the protocol's accept
+    {"action": "accept", "content": {"decision": "dont_run"}},  # submitted, choosing not to run it
     {"action": "decline"},
     {"action": "cancel"},
 ]
@@ -69,16 +69,17 @@ async def test_each_question_put_to_the_person_is_counted_once(sample_db: Path, 
     decisions = query_records(sink.records)
     assert [(r["reason"], r["action"], r["decided_by"]) for r in decisions] == DECISIONS
     kit = [r for r in sink.records if "details" not in r]
-    assert [r["action"] for r in kit] == ["accept", "accept", "decline", "cancel"]  # the kit's, one each
+    assert [r["action"] for r in kit] == ["accept", "decline", "decline", "cancel"]  # the kit's, one each
+    assert [r["reason"] for r in kit[:3]] == ["", "declined_in_form", ""]  # "Don't run it" says how
 
     chart = chart_of(sink.records)
     assert chart is not None
     (server,) = chart.servers
     assert server.server == "mcp-elicit-data"
-    assert dict(server.totals) == {"accept": 2, "decline": 1, "cancel": 1}
+    assert dict(server.totals) == {"accept": 1, "decline": 2, "cancel": 1}
     assert sum(b.count for b in server.bars) == len(ANSWERS)
     assert [counted_answer(r) for r in decisions] == [None] * len(DECISIONS)
-    assert [counted_answer(r) for r in kit] == ["accept", "accept", "decline", "cancel"]
+    assert [counted_answer(r) for r in kit] == ["accept", "decline", "decline", "cancel"]
 
 
 async def test_queries_decided_without_asking_are_not_counted_as_answers(sample_db: Path) -> None:
@@ -113,5 +114,5 @@ async def test_the_page_counts_answers_and_still_lists_every_record(sample_db: P
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test") as client:
         html = (await client.get("/")).text
     assert len(re.findall(r'<tr id="rec-', html)) == len(sink.records) == 12
-    assert "mcp-elicit-data</strong>: 2 accepted, 1 declined, 1 cancelled" in html
+    assert "mcp-elicit-data</strong>: 1 accepted, 2 declined, 1 cancelled" in html
     assert 'id="chart-counts"' in html  # the line saying what the chart counts

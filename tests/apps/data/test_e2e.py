@@ -448,3 +448,44 @@ async def test_a_client_that_answers_with_an_error_or_answers_that_never_fit_get
     [record] = query_records(sink.records)
     assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "error", "not_answered")
     assert engine.ran == []
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT upper(name), Email, id + 1, 1 AS Tally FROM customers ORDER BY id LIMIT 2",
+        "SELECT email, count(*) FROM customers GROUP BY 1 UNION ALL SELECT name, 1 FROM customers LIMIT 2",
+        "SELECT * FROM customers ORDER BY id LIMIT 2",
+    ],
+)
+async def test_a_masked_run_keeps_the_column_names_of_a_plain_run(target: Target, sql: str) -> None:
+    async with memory_session(target, "legacy") as s:
+        s.answer({"action": "accept", "content": {"decision": "run"}})
+        plain = payload(await s.call(sql))
+        s.answer({"action": "accept", "content": {"decision": "run_masked"}})
+        masked = payload(await s.call(sql))
+    assert (plain["status"], masked["status"]) == ("ran", "ran"), masked
+    assert masked["masked"]
+    assert masked["columns"] == plain["columns"]
+    assert "@" not in json.dumps(masked["rows"])
+
+
+async def test_row_estimates_and_thresholds_are_whole_numbers_for_the_model_and_the_trail(
+    sample_db: Path,
+) -> None:
+    target = Target("duckdb", str(sample_db), "main", DataConfig(), "")
+    async with memory_session(target, "legacy") as s:
+        s.answer({"action": "accept", "content": {"decision": "run"}})
+        ran = await s.call(stories.EXPENSIVE)
+        record = s.last_record()
+    server = build_data_server(open_engine("duckdb", str(sample_db)), DataConfig())
+    async with Client(server, mode="legacy") as c:
+        described = await c.call_tool("describe_table", {"table": "events"})
+    text = json.loads("".join(getattr(c, "text", "") for c in ran.content))
+    assert isinstance(text["estimate"]["total"], int)
+    assert isinstance(text["estimate"]["largest"][1], int)
+    assert isinstance(payload(described)["threshold_rows"], int)
+    details = record["details"]
+    assert all(isinstance(n, int) for n in (details["threshold"], details["estimate"]["total"]))
+    assert all(isinstance(n, int) for n in details["exceeded"][0][1:])
+    assert ".0" not in json.dumps([text["estimate"], details["estimate"], details["exceeded"]])

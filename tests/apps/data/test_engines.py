@@ -261,3 +261,90 @@ def test_a_function_written_in_the_database_is_refused_before_it_is_planned(
         if target.engine == "postgres":
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f"DROP FUNCTION {target.schema}.email_of(int) CASCADE")
+
+
+def test_a_postgres_materialized_view_is_served_with_the_tags_of_the_columns_it_reads(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    views = {  # each reads personal data without a tag of its own, but the last
+        "mv_contacts": f"SELECT id, email FROM {schema}.customers",  # a comment on the column read
+        "mv_phones": f"SELECT phone AS number FROM {schema}.customers",  # a tag from the TOML catalog
+        "mv_rows": f"SELECT c AS whole FROM {schema}.customers c",  # a whole row
+        "mv_of_mv": f"SELECT id FROM {schema}.mv_contacts WHERE email LIKE 'c%'",  # over another one
+        "mv_segments": f"SELECT segment, count(*) AS n FROM {schema}.customers GROUP BY segment",
+    }
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for name, body in views.items():
+            conn.execute(f"CREATE MATERIALIZED VIEW {schema}.{name} AS {body}")
+    engine = open_engine("postgres", dsn)
+    config = config_from_mapping(CATALOG)
+    try:
+        served = {t.name: t for t in engine.tables()}
+        assert [c.name for c in served["mv_contacts"].columns] == ["id", "email"]
+        assert served["mv_segments"].columns[1].type == "bigint"
+        for name in ("mv_contacts", "mv_phones", "mv_rows", "mv_of_mv"):
+            decision = assess(engine, config, f"SELECT * FROM {name}", can_ask=True).decision
+            assert decision.kind == "ask", name
+            assert decision.pii, name
+        cheap = assess(engine, config, "SELECT * FROM mv_segments", can_ask=True)
+        assert cheap.decision.kind == "run"
+        assert cheap.estimate is not None
+        assert set(cheap.estimate.tables) == {f"{schema}.mv_segments"}
+        assert len(engine.run("SELECT * FROM mv_segments", 10).rows) == 2
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for name in reversed(views):
+                conn.execute(f"DROP MATERIALIZED VIEW {schema}.{name}")
+
+
+def test_a_postgres_partition_or_child_table_carries_its_parents_catalog_tags(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    """Tags given in the TOML catalog name the parent; a partition, a child table and a view over
+    either carry them as comments already are carried."""
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE TABLE {schema}.prospects (id int, mail text, region text) PARTITION BY LIST (region)"
+        )
+        conn.execute(
+            f"CREATE TABLE {schema}.prospects_eu PARTITION OF {schema}.prospects FOR VALUES IN ('eu') "
+            "PARTITION BY LIST (id)"
+        )
+        conn.execute(
+            f"CREATE TABLE {schema}.prospects_eu_1 PARTITION OF {schema}.prospects_eu FOR VALUES IN (1)"
+        )
+        conn.execute(f"CREATE TABLE {schema}.customers_vip (tier int) INHERITS ({schema}.customers)")
+        conn.execute(f"CREATE VIEW {schema}.eu_mail AS SELECT mail FROM {schema}.prospects_eu_1")
+    engine = open_engine("postgres", dsn)
+    config = config_from_mapping({"tables": {"prospects": {"columns": {"mail": "pii"}}, **CATALOG["tables"]}})
+    try:
+        served = {t.name: t for t in engine.tables()}
+        assert served["prospects_eu_1"].parents == (f"{schema}.prospects_eu", f"{schema}.prospects")
+        for sql in (
+            "SELECT mail FROM prospects_eu",
+            "SELECT mail FROM prospects_eu_1",
+            "SELECT phone FROM customers_vip",  # phone is tagged on customers in CATALOG only
+            "SELECT * FROM eu_mail",
+        ):
+            decision = assess(engine, config, sql, can_ask=True).decision
+            assert decision.kind == "ask", sql
+            assert decision.pii, sql
+        assert assess(engine, config, "SELECT id FROM prospects_eu_1", can_ask=True).decision.kind == "run"
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP VIEW {schema}.eu_mail")
+            conn.execute(f"DROP TABLE {schema}.prospects, {schema}.customers_vip")

@@ -10,7 +10,7 @@ from mcp.client import Client
 from mcp_elicit.apps.data import build_data_server, open_engine
 from mcp_elicit.server import ElicitSettings
 from mcp_elicit.testing import MemoryAuditSink
-from tests.apps.data.stories import PII, query_records
+from tests.apps.data.stories import CHEAP, PII, WRITES, query_records
 from tests.support import ScriptedCallback
 
 pytestmark = pytest.mark.anyio
@@ -38,3 +38,23 @@ def test_records_of_other_kinds_keep_their_exact_shape() -> None:
 
     event = ConsentEvent(time=0.0, side="server", mode="form", action="accept", decided_by="person")
     assert "details" not in (make_record(event, "metadata", "0" * 64, record_id="x") or {})
+
+
+async def test_a_decision_made_without_asking_is_recorded_as_showing_no_form(sample_db: object) -> None:
+    sink = MemoryAuditSink()
+    server = build_data_server(open_engine("duckdb", str(sample_db)), settings=ElicitSettings(audit=sink))
+    cb = ScriptedCallback([{"action": "accept", "content": {"decision": "run"}}])
+    async with Client(server, mode="legacy", elicitation_callback=cb) as c:
+        for sql in (CHEAP, WRITES[0], PII):
+            await c.call_tool("query", {"sql": sql})
+    async with Client(server, mode="legacy") as c:  # no form elicitation: refused without asking
+        await c.call_tool("query", {"sql": PII})
+    decided = [(r["reason"], r["mode"]) for r in query_records(sink.records)]
+    assert decided == [
+        ("ran_unasked", "none"),
+        ("not_read_only", "none"),
+        ("user_accepted", "form"),
+        ("cannot_ask", "none"),
+    ]
+    assert [r["mode"] for r in sink.records if "details" not in r] == ["form"]  # the kit's, shown
+    assert sink.verify().ok

@@ -166,12 +166,12 @@ def test_the_page_counts_each_question_the_data_server_put_to_the_person_once(
             assert page.locator("table.records tbody tr").count() == 12  # every record is listed
             chart = page.locator("figure.server-chart")
             assert chart.count() == 1
-            assert "mcp-elicit-data: 2 accepted, 1 declined, 1 cancelled" in chart.inner_text()
+            assert "mcp-elicit-data: 1 accepted, 2 declined, 1 cancelled" in chart.inner_text()
             drawn: collections.Counter[str] = collections.Counter()
             for title in chart.locator("rect.bar title").all_text_contents():  # "<when>: <n> <action>"
                 n, action = title.rsplit(": ", 1)[1].split(" ")
                 drawn[action] += int(n)
-            assert drawn == {"accept": 2, "decline": 1, "cancel": 1}
+            assert drawn == {"accept": 1, "decline": 2, "cancel": 1}
             assert page.locator("#chart-counts").is_visible()
             page.get_by_label("Decided by").select_option("policy")
             page.get_by_role("button", name="Apply").click()

@@ -69,9 +69,13 @@ class DataConfig:
         return Thresholds(self.engine_thresholds.get(engine, DEFAULT_THRESHOLD_ROWS), per_table)
 
     def tags(self, table: TableInfo, column: str, comment: str, default_schema: str) -> tuple[str, ...]:
-        """Every tag text known for a column: the catalog's, then its comment; a view's column adds
-        those of every column the view reads (`TableInfo.reads`)."""
+        """Every tag text known for a column: the catalog's, then its comment; a partition's or an
+        inheriting table's column adds the catalog's tags of that column in the tables above it
+        (`TableInfo.parents`), a view's column those of every column the view reads
+        (`TableInfo.reads`)."""
         texts = self._own_tags(table.qualified, column, comment, default_schema)
+        for parent in table.parents:
+            texts += self._own_tags(parent, column, "", default_schema)
         for base, base_column, base_comment in table.reads:
             texts += self._own_tags(base, base_column, base_comment, default_schema)
         return texts

@@ -93,6 +93,10 @@ class DuckDBEngine:
                 raise DataEngineError("duckdb", str(exc)) from None
         return QueryResult.cut(names, rows, max_rows)
 
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        """From ``DESCRIBE``, which binds the query without running it."""
+        return tuple(str(r[0]) for r in self._fetch(f"DESCRIBE {sql}"))
+
     def _fetch(self, sql: str) -> list[Any]:
         with self._lock:
             try:

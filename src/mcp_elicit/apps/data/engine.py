@@ -42,6 +42,9 @@ class TableInfo:
     # A view's lineage: (qualified table, column, comment) of every column it reads, through other
     # views too. Each of its own columns carries their tags, as no engine says which feeds which.
     reads: tuple[tuple[str, str, str], ...] = ()
+    # The tables it inherits from, qualified (a partition's parents, nearest first): each of its
+    # columns carries the catalog's tags of the same column there (comments come with `comment`).
+    parents: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -77,6 +80,11 @@ class Engine(Protocol):
         ...
 
     def run(self, sql: str, max_rows: int) -> QueryResult: ...
+
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        """The names of the columns `sql` returns, as the engine gives them, from describing it
+        without running it: a masked run returns them under the plain run's names."""
+        ...
 
     def close(self) -> None: ...
 

@@ -84,13 +84,25 @@ def serve_data(
         target = Path(audit_db or default_audit_path())
         target.parent.mkdir(parents=True, exist_ok=True)
         sink = SqliteAuditSink(target, level=audit_level)  # type: ignore[arg-type]
-    server = build_data_server(open_engine(engine, dsn), config, ElicitSettings(audit=sink))
-    freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-    if transport == "stdio":
-        run_until_signalled(functools.partial(sdk.serve_stdio, server))
-        return
-    if sock is None:  # bound here as the command binds it first (cli/listen.py)
-        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-    where = f"[{host}]" if ":" in host else host
-    print(f"mcp-elicit data server: http://{where}:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
-    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
+    try:
+        opened = open_engine(engine, dsn)
+        try:
+            server = build_data_server(opened, config, ElicitSettings(audit=sink))
+            freeze_startup_heap()  # a long-running server: full collections skip what start-up made
+            if transport == "stdio":
+                run_until_signalled(functools.partial(sdk.serve_stdio, server))
+                return
+            if sock is None:  # bound here as the command binds it first (cli/listen.py)
+                family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                sock = socket.create_server((host, port), family=family)
+            where = f"[{host}]" if ":" in host else host
+            url = f"http://{where}:{sock.getsockname()[1]}/mcp"
+            print(f"mcp-elicit data server: {url}", file=sys.stderr, flush=True)
+            run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
+        finally:
+            opened.close()
+    finally:
+        # on every way out (end of input, a signal's SystemExit, an error): the trail's journal
+        # merged and SQLite's WAL checkpointed now, not left for whoever opens it next
+        if sink is not None:
+            sink.close()

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 import psycopg
+from psycopg import pq
 
 from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import Estimate
@@ -24,9 +25,14 @@ _CONNECT_TIMEOUT_SECONDS: Final = 10
 
 # Every column each view (or materialized view) of a schema reads, from the dependencies PostgreSQL
 # records for its rewrite rule, through views of views; a whole-row reference depends on the table
-# as a whole (column 0), so it reads every column. pg_depend is readable by any role.
+# as a whole (column 0), so it reads every column. A column of a partition or an inheriting table
+# reads as that column of every table above it too (their comments and catalog tags apply).
+# pg_depend is readable by any role.
 _VIEW_READS_SQL: Final = """
-WITH RECURSIVE deps(view_oid, ref_oid, ref_att) AS (
+WITH RECURSIVE anc(rel, ancestor) AS (
+  SELECT inhrelid, inhparent FROM pg_inherits
+  UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor
+), deps(view_oid, ref_oid, ref_att) AS (
   SELECT v.oid, d.refobjid, d.refobjsubid
   FROM pg_class v JOIN pg_rewrite r ON r.ev_class = v.oid
   JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
@@ -40,10 +46,25 @@ WITH RECURSIVE deps(view_oid, ref_oid, ref_att) AS (
 )
 SELECT DISTINCT v.relname, bn.nspname, b.relname, a.attname, coalesce(col_description(b.oid, a.attnum), '')
 FROM deps JOIN pg_class v ON v.oid = deps.view_oid
-JOIN pg_class b ON b.oid = deps.ref_oid JOIN pg_namespace bn ON bn.oid = b.relnamespace
-JOIN pg_attribute a ON a.attrelid = b.oid AND a.attnum > 0 AND NOT a.attisdropped
- AND (deps.ref_att = 0 OR a.attnum = deps.ref_att)
+JOIN (SELECT ref_oid AS rel, ref_oid AS source FROM deps UNION SELECT rel, ancestor FROM anc) up
+ ON up.rel = deps.ref_oid
+JOIN pg_attribute r ON r.attrelid = deps.ref_oid AND r.attnum > 0 AND NOT r.attisdropped
+ AND (deps.ref_att = 0 OR r.attnum = deps.ref_att)
+JOIN pg_class b ON b.oid = up.source JOIN pg_namespace bn ON bn.oid = b.relnamespace
+JOIN pg_attribute a ON a.attrelid = b.oid AND a.attname = r.attname AND NOT a.attisdropped
 ORDER BY 1, 2, 3, 4
+"""
+# The tables each table of a schema inherits from (a partition's parents), nearest first.
+_PARENTS_SQL: Final = """
+WITH RECURSIVE anc(rel, ancestor, depth) AS (
+  SELECT inhrelid, inhparent, 1 FROM pg_inherits
+  UNION SELECT anc.rel, i.inhparent, anc.depth + 1 FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor
+)
+SELECT c.relname, pn.nspname, p.relname FROM anc
+JOIN pg_class c ON c.oid = anc.rel JOIN pg_class p ON p.oid = anc.ancestor
+JOIN pg_namespace pn ON pn.oid = p.relnamespace
+WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = %s)
+ORDER BY 1, anc.depth, 2, 3
 """
 
 # A function written in the database (outside the system schemas, not an extension's): its body
@@ -103,18 +124,29 @@ class PostgresEngine(CatalogEngine):
     dialect = "postgres"
     # Each column's comment, and those of the same column in every table it inherits from: a
     # partition or an inheriting table has comments of its own (none, usually), and reading it
-    # directly reads the parent's personal data.
+    # directly reads the parent's personal data. information_schema leaves materialized views
+    # out, so their columns (those the role may read) come from pg_attribute; like a view's,
+    # their tags are those of the columns they read (_VIEW_READS_SQL follows their rewrite rule).
     columns_sql = (
-        "WITH RECURSIVE anc(rel, ancestor) AS (SELECT inhrelid, inhparent FROM pg_inherits "
-        "UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor) "
+        "WITH RECURSIVE served(nsp) AS (SELECT %s::text), "
+        "anc(rel, ancestor) AS (SELECT inhrelid, inhparent FROM pg_inherits "
+        "UNION SELECT anc.rel, i.inhparent FROM anc JOIN pg_inherits i ON i.inhrelid = anc.ancestor), "
+        "cols(table_schema, table_name, column_name, data_type, ordinal_position) AS ("
+        "SELECT table_schema::text, table_name::text, column_name::text, data_type::text, "
+        "ordinal_position::int FROM information_schema.columns, served WHERE table_schema = served.nsp "
+        "UNION ALL SELECT n.nspname::text, m.relname::text, a.attname::text, "
+        "format_type(a.atttypid, a.atttypmod), a.attnum::int "
+        "FROM pg_class m JOIN pg_namespace n ON n.oid = m.relnamespace JOIN served ON n.nspname = served.nsp "
+        "JOIN pg_attribute a ON a.attrelid = m.oid AND a.attnum > 0 AND NOT a.attisdropped "
+        "WHERE m.relkind = 'm' AND has_column_privilege(m.oid, a.attnum, 'SELECT')) "
         "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
-        "concat_ws(' ', col_description(r.oid, c.ordinal_position::int), "
+        "concat_ws(' ', col_description(r.oid, c.ordinal_position), "
         "(SELECT string_agg(col_description(a.attrelid, a.attnum), ' ') FROM anc "
         "JOIN pg_attribute a ON a.attrelid = anc.ancestor AND a.attname = c.column_name "
         "WHERE anc.rel = r.oid)) "
-        "FROM information_schema.columns c JOIN pg_namespace n ON n.nspname = c.table_schema "
+        "FROM cols c JOIN pg_namespace n ON n.nspname = c.table_schema "
         "JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = c.table_name "
-        "WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"
+        "ORDER BY c.table_name, c.ordinal_position"
     )
     explain = "EXPLAIN (FORMAT JSON, VERBOSE)"
 
@@ -152,8 +184,13 @@ class PostgresEngine(CatalogEngine):
         for view, schema, table, column, comment in self._fetch(_VIEW_READS_SQL, (self.default_schema,)):
             reads.setdefault(view, []).append((f"{schema}.{table}", column, comment))
         opaque = {str(r[0]) for r in self._fetch(_OPAQUE_VIEWS_SQL, (self.default_schema,))}
+        parents: dict[str, list[str]] = {}
+        for table, schema, parent in self._fetch(_PARENTS_SQL, (self.default_schema,)):
+            above = parents.setdefault(table, [])
+            if f"{schema}.{parent}" not in above:  # reached twice through multiple inheritance
+                above.append(f"{schema}.{parent}")
         return tuple(
-            replace(t, reads=tuple(reads[t.name])) if t.name in reads else t
+            replace(t, reads=tuple(reads.get(t.name, ())), parents=tuple(parents.get(t.name, ())))
             for t in super().tables()
             if t.name not in opaque
         )
@@ -179,6 +216,20 @@ class PostgresEngine(CatalogEngine):
             except psycopg.Error as exc:
                 raise DataEngineError("postgres", str(exc).strip()) from None
         return QueryResult.cut(names, rows, max_rows)
+
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        """From the server's description of the statement, prepared (unnamed) and never run."""
+        with self._lock:
+            try:
+                conn = self._live()
+                prepared = conn.pgconn.prepare(b"", sql.encode(conn.info.encoding))
+                if prepared.status != pq.ExecStatus.COMMAND_OK:
+                    raise psycopg.Error((prepared.error_message or b"").decode(errors="replace"))
+                described = conn.pgconn.describe_prepared(b"")
+                fields = [described.fname(i) or b"" for i in range(described.nfields)]
+            except psycopg.Error as exc:
+                raise DataEngineError("postgres", str(exc).strip()) from None
+        return tuple(f.decode(conn.info.encoding, errors="replace") for f in fields)
 
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:

@@ -12,6 +12,7 @@ data columns under ``details``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import enum
@@ -30,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from mcp_elicit.apps.data.assess import CatalogCache, assess, schema_of
 from mcp_elicit.apps.data.catalog import DataConfig
-from mcp_elicit.apps.data.engine import Engine, TableInfo
+from mcp_elicit.apps.data.engine import Engine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import CATEGORIES, Decision, Estimate, matching_tags
 from mcp_elicit.apps.data.sql import masked_sql
 from mcp_elicit.core.forms import Titles
@@ -95,6 +96,12 @@ class CostConfirmation(BaseModel):
 
 def _rows(n: float) -> str:
     return f"{n:,.0f}"
+
+
+def _whole(n: float) -> int | None:
+    """A row count as the person and the model read it: a whole number (the planners' estimates
+    are floats); None for a limit that is not finite (`inf` in the catalog: no limit)."""
+    return round(n) if math.isfinite(n) else None
 
 
 def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, decision: Decision) -> str:
@@ -240,17 +247,21 @@ class _Guarded:
             "estimate": None
             if estimate is None
             else {
-                "total": estimate.total,
+                "total": _whole(estimate.total),
                 "largest_table": largest[0] if largest else None,
-                "largest_rows": largest[1] if largest else None,
+                "largest_rows": _whole(largest[1]) if largest else None,
             },
-            "threshold": self.config.thresholds(self.engine.name, self.engine.default_schema).total,
-            "exceeded": [[e.table, e.rows, e.limit] for e in decision.exceeded] if decision else [],
+            "threshold": _whole(self.config.thresholds(self.engine.name, self.engine.default_schema).total),
+            "exceeded": [[e.table, _whole(e.rows), _whole(e.limit)] for e in decision.exceeded]
+            if decision
+            else [],
             "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
             "masked": list(masked),
         }
+        # A decision the guard made alone showed nothing to anyone: mode "none", not "form".
+        mode = "form" if decided_by != "policy" else "none"
         await audit_trail.record(
-            ctx, self.settings, action, decided_by, sql, reason=category, details=details
+            ctx, self.settings, action, decided_by, sql, reason=category, details=details, mode=mode
         )
 
     async def refuse(
@@ -282,7 +293,8 @@ class _Guarded:
             form = PiiConfirmation if decision.pii else CostConfirmation
             message = confirmation_message(sql, estimate, thresholds.total, decision)
             try:
-                answer = await ask(ctx, message, form, key=CONFIRM_KEY)
+                # "Don't run it" is the person's no: the trail records it as a decline
+                answer = await ask(ctx, message, form, key=CONFIRM_KEY, declines={"decision": "dont_run"})
             except (ElicitationTimeout, ClientGone, ClientRefused, AnswerError) as exc:
                 # nobody answered in time, the client went away, refused the form, or kept sending
                 # answers that do not fit it: the query does not run, and its record says so
@@ -316,6 +328,8 @@ class _Guarded:
             # A masked run's error may quote a masked value (a failed cast names the text it read).
             detail = exc.detail if not masked else f"{engine.name}: {MASKED_ERROR}"
             return _result({"status": "failed", "reason": "engine_error", "detail": detail}, error=True)
+        if masked:
+            result = await self._plain_names(sql, result)
         largest = estimate.largest if estimate is not None else None
         rows, cut = _bounded_rows(result.rows)
         return _result(
@@ -330,9 +344,26 @@ class _Guarded:
                 "masked": list(masked),
                 "estimate": None
                 if estimate is None
-                else {"total": estimate.total, "largest": list(largest) if largest else None},
+                else {
+                    "total": _whole(estimate.total),
+                    "largest": [largest[0], _whole(largest[1])] if largest else None,
+                },
             }
         )
+
+    async def _plain_names(self, sql: str, result: QueryResult) -> QueryResult:
+        """`result` (of the masked rewrite, whose columns qualify named afresh: `_col_0`, folded
+        case) under the names the plain query's columns have, so a masked run and a plain run of
+        one query look the same to the model; the rewrite's own names if the engine cannot say."""
+        try:
+            names = await self.call(self.engine.output_names, sql)
+        except DataEngineError as exc:
+            logger.info("kept the masked run's column names: %s", exc)
+            return result
+        if len(names) != len(result.columns):
+            logger.info("kept the masked run's column names: the plain query has %d", len(names))
+            return result
+        return dataclasses.replace(result, columns=tuple(names))
 
     async def list_tables(self) -> t.CallToolResult:
         tables = await self.tables()
@@ -367,7 +398,7 @@ class _Guarded:
         ]
         limit = self.config.thresholds(self.engine.name, self.engine.default_schema)
         threshold = limit.per_table.get(table.qualified, limit.total)
-        return _result({"table": table.qualified, "threshold_rows": threshold, "columns": columns})
+        return _result({"table": table.qualified, "threshold_rows": _whole(threshold), "columns": columns})
 
 
 def build_data_server(

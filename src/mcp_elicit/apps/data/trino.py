@@ -128,6 +128,11 @@ class TrinoEngine(CatalogEngine):
                 raise DataEngineError("trino", str(exc)) from None
         return QueryResult.cut(names, rows, max_rows)
 
+    def output_names(self, sql: str) -> tuple[str, ...]:
+        """By asking for none of its rows: the planner names the columns, nothing is read."""
+        wrapped = f"SELECT * FROM ({sql}) AS described LIMIT 0"  # noqa: S608 - a checked read
+        return self.run(wrapped, 0).columns
+
     def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
         with self._lock:
             try:

@@ -133,10 +133,9 @@ def counted_answer(record: Mapping[str, Any]) -> str | None:
       records each question and its answer itself, so the application's record is a second
       record of the same question.
 
-    Per record, so filters and time bounds cannot split a pair. `accept` is the protocol's: the
-    form was submitted, whatever was chosen in it (the data server's "Don't run it" counts as an
-    accept; its own record, in the list, says `user_declined`): a metadata-level record does not
-    carry the choice.
+    Per record, so filters and time bounds cannot split a pair. A form submitted with a choice
+    its server declared as a no (the data server's "Don't run it") is recorded by the kit as a
+    decline (reason `declined_in_form`), so it counts as one.
     """
     action = record.get("action")
     if action not in ACTIONS or record.get("decided_by") not in ANSWERED_BY or "details" in record:
