@@ -23,11 +23,15 @@ def parse_time(value: str | None, option: str = "since") -> str | None:
     if value is None:
         return None
     age = _AGE.fullmatch(value.strip())
-    if age:
-        return format_time(time.time() - float(age.group(1)) * _UNIT_SECONDS[age.group(2)])
     try:
+        if age:
+            return format_time(time.time() - float(age.group(1)) * _UNIT_SECONDS[age.group(2)])
         return time_bound(value)
+    except OverflowError as exc:  # an age or a zone that takes the time out of the calendar
+        raise InvalidArgument(option, f"{value!r} is outside the dates a trail can hold") from exc
     except ValueError as exc:
+        if age:
+            raise InvalidArgument(option, f"{value!r} is outside the dates a trail can hold") from exc
         raise InvalidArgument(option, f"{value!r} is neither an ISO date/time nor an age like 7d") from exc
 
 
