@@ -18,3 +18,17 @@ def test_call_refuses_scripted_answers_together_with_the_browser_ui(tmp_path: Pa
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "--answers" in result.output
+
+
+def test_the_report_lists_questions_not_the_automatic_rechecks_of_a_consented_page() -> None:
+    from mcp_elicit.cli.call import questions_of
+    from mcp_elicit.client import Elicitation, Outcome, Reply
+    from mcp_elicit.client.ui_protocol import Requester
+    from mcp_elicit.client.url_flow import URL_RECHECK_REASON
+
+    params = {"mode": "url", "url": "https://example.org/k", "message": "m"}
+    page = Elicitation(params=params, protocol="2026-07-28", requester=Requester("srv", "python srv.py"))
+    asked = Outcome.of(page, Reply("accept", "person"))
+    rechecks = [Outcome.of(page, Reply("accept", "person", reason=URL_RECHECK_REASON)) for _ in range(2)]
+    declined = Outcome.of(page, Reply("decline", "person", reason=URL_RECHECK_REASON))
+    assert questions_of([asked, *rechecks, declined]) == [asked, declined]

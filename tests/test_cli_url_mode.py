@@ -94,9 +94,9 @@ async def test_call_with_scripted_consent_opens_the_page_in_the_browser_and_comp
     assert done.exit_code == 0, done.stderr
     assert report["completed"] is True
     assert report["result"]["content"][0]["text"] == "Connected to Example API."
-    first = report["elicitations"][0]
+    # one question, as in the trail: the era's automatic re-checks of the page are not listed
+    [first] = report["elicitations"]
     assert (first["mode"], first["action"], first["decided_by"]) == ("url", "accept", "script")
-    assert {e["reason"] for e in report["elicitations"][1:]} <= {"url_check"}
     [line] = opened
     assert line.startswith("200 " + url.removesuffix("/mcp") + "/elicit/start/")
 

@@ -465,7 +465,8 @@ class UrlHandoffStopped(HandoffError, RuntimeError):
         self.reason = StopReason(reason)
         self.rounds = rounds
         self.elicitation_id = elicitation_id
-        super().__init__(f"the URL step did not complete ({reason}) after {rounds} round(s)")
+        after = f" after {rounds} rounds" if rounds else ""  # rounds: the 2026-07-28 era's retries
+        super().__init__(f"the URL step did not complete ({reason}){after}")
 
 
 class VaultError(HandoffError, ValueError):

@@ -27,7 +27,7 @@ import importlib
 import math
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -51,11 +51,12 @@ from mcp_elicit.client.ui_protocol import (
     UserInterface,
 )
 from mcp_elicit.client.url import UrlMode, UrlSettings
+from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import Config
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
 
-__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "run_call"]
+__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "questions_of", "run_call"]
 
 # How long `run_call` (and `mcp-elicit call`) waits on the server: connecting, then the tool's
 # result. Time a question spends with the person does not count; the clock restarts when it
@@ -271,8 +272,14 @@ async def run_call(
             else:
                 report.error = _describe(exc)
                 report.server_log = _tail(errlog) or None
-    report.elicitations = list(client.handler.outcomes)
+    report.elicitations = questions_of(client.handler.outcomes)
     return report
+
+
+def questions_of(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    """The outcomes a report lists: an automatic re-check of a page already consented to (a
+    2026-07-28 retry) is no question, and the trail does not record it either."""
+    return [o for o in outcomes if not (o.action == "accept" and o.reason == URL_RECHECK_REASON)]
 
 
 class _ServerWait:
