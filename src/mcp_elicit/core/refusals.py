@@ -54,6 +54,13 @@ class Refusal:
 
 
 def _capability(exc: BaseException, modern: bool) -> Refusal:
+    if isinstance(exc, e.CapabilityError) and not exc.channel:  # the server's transport cannot push
+        return Refusal(
+            INTERNAL_ERROR,
+            "no_back_channel",
+            "This tool cannot ask the client anything over this connection: the server's transport "
+            "cannot carry a question to it (JSON responses, or stateless HTTP); nothing was done.",
+        )
     if isinstance(exc, e.CapabilityRequired):
         name = exc.capability
     else:

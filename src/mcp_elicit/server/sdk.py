@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 import anyio
 import mcp_types as t
@@ -33,7 +33,15 @@ from mcp_elicit.core.limits import MAX_CLIENT_ERROR_CHARS
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.errors import AuditError, ClientGone, ClientRefused, ElicitError, InvalidArgument, UsageError
+from mcp_elicit.errors import (
+    AuditError,
+    CapabilityError,
+    ClientGone,
+    ClientRefused,
+    ElicitError,
+    InvalidArgument,
+    UsageError,
+)
 from mcp_elicit.server import disconnect
 
 __all__ = [
@@ -197,7 +205,8 @@ async def push_request(
         except ValidationError:
             return None
         except NoBackChannelError:  # this server's own transport cannot push (JSON responses): not the client
-            raise
+            mode = _PUSHED_MODES.get(request["method"]) or request["params"].get("mode") or "form"
+            raise CapabilityError(mode, channel=False) from None
         except MCPError as exc:
             if exc.error.code == t.CONNECTION_CLOSED:  # stdio: the client closed stdin (or was stopped)
                 raise ClientGone("the client disconnected before answering") from None
@@ -207,6 +216,9 @@ async def push_request(
 
     result: dict[str, Any] | None = await run_watching(ctx, send, timeout)
     return result
+
+
+_PUSHED_MODES: Final = {"sampling/createMessage": "sampling", "roots/list": "roots"}  # not questions
 
 
 def client_refused(code: int, message: str) -> ClientRefused:
