@@ -124,7 +124,7 @@ async def test_a_question_over_json_responses_ends_the_tool_with_one_line_saying
     async with serving_json(kind, server) as url:
         is_error, text = await call(kind, url, "order")
     assert is_error
-    refusal = refusal_of(CapabilityError("form", channel=False), modern=False)
+    refusal = refusal_of(CapabilityError("form", channel=False), modern=False, method="tools/call")
     assert refusal.reason == "no_back_channel"
     assert text == refusal.text
     assert [r.getMessage() for r in logs.records if r.exc_info] == []  # no traceback anywhere
