@@ -225,11 +225,13 @@ class AnswerError(PeerError, ValueError):
 
 
 class CapabilityError(PeerError, RuntimeError):
-    """The client did not declare the elicitation mode (`mode`: "form" or "url") a question needs."""
+    """The client did not declare the mode (`mode`: "form", "url") a question needs, or, with
+    `channel=False`, the connection cannot carry a question to the client at all (no back channel)."""
 
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-        super().__init__(f"the client did not declare the {mode} elicitation capability")
+    def __init__(self, mode: str, *, channel: bool = True) -> None:
+        self.mode, self.channel = mode, channel
+        said = f"the client did not declare the {mode} elicitation capability"
+        super().__init__(said if channel else f"this connection cannot carry a {mode} question to the client")
 
 
 class CapabilityRequired(PeerError, RuntimeError):
@@ -285,9 +287,7 @@ class AuthorizationFailed(PeerError, PermissionError):
     scheme or what failed, in words (never a token or a code)."""
 
     def __init__(self, server: str, reason: str, detail: str = "", *, status: int | None = None) -> None:
-        self.server = server
-        self.reason = AuthProblem(reason)
-        self.detail = detail
+        self.server, self.reason, self.detail = server, AuthProblem(reason), detail
         self.status = status
         if status is None:
             text = f"signing in to {server} did not complete ({reason})" + (f": {detail}" if detail else "")

@@ -10,12 +10,16 @@ from typing import Any
 from hypothesis import strategies as st
 
 from mcp_elicit.core.forms import FORMATS, MISSING, Field, Form, Option
+from mcp_elicit.core.text import has_hidden_characters
 
-# Field names: anything printable (control, format and line-break characters are refused by design).
-names = st.text(st.characters(exclude_categories=("C", "Zl", "Zp")), min_size=1, max_size=24)
+# Field names: anything printable (control, format and line-break characters are refused by design),
+# and names and option values without hidden characters (they travel back uncleaned: refused too).
+names = st.text(st.characters(exclude_categories=("C", "Zl", "Zp")), min_size=1, max_size=24).filter(
+    lambda name: not has_hidden_characters(name)
+)
 texts = st.text(max_size=40)
 optional_texts = st.none() | texts
-option_values = st.text(max_size=16)
+option_values = st.text(max_size=16).filter(lambda value: not has_hidden_characters(value))
 
 _emails = st.from_regex(
     r"[a-z0-9]{1,10}(\.[a-z0-9+_-]{1,8})?@[a-z][a-z0-9-]{0,8}[a-z0-9]\.(com|org|io|de)", fullmatch=True

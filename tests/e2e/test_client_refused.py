@@ -19,7 +19,7 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
 from mcp_elicit import ElicitSettings, ask, install
-from mcp_elicit.client import ElicitClient
+from mcp_elicit.client import Elicitation, ElicitClient, Pipeline, Refuse
 from mcp_elicit.core import wire_codes
 from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.core.refusals import refusal_of
@@ -37,9 +37,19 @@ class Order:
     quantity: int
 
 
-# An option value with a zero-width space: the kit's form builder lets it through, and
-# mcp-elicit's client refuses the form (hidden characters come back in the answer uncleaned).
-HIDDEN_OPTION = Form((Field.single_select("size", ["small", "lar\u200bge"]),))
+SIZES = Form((Field.single_select("size", ["small", "large"]),))
+
+
+class RefuseSizes:
+    """A stage of mcp-elicit's client that refuses the form asking for a size, as its schema gate
+    refuses a form it cannot take (the kit's own forms always pass that gate)."""
+
+    name = "refuse_sizes"
+
+    async def __call__(self, e: Elicitation) -> Refuse | None:
+        if e.form is not None and "size" in e.form.names:
+            return Refuse("schema", "requestedSchema refused: field 'size': not a form this client takes")
+        return None
 
 
 def build(kind: str, sink: MemoryAuditSink, caught: list[BaseException]) -> Any:
@@ -56,7 +66,7 @@ def build(kind: str, sink: MemoryAuditSink, caught: list[BaseException]) -> Any:
 
     async def size(ctx: Any) -> str:
         try:
-            answer = await ask(ctx, "Which size?", HIDDEN_OPTION)
+            answer = await ask(ctx, "Which size?", SIZES)
         except ClientRefused as exc:
             caught.append(exc)
             raise
@@ -161,12 +171,14 @@ async def test_mcp_elicits_client_refusing_a_form_ends_the_tool_with_one_line_an
 ) -> None:
     sink, caught, ui = MemoryAuditSink(), [], ScriptedUI([])
     server = build(kind, sink, caught)
-    async with serving(kind, server) as url, ElicitClient(url, ui=ui, protocol="legacy") as c:
+    pipeline = Pipeline(ui)
+    pipeline.insert(RefuseSizes(), before="ask")
+    async with serving(kind, server) as url, ElicitClient(url, pipeline=pipeline, protocol="legacy") as c:
         result = await c.call_tool("size", {})
     [exc] = caught
     assert isinstance(exc, ClientRefused)
     assert exc.code == wire_codes.INVALID_PARAMS
-    assert "hidden characters" in exc.detail
+    assert "not a form this client takes" in exc.detail
     assert ui.seen == []  # refused before anything was shown
     assert result.is_error
     assert text_of(result) == refusal_of(exc, modern=False).text

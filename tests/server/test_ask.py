@@ -255,5 +255,5 @@ async def test_a_call_asking_past_the_per_call_limit_ends_with_an_error_in_both_
     assert text_of(within) == f"{MAX_ASKS_PER_CALL} yes"
     assert over.is_error
     too_many = AnswerError((FieldProblem("", "too_many_questions"),))
-    assert text_of(over) == refusal_of(too_many, modern=False).text
+    assert text_of(over) == refusal_of(too_many, modern=False, method="tools/call").text
     assert len(cb.seen) == MAX_ASKS_PER_CALL

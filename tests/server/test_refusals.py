@@ -85,7 +85,7 @@ async def test_a_legacy_client_without_elicitation_reads_which_capability_the_to
     async with Client(make_server(), mode="legacy") as client:
         result = await client.call_tool("how_old", {})
     assert result.is_error
-    assert text_of(result) == refusal_of(CapabilityError("form"), modern=False).text
+    assert text_of(result) == refusal_of(CapabilityError("form"), modern=False, method="tools/call").text
     no_tracebacks(caplog)
     [line] = kit_lines(caplog)
     assert line.levelno == logging.INFO

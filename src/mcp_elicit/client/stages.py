@@ -40,7 +40,7 @@ from mcp_elicit.core.actions import Action
 from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.core.forms import MISSING, Field, Form, Option, parse_schema
 from mcp_elicit.core.revisions import wire_revision
-from mcp_elicit.core.text import clean_text, sanitize
+from mcp_elicit.core.text import clean_text, has_hidden_characters, sanitize
 from mcp_elicit.errors import AnswerError, SchemaError
 
 __all__ = [
@@ -192,14 +192,16 @@ class GateSchema:
             text = f"requestedSchema refused: {shown}" + (f" (+{more} more)" if more > 0 else "")
             return Refuse("schema", text[:_MAX_REFUSAL_CHARS])
         # Field names and option values travel back in the answer and cannot be cleaned; the spec
-        # has no use for control or hidden characters in them, so a form that has some is refused.
+        # has no use for hidden characters in them, so a form that has some is refused. The form
+        # model refuses them by the same rule (so the parser above has already); this check keeps
+        # the client's own guard in the client.
         for f in form.fields:
-            if _hidden(f.name):
+            if has_hidden_characters(f.name):
                 return Refuse(
                     "schema", f"requestedSchema refused: field {f.name!r}: hidden characters in the name"
                 )
             for o in f.options:
-                if _hidden(o.value):
+                if has_hidden_characters(o.value):
                     return Refuse(
                         "schema",
                         f"requestedSchema refused: field {f.name!r}: hidden characters in option {o.value!r}",
@@ -310,7 +312,7 @@ def _clean_field(f: Field) -> tuple[Field, bool, bool]:
             Option(o.value, label.text) for o, label in zip(f.options, labels, strict=True)
         )
         changes["titled"] = True
-    held_back = f.kind == "string" and isinstance(f.default, str) and _hidden(f.default)
+    held_back = f.kind == "string" and isinstance(f.default, str) and has_hidden_characters(f.default)
     if held_back:
         changes["default"] = MISSING
     return dataclasses.replace(f, **changes), hidden, held_back
@@ -432,10 +434,6 @@ def default_stages(
         CleanText(),
         AskThroughUI(ui, idle_timeout=idle_timeout, max_reasks=max_reasks, max_waiting=max_waiting),
     ]
-
-
-def _hidden(identifier: str) -> bool:
-    return sanitize(identifier, limit=limits.MAX_STRING_LENGTH, multiline=False).suspicious
 
 
 def cleaned_requester(raw: Requester) -> Requester:

@@ -16,6 +16,7 @@ from mcp_elicit.core import limits
 from mcp_elicit.core.answers import check_field_value, validate_content
 from mcp_elicit.core.revisions import LATEST, REVISIONS
 from mcp_elicit.core.sentinels import MISSING
+from mcp_elicit.core.text import has_hidden_characters
 from mcp_elicit.core.wire_schema import field_to_wire
 from mcp_elicit.errors import FormDefinitionError, UnknownField, UnknownRevision
 
@@ -229,6 +230,8 @@ def valid_name_problem(name: object) -> str | None:
     # place in an identifier and are the raw material of spoofing when a name is shown to a person.
     if any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in name):
         return "contains control, format or line-break characters"
+    if has_hidden_characters(name):  # the client's rule too (blank look-alikes, stray joiners, Zalgo)
+        return "contains hidden characters"
     return None
 
 
@@ -329,6 +332,11 @@ def _check_options(f: Field) -> None:
             raise FormDefinitionError(f.name, "options", f"not an Option with a string value: {o!r}")
         if len(o.value) > limits.MAX_OPTION_CHARS:
             raise FormDefinitionError(f.name, "options", f"value longer than {limits.MAX_OPTION_CHARS}")
+        # An option value travels back in the answer as it is, so it cannot be cleaned for showing:
+        # the client refuses a form with hidden characters in one, and so does the builder (the
+        # value itself stays out of the message: it is what hides things).
+        if has_hidden_characters(o.value):
+            raise FormDefinitionError(f.name, "options", "a value has hidden or control characters")
         if o.value in seen:
             raise FormDefinitionError(f.name, "duplicate option", o.value)
         seen.add(o.value)

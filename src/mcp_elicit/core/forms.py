@@ -39,14 +39,14 @@ Constructs named by `FormDefinitionError.construct` (stable strings):
 
 | construct | meaning |
 |---|---|
-| `name` | empty field name, too long, or with control/format/line-break characters |
+| `name` | empty field name, too long, or with control/format/line-break or hidden characters |
 | `kind` | not one of the six field kinds |
 | `required` | not a bool |
 | `title`, `description` | not a string, or longer than the limit |
 | `format`, `min_length`, `max_length` | on a non-string field, or an invalid value / min > max |
 | `minimum`, `maximum` | on a non-number field, not a finite number, or min > max |
 | `min_items`, `max_items` | on a non-multi-select field, invalid, min > max or min > options |
-| `options` | a select without options, too many, or options on a non-select field |
+| `options` | no options, too many, a value with hidden characters, or options on a non-select field |
 | `duplicate option` | two options with the same value |
 | `option titles` | some options titled and some not, or titles on an untitled select |
 | `titled`, `legacy_enum_names` | the flag on a field kind that cannot carry it |

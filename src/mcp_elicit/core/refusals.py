@@ -14,6 +14,10 @@ tree (`mcp_elicit.errors`) to a `Refusal`:
   answered a question with an error); it is logged as one line, never with a traceback.
 - `reply`: False when nobody is left to answer (the client disconnected).
 
+The text names what is running: `method` ("tools/call", "prompts/get", "resources/read") makes it
+"This tool…", "This prompt…" or "This resource…"; any other or none gives neutral wording ("This
+request…", "The server…").
+
 Every class in the tree has an entry; a test checks that none is missing.
 """
 
@@ -22,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from mcp_elicit import errors as e
 from mcp_elicit.core.wire_codes import (
@@ -31,7 +35,7 @@ from mcp_elicit.core.wire_codes import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
 )
 
-__all__ = ["Refusal", "refusal_of"]
+__all__ = ["Refusal", "Running", "refusal_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +57,35 @@ class Refusal:
         return {"reason": self.reason, **self.data}
 
 
-def _capability(exc: BaseException, modern: bool) -> Refusal:
+@dataclass(frozen=True, slots=True)
+class Running:
+    """What a refusal's text calls the handler that was running: `this` ("This tool") and `the`
+    ("The tool"), or neutral wording when it is not known."""
+
+    this: str = "This request"
+    the: str = "The server"
+
+
+_RUNNING: Final[Mapping[str | None, Running]] = MappingProxyType(
+    {
+        "tools/call": Running("This tool", "The tool"),
+        "prompts/get": Running("This prompt", "The prompt"),
+        "resources/read": Running("This resource", "The resource"),
+    }
+)
+_NEUTRAL: Final = Running()
+
+Build = Callable[[BaseException, bool, Running], Refusal]
+
+
+def _capability(exc: BaseException, modern: bool, running: Running) -> Refusal:
+    if isinstance(exc, e.CapabilityError) and not exc.channel:  # the server's transport cannot push
+        return Refusal(
+            INTERNAL_ERROR,
+            "no_back_channel",
+            f"{running.the} cannot ask the client anything over this connection: the server's transport "
+            "cannot carry a question to it (JSON responses, or stateless HTTP); nothing was done.",
+        )
     if isinstance(exc, e.CapabilityRequired):
         name = exc.capability
     else:
@@ -61,7 +93,7 @@ def _capability(exc: BaseException, modern: bool) -> Refusal:
         name = mode if mode in ("sampling", "roots") else f"elicitation.{mode}"
     head, _, sub = name.partition(".")
     required: dict[str, Any] = {head: {sub: {}} if sub else {}}
-    text = f"This tool needs the client's {name} capability, which this client did not declare."
+    text = f"{running.this} needs the client's {name} capability, which this client did not declare."
     if isinstance(exc, e.CapabilityRequired):  # 2026-07-28 names the error (C2)
         return Refusal(
             MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -74,13 +106,13 @@ def _capability(exc: BaseException, modern: bool) -> Refusal:
     return Refusal(INVALID_PARAMS, "missing_capability", text, {"requiredCapabilities": required})
 
 
-def _answers(exc: BaseException, modern: bool) -> Refusal:
+def _answers(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.AnswerError, exc)
     fields = sorted({p.field for p in exc.problems if p.field})
     codes = sorted({p.code for p in exc.problems})
     if "too_many_questions" in codes:
         return Refusal(
-            INTERNAL_ERROR, "too_many_questions", "The tool asked more questions than one call allows."
+            INTERNAL_ERROR, "too_many_questions", f"{running.the} asked more questions than one call allows."
         )
     where = f" (fields: {', '.join(fields)})" if fields else ""
     return Refusal(
@@ -91,7 +123,7 @@ def _answers(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
-def _secret(exc: BaseException, modern: bool) -> Refusal:
+def _secret(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.SecretInForm, exc)
     fields = sorted(exc.fields)
     return Refusal(
@@ -103,7 +135,7 @@ def _secret(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
-def _handoff(exc: BaseException, modern: bool) -> Refusal:
+def _handoff(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.HandoffNotCompleted, exc)
     did = "declined" if exc.action == "decline" else "cancelled"
     return Refusal(
@@ -124,20 +156,20 @@ def _refusal(
     protocol: bool = False,
     ordinary: bool = False,
     reply: bool = True,
-) -> Callable[[BaseException, bool], Refusal]:
+) -> Build:
     """The builder of a refusal whose `text` may show the error's attributes (``{exc.seconds:g}``)
-    and whose `data` maps each key to the attribute it carries."""
+    and what was running (``{running.the}``), and whose `data` maps each key to the attribute it
+    carries."""
 
-    def build(exc: BaseException, modern: bool) -> Refusal:
+    def build(exc: BaseException, modern: bool, running: Running) -> Refusal:
         evidence = {key: getattr(exc, attribute) for key, attribute in data.items()}
-        return Refusal(
-            code, reason, text.format(exc=exc), evidence, protocol=protocol, ordinary=ordinary, reply=reply
-        )
+        shown = text.format(exc=exc, running=running)
+        return Refusal(code, reason, shown, evidence, protocol=protocol, ordinary=ordinary, reply=reply)
 
     return build
 
 
-def _config(exc: BaseException, modern: bool) -> Refusal:
+def _config(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.ConfigError, exc)
     return Refusal(
         INTERNAL_ERROR,
@@ -147,7 +179,7 @@ def _config(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
-def _client_refused(exc: BaseException, modern: bool) -> Refusal:
+def _client_refused(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.ClientRefused, exc)
     said = exc.detail or f"error {exc.code}"  # the detail is already one cleaned, bounded line
     return Refusal(
@@ -159,7 +191,7 @@ def _client_refused(exc: BaseException, modern: bool) -> Refusal:
     )
 
 
-_MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
+_MAP: dict[type[BaseException], Build] = {
     e.CapabilityError: _capability,
     e.CapabilityRequired: _capability,
     e.AnswerError: _answers,
@@ -191,7 +223,7 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
     e.InvalidRequestState: _refusal(
         INVALID_PARAMS, "invalid_request_state", "Invalid or expired requestState.", protocol=True
     ),
-    e.SchemaError: lambda exc, modern: Refusal(
+    e.SchemaError: lambda exc, modern, running: Refusal(
         INVALID_PARAMS,
         "invalid_schema",
         "The requested form is not one the specification allows.",
@@ -205,12 +237,14 @@ _MAP: dict[type[BaseException], Callable[[BaseException, bool], Refusal]] = {
         "This question cannot be asked in protocol revision {exc.revision} ({exc.construct}).",
         {"revision": "revision", "field": "field"},
     ),
-    e.FormDefinitionError: _refusal(INTERNAL_ERROR, "form_definition", "The tool's form cannot be asked."),
-    e.InvalidArgument: _refusal(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.FormDefinitionError: _refusal(
+        INTERNAL_ERROR, "form_definition", "{running.the}'s form cannot be asked."
+    ),
+    e.InvalidArgument: _refusal(INTERNAL_ERROR, "invalid_argument", "{running.the} used mcp-elicit wrongly."),
     e.UnknownRevision: _refusal(
         INTERNAL_ERROR, "unknown_revision", "The protocol revision is not supported."
     ),
-    e.UnknownField: _refusal(INTERNAL_ERROR, "invalid_argument", "The tool used mcp-elicit wrongly."),
+    e.UnknownField: _refusal(INTERNAL_ERROR, "invalid_argument", "{running.the} used mcp-elicit wrongly."),
     e.OutOfOrder: _refusal(INTERNAL_ERROR, "out_of_order", "The client kit was used out of order."),
     e.NotInstalled: _refusal(INTERNAL_ERROR, "not_installed", "The server is not set up to ask questions."),
     e.AuditWriteError: _refusal(
@@ -238,13 +272,15 @@ _MAP[e.DataEngineError] = _refusal(
 _FAMILY_FALLBACK = _refusal(INTERNAL_ERROR, "error", "The request could not be completed.")
 
 
-def refusal_of(exc: BaseException, *, modern: bool) -> Refusal:
-    """How `exc` reaches the other side on a request of the 2026-07-28 era (`modern`) or an older one."""
+def refusal_of(exc: BaseException, *, modern: bool, method: str | None = None) -> Refusal:
+    """How `exc` reaches the other side on a request of the 2026-07-28 era (`modern`) or an older
+    one, worded for the handler of `method` that was running (neutral when None or another)."""
+    running = _RUNNING.get(method, _NEUTRAL)
     for cls in type(exc).__mro__:
         build = _MAP.get(cls)
         if build is not None:
-            return build(exc, modern)
-    return _FAMILY_FALLBACK(exc, modern)
+            return build(exc, modern, running)
+    return _FAMILY_FALLBACK(exc, modern, running)
 
 
 def mapped_classes() -> frozenset[type[BaseException]]:

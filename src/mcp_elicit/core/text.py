@@ -48,10 +48,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
-from mcp_elicit.core.limits import MAX_COMBINING_MARKS
+from mcp_elicit.core.limits import MAX_COMBINING_MARKS, MAX_STRING_LENGTH
 from mcp_elicit.errors import InvalidArgument
 
-__all__ = ["CUT_MARKER", "Cleaned", "clean_text", "marker", "sanitize"]
+__all__ = ["CUT_MARKER", "Cleaned", "clean_text", "has_hidden_characters", "marker", "sanitize"]
 
 CUT_MARKER: Final = "…⟨cut⟩"
 
@@ -107,6 +107,17 @@ def marker(ch: str) -> str:
 def clean_text(text: str, *, limit: int, multiline: bool = True, defang: bool = True) -> str:
     """`sanitize(text, ...).text`."""
     return sanitize(text, limit=limit, multiline=multiline, defang=defang).text
+
+
+def has_hidden_characters(identifier: str) -> bool:
+    """True when `identifier` holds what cleaning would mark, remove or drop (escapes, control and
+    format characters such as bidi overrides and zero-width ones, blank look-alikes, Zalgo).
+
+    The one rule for text that travels back in an answer unchanged and so cannot be cleaned (field
+    names, option values): the client refuses a form that has such text, and the form builder
+    refuses to build one.
+    """
+    return sanitize(identifier, limit=MAX_STRING_LENGTH, multiline=False).suspicious
 
 
 def sanitize(text: str, *, limit: int, multiline: bool = True, defang: bool = True) -> Cleaned:

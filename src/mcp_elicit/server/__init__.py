@@ -83,6 +83,7 @@ def install(server: Any, settings: ElicitSettings | None = None) -> ElicitSettin
             sdk.lowlevel_of(server).middleware, ElicitMiddleware(settings, sdk_fastmcp.FLAVOR)
         )
         server.add_middleware(sdk_fastmcp.PendingToResult())
+        sdk_fastmcp.show_kit_lines()
     else:
         sdk.install_middleware(server.middleware, ElicitMiddleware(settings))
     if settings.handoffs is not None:

@@ -10,6 +10,7 @@ live here once:
 - the capability check: CapabilityError for the tool on 2025-11-25, CapabilityRequired (the
   request is answered -32021 with `requiredCapabilities`) on 2026-07-28;
 - asking again after an invalid answer, at most `max_invalid_answers` times, then AnswerError (M4);
+  the question asked again opens with a hint of what was wrong (`core.retry_hints`);
   never after a pushed question the client answered with a JSON-RPC error (ClientRefused);
 - on 2026-07-28, that the middleware is installed (NotInstalled otherwise).
 """
@@ -52,6 +53,10 @@ class Step(Protocol):
 
     def replay(self, key: str, recorded: Any) -> Any:
         """A recorded response back as the value the tool gets."""
+        ...
+
+    def retry(self, key: str, error: AnswerError) -> dict[str, Any]:
+        """The request `key` to send again after the invalid answer `error` (with a hint)."""
         ...
 
 
@@ -115,8 +120,8 @@ class Push(Era):
         seconds = self.settings.ask_timeout if timeout is None else timeout
         clock = self.settings.clock
         out: dict[str, Any] = {}
-        for key, request in step.requests.items():
-            started = clock()
+        for key, first in step.requests.items():
+            started, request = clock(), first
             error: AnswerError | None = None
             for _ in range(self.settings.max_invalid_answers):
                 try:
@@ -134,7 +139,7 @@ class Push(Era):
                     out[key] = step.settle(key, response)[0]
                     break
                 except AnswerError as exc:
-                    error = exc
+                    error, request = exc, step.retry(key, exc)  # asked again, saying what was wrong
             else:
                 await on_fail(key, "invalid_answers", started)
                 raise error or AnswerError((FieldProblem(key, "invalid_answers"),))
@@ -190,14 +195,24 @@ class Rounds(Era):
         candidate = await self.candidate(step.requests, digest=step.digest)
         if not candidate.fresh:
             return {key: step.replay(key, response) for key, response in candidate.responses.items()}
-        try:
-            settled = {key: step.settle(key, response) for key, response in candidate.responses.items()}
-        except AnswerError:
+        settled: dict[str, tuple[Any, Any]] = {}
+        invalid: dict[str, AnswerError] = {}
+        for key, response in candidate.responses.items():
+            try:
+                settled[key] = step.settle(key, response)
+            except AnswerError as exc:
+                invalid[key] = exc
+        if invalid:
             if candidate.bad + 1 >= self.settings.max_invalid_answers:
                 for key in step.requests:
                     await on_fail(key, "invalid_answers", candidate.issued)
-                raise
-            raise self.again(candidate, step.requests, bad=True, digest=step.digest) from None  # M4
+                raise next(iter(invalid.values()))
+            # M4: the same step again (its digest unchanged), each wrong question saying what was wrong
+            again = {
+                key: step.retry(key, invalid[key]) if key in invalid else request
+                for key, request in step.requests.items()
+            }
+            raise self.again(candidate, again, bad=True, digest=step.digest) from None
         rounds.record(self.rnd, candidate, {key: kept for key, (_, kept) in settled.items()})
         latency = max(0.0, self.settings.clock() - candidate.issued) * 1000
         for key, (value, _) in settled.items():

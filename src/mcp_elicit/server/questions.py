@@ -23,6 +23,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 from mcp_elicit.core.actions import ACTIONS, Action
 from mcp_elicit.core.forms import Field, Form, form_of
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
+from mcp_elicit.core.retry_hints import retry_message
 from mcp_elicit.core.revisions import wire_revision
 from mcp_elicit.core.sensitive import classify_schema
 from mcp_elicit.errors import (
@@ -140,6 +141,16 @@ class _Step:
         if recorded.get("action") != "accept":
             return Answer(recorded.get("action"))
         return Answer("accept", form.build(recorded.get("content") or {}))
+
+    def retry(self, key: str, error: AnswerError) -> dict[str, Any]:
+        """The request `key` asked again after the invalid answer `error`: a form question's message
+        opens with what was wrong and what the fields expect (never the value sent)."""
+        request, form = self.requests[key], self.forms.get(key)
+        if form is None:
+            return request
+        params = request["params"]
+        message = retry_message(str(params.get("message", "")), form, error.problems)
+        return {**request, "params": {**params, "message": message}}
 
     def message(self, key: str) -> str:
         return str(self.requests[key]["params"].get("message", ""))

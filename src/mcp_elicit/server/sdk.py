@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 import anyio
 import mcp_types as t
@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError, UrlElicitationRe
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from mcp_elicit import errors
 from mcp_elicit.core.limits import MAX_CLIENT_ERROR_CHARS
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
@@ -197,7 +198,8 @@ async def push_request(
         except ValidationError:
             return None
         except NoBackChannelError:  # this server's own transport cannot push (JSON responses): not the client
-            raise
+            mode = _PUSHED_MODES.get(request["method"]) or request["params"].get("mode") or "form"
+            raise errors.CapabilityError(mode, channel=False) from None
         except MCPError as exc:
             if exc.error.code == t.CONNECTION_CLOSED:  # stdio: the client closed stdin (or was stopped)
                 raise ClientGone("the client disconnected before answering") from None
@@ -207,6 +209,9 @@ async def push_request(
 
     result: dict[str, Any] | None = await run_watching(ctx, send, timeout)
     return result
+
+
+_PUSHED_MODES: Final = {"sampling/createMessage": "sampling", "roots/list": "roots"}  # not questions
 
 
 def client_refused(code: int, message: str) -> ClientRefused:
@@ -315,7 +320,8 @@ def carry(exc: ElicitError, ctx: Any = None) -> ElicitError:
     if isinstance(exc, _Carried):
         return exc
     call = call_of(ctx)
-    refusal = refusal_of(exc, modern=is_modern(call.protocol_version if call is not None else None))
+    version, method = (call.protocol_version, call.method) if call is not None else (None, None)
+    refusal = refusal_of(exc, modern=is_modern(version), method=method)
     # A framework's tool wrapper turns its own errors into a tool error result, which would lose a
     # protocol refusal's code (-32021); its prompt and resource wrappers pass them on as they are.
     in_tool = call is None or call.method == "tools/call"
@@ -399,7 +405,9 @@ def log_refusal(method: str, target: str, exc: BaseException, protocol_version: 
     """The refusal for an mcp-elicit error that left a handler, logged as one line: at WARNING
     when the server's own setup or code is at fault, else at INFO."""
     refusal = (
-        exc.refusal if isinstance(exc, _Carried) else refusal_of(exc, modern=is_modern(protocol_version))
+        exc.refusal
+        if isinstance(exc, _Carried)
+        else refusal_of(exc, modern=is_modern(protocol_version), method=method)
     )
     if refusal.ordinary:
         logger.info("%s %s ended: %s", method, target, refusal.reason)
