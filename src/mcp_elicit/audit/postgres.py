@@ -119,7 +119,7 @@ class PostgresAuditSink(SqlSinkBase):
             self._connect(create)
 
     def _fail(self, exc: BaseException) -> AuditWriteError:
-        return AuditWriteError("postgres", self.table, str(exc))
+        return AuditWriteError("postgres", self.table, _said(exc))
 
     def _connect(self, create: bool = False) -> psycopg.Connection[Any]:
         """The open connection, reconnecting once if the last one broke; errors fail closed."""
@@ -217,7 +217,7 @@ class PostgresAuditSink(SqlSinkBase):
             except psycopg.Error as exc:
                 if conn.broken or conn.closed:
                     self._drop()
-                raise AuditReadError("postgres", self.table, str(exc)) from exc
+                raise AuditReadError("postgres", self.table, _said(exc)) from exc
 
     def drop(self) -> None:
         """Drop the table (tests and benchmarks clean up with it)."""
@@ -232,3 +232,10 @@ class PostgresAuditSink(SqlSinkBase):
             self._watchdog.close()
             if self._conn is not None:
                 self._conn.close()
+
+
+def _said(exc: BaseException) -> str:
+    """The server's message in one line: psycopg adds the statement's text and a caret pointing
+    into it on lines of their own, which an error line or a log record should not carry."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[0].strip() if lines else type(exc).__name__
