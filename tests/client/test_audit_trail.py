@@ -393,3 +393,22 @@ def test_cleaning_a_cleaned_requester_changes_nothing(
 ) -> None:
     once = cleaned_requester(Requester(name=name, where=where, version=version, title=title))
     assert cleaned_requester(once) == once
+
+
+async def test_the_connections_server_is_named_as_its_questions_and_records_name_it() -> None:
+    """`ElicitClient.server` (what `call` and `connect` print) marks a cleaned name as the prompts
+    and the trail do, so one server never shows under two names."""
+    server = MCPServer("evil\x1b[31m-server")
+
+    @server.tool()
+    async def ask_once(ctx: Context) -> str:
+        await ctx.elicit("A note?", Note)
+        return "ok"
+
+    sink = MemoryAuditSink()
+    with anyio.fail_after(10):
+        async with ElicitClient(server, ui=ScriptedUI([{"content": {"note": "hi"}}]), audit=sink) as client:
+            await client.call_tool("ask_once", {})
+            shown = client.server.name
+    assert shown.endswith(CLEANED_NAME_MARK)
+    assert [r["server"]["name"] for r in sink.records] == [shown]

@@ -66,14 +66,13 @@ from mcp_elicit.client.sdk_transport import (
     transport_for,
 )
 from mcp_elicit.client.servers import ServerSpec, parse_server_spec
+from mcp_elicit.client.stages import cleaned_requester
 from mcp_elicit.client.stdio_guard import BadBytes
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, AuditConfig, OnWriteError, open_audit_sink
-from mcp_elicit.core import limits
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.policy import Policy, PolicyState
-from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, OutOfOrder, ServerOutputError
 
 __all__ = ["PROTOCOLS", "ElicitClient", "ProtocolChoice", "ServerSpec", "connect", "parse_server_spec"]
@@ -198,19 +197,16 @@ class ElicitClient:
 
     @property
     def server(self) -> Requester:
-        """The server as it introduced itself (cleaned for display) and where it runs."""
+        """The server as it introduced itself and where it runs, cleaned as every prompt and record
+        shows it (a name that lost escapes or control characters is marked)."""
         info = self.sdk.server_info
-        line = limits.MAX_SERVER_NAME_CHARS
-
-        def clean(text: str | None) -> str | None:
-            return None if text is None else clean_text(text, limit=line, multiline=False)
-
-        return Requester(
-            name=clean(info.name if info else "") or "",
-            where=clean_text(self.handler.where, limit=line, multiline=False, defang=False),
-            title=clean(info.title if info else None),
-            version=clean(info.version if info else None),
+        raw = Requester(
+            name=info.name if info else "",
+            where=self.handler.where,
+            title=info.title if info else None,
+            version=info.version if info else None,
         )
+        return cleaned_requester(raw)
 
     @property
     def stdio_command(self) -> str:
