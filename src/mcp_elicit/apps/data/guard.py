@@ -46,8 +46,8 @@ CATEGORIES: Final[dict[str, str]] = {
     "not_read_only": "not a single read statement",
     "not_parsed": "the SQL parser could not read it",
     "unknown_column": "a table or column the catalog does not know",
-    "opaque_source": "it reads through a table function, or a function that runs a query or reads a "
-    "table, file or setting named in a string: the columns it reads cannot be known (fail closed)",
+    "opaque_source": "it reads through a table function, or calls a function that is not an allowed "
+    "built-in (it may read a table, file, setting or session): what it reads cannot be known (fail closed)",
     "no_estimate": "the engine gave no cost estimate (fail closed)",
     "no_catalog": "the tags of the columns read could not be looked up (fail closed)",
     "cannot_ask": "the query needs a confirmation and the client cannot show forms (fail closed)",
