@@ -30,6 +30,30 @@ def test_a_join_reports_each_table_the_engine_plans_to_read(target: Target) -> N
         engine.close()
 
 
+def test_a_join_that_multiplies_rows_asks_though_it_reads_few(target: Target) -> None:
+    from mcp_elicit.apps.data.assess import assess
+    from mcp_elicit.apps.data.server import refusal_detail
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        # PostgreSQL: 2,000 rows read, 1,000,000 pairs (limit 10,000); DuckDB: 6,000 and 5,000,000
+        other = "customers" if target.engine == "postgres" else "orders"
+        sql = f"SELECT count(*) FROM customers a CROSS JOIN {other} b WHERE a.id + b.id > 3"
+        seen = assess(engine, target.config, sql, can_ask=True)
+        assert seen.estimate is not None
+        assert seen.estimate.total <= seen.thresholds.total < seen.estimate.processed
+        assert seen.decision.kind == "ask"
+        assert [(e.table, e.processed) for e in seen.decision.exceeded] == [("", True)]
+        refused = assess(engine, target.config, sql, can_ask=False).decision
+        assert "one step of the plan" in refusal_detail(refused)
+        plain = assess(
+            engine, target.config, "SELECT country, count(*) FROM customers GROUP BY 1", can_ask=True
+        )
+        assert plain.decision.kind == "run"
+    finally:
+        engine.close()
+
+
 def test_column_comments_come_back_with_the_tables(target: Target) -> None:
     engine = open_engine(target.engine, target.dsn)
     try:

@@ -84,3 +84,11 @@ def test_a_live_trino_plans_lists_and_runs_read_only() -> None:
         assert len(result.rows) <= 1
     finally:
         engine.close()
+
+
+def test_the_query_output_estimate_is_what_the_plan_processes_and_unknown_adds_nothing() -> None:
+    plan = docs_plan()
+    assert io_estimate(plan).processed == 0.0  # the documented top-level estimate is "NaN"
+    plan["estimate"]["outputRowCount"] = 4_000_000.0
+    estimate = io_estimate(plan)
+    assert (estimate.total, estimate.processed, estimate.multiplied) == (2.0, 4_000_000.0, True)

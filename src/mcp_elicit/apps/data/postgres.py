@@ -74,28 +74,46 @@ WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
 """
 
 
+def _plan_rows(node: dict[str, Any]) -> float:
+    try:
+        return max(0.0, float(node.get("Plan Rows", 0)))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def plan_estimate(plan: Any) -> Estimate:
-    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE).
+    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE),
+    and the most rows one node handles: its own "Plan Rows", or for a Nested Loop the pairs it
+    compares (its outer rows times its inner rows, which are per loop).
 
     A parallel-aware scan's rows are per process: times the planner's own divisor for the workers
-    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them."""
+    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them; so are
+    those of every node under the Gather, each process running its own copy."""
     tables: dict[str, float] = {}
+    processed = 0.0
     roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack: list[tuple[dict[str, Any], float]] = [(r, 1.0) for r in roots if isinstance(r, dict)]
+    stack: list[tuple[dict[str, Any], float, bool]] = [(r, 1.0, False) for r in roots if isinstance(r, dict)]
     while stack:
-        node, divisor = stack.pop()
+        node, divisor, parallel = stack.pop()
         workers = node.get("Workers Planned")
-        if isinstance(workers, int) and workers > 0:
+        gather = isinstance(workers, int) and workers > 0
+        if isinstance(workers, int) and gather:
             divisor = workers + max(0.0, 1.0 - 0.3 * workers)
-        stack.extend((p, divisor) for p in node.get("Plans") or [] if isinstance(p, dict))
+        children = [p for p in node.get("Plans") or [] if isinstance(p, dict)]
+        stack.extend((p, divisor, parallel or gather) for p in children)
+        handled = _plan_rows(node)
+        if node.get("Node Type") == "Nested Loop":
+            sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}
+            handled = max(handled, sides.get("Outer", 0.0) * sides.get("Inner", 0.0))
+        processed = max(processed, handled * (divisor if parallel else 1.0))
         relation = node.get("Relation Name")
         if isinstance(relation, str):
             key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            rows = float(node.get("Plan Rows", 0)) * (divisor if node.get("Parallel Aware") else 1.0)
+            rows = _plan_rows(node) * (divisor if node.get("Parallel Aware") else 1.0)
             tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
-    return Estimate.of(tables)
+    return Estimate.of(tables, processed=round(processed))
 
 
 class PostgresEngine(CatalogEngine):

@@ -104,8 +104,10 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
         largest = estimate.largest
         big = f" (largest: {largest[0]}, {_rows(largest[1])})" if largest else ""
         parts.append(f"Estimated rows read: {_rows(estimate.total)}{big}; threshold {_rows(threshold)} rows.")
+        if estimate.multiplied:
+            parts.append(f"One step of the plan (a join) handles {_rows(estimate.processed)} rows.")
     for e in decision.exceeded:
-        where = e.table or "the whole query"
+        where = "one step of the plan" if e.processed else e.table or "the whole query"
         parts.append(f"Over the limit: {where} {_rows(e.rows)} > {_rows(e.limit)}.")
     if decision.pii:
         parts.append("It reads personal data: " + "; ".join(c.label for c in decision.pii) + ".")
@@ -116,7 +118,10 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
 
 def _over(decision: Decision) -> list[str]:
     return [
-        f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
+        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join), over the limit of"
+        f" {_rows(e.limit)}"
+        if e.processed
+        else f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
         if not e.table
         else f"{e.table} estimated at {_rows(e.rows)} rows, over its limit of {_rows(e.limit)}"
         for e in decision.exceeded
@@ -243,9 +248,15 @@ class _Guarded:
                 "total": estimate.total,
                 "largest_table": largest[0] if largest else None,
                 "largest_rows": largest[1] if largest else None,
+                "processed": estimate.processed,
             },
             "threshold": self.config.thresholds(self.engine.name, self.engine.default_schema).total,
-            "exceeded": [[e.table, e.rows, e.limit] for e in decision.exceeded] if decision else [],
+            "exceeded": [
+                [e.table or ("(processed)" if e.processed else ""), e.rows, e.limit]
+                for e in decision.exceeded
+            ]
+            if decision
+            else [],
             "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
             "masked": list(masked),
         }
@@ -330,7 +341,11 @@ class _Guarded:
                 "masked": list(masked),
                 "estimate": None
                 if estimate is None
-                else {"total": estimate.total, "largest": list(largest) if largest else None},
+                else {
+                    "total": estimate.total,
+                    "largest": list(largest) if largest else None,
+                    "processed": estimate.processed,
+                },
             }
         )
 
