@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, GRAMMAR
-from mcp_elicit.apps.data.sql import parse_read_only
+from mcp_elicit.apps.data.sql import parse_read_only, refuse_database_functions
 from mcp_elicit.errors import QueryRefused
 
 # What an analyst writes every day, on each engine: none of it may be refused by the allow-list.
@@ -79,3 +79,12 @@ def test_every_allowed_name_is_a_postgres_built_in(postgres_dsn: tuple[str, str]
             " WHERE n.nspname = 'pg_catalog'"
         ).fetchall()
     assert ALLOWED_FUNCTIONS["postgres"] - GRAMMAR <= {r[0] for r in rows}
+
+
+@pytest.mark.parametrize("sql", ["SELECT substr(a, 1) FROM t", 'SELECT "SUBSTR"(a, 1) FROM t'])
+def test_a_database_function_is_found_by_the_name_written_not_the_parsers_own(sql: str) -> None:
+    # the parser reads substr as SUBSTRING; PostgreSQL looks up substr
+    with pytest.raises(QueryRefused) as refused:
+        refuse_database_functions(parse_read_only(sql, "postgres"), frozenset({"substr"}))
+    assert refused.value.reason == "opaque_source"
+    refuse_database_functions(parse_read_only(sql, "postgres"), frozenset({"substring"}))

@@ -90,8 +90,13 @@ class DuckDBEngine:
         return with_view_reads(tables, views, self.dialect, self.functions()) if views else tables
 
     def functions(self) -> frozenset[str]:
-        """The database's own macros: their bodies may read any table."""
-        rows = self._fetch("SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal")
+        """The database's own macros that a call by bare name reaches (those of the current schema,
+        which DuckDB looks in before its built-ins): their bodies may read any table. A macro in
+        another schema is reached only by a call naming its schema, which the guard refuses."""
+        rows = self._fetch(
+            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal"
+            " AND database_name = current_database() AND schema_name = current_schema()"
+        )
         return frozenset(str(r[0]) for r in rows)
 
     def estimate(self, sql: str) -> Estimate:

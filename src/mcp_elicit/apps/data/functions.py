@@ -14,13 +14,17 @@ engine's grammar, not a call by name, and is not checked here.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from sqlglot import exp
+from sqlglot import TokenType, exp
+from sqlglot.dialects import Dialect
+from sqlglot.errors import SqlglotError
 
-__all__ = ["ALLOWED_FUNCTIONS", "GRAMMAR", "FunctionCall", "function_calls"]
+__all__ = ["ALLOWED_FUNCTIONS", "GRAMMAR", "FunctionCall", "called_names", "function_calls"]
 
 
 def _names(text: str) -> frozenset[str]:
@@ -178,5 +182,24 @@ def function_calls(tree: exp.Expression, text: str) -> Iterable[FunctionCall]:
         yield FunctionCall(name, schema)
 
 
+_WORD: Final = re.compile(r'["`]?[^\W\d]')
+
+
 def _unquoted(name: str) -> str:
     return name.strip().strip('"`[]').casefold()
+
+
+def called_names(text: str, dialect: str) -> frozenset[str]:
+    """Every word followed by `(` in `text`, case-folded: each name the engine might look up as a
+    function, including those the parser reads as grammar (`initcap(x)`, `string_agg(...)`) and
+    those it maps to another name (`substr`). More than the calls (a table alias list `t(a, b)`
+    is one): used to look names up, where one too many costs a lookup, not a refusal."""
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(text)
+    except SqlglotError:  # the parser already read this text; a failure here names nothing
+        return frozenset()
+    return frozenset(
+        _unquoted(token.text)
+        for token, following in itertools.pairwise(tokens)
+        if following.token_type is TokenType.L_PAREN and _WORD.match(token.text)
+    )

@@ -46,12 +46,25 @@ JOIN pg_attribute a ON a.attrelid = b.oid AND a.attnum > 0 AND NOT a.attisdroppe
 ORDER BY 1, 2, 3, 4
 """
 
-# A function written in the database (outside the system schemas, not an extension's): its body
-# may read any table, so the guard cannot see what a query or view calling it reads.
+# A function written in the database (outside the system schemas, not an extension's) that a call
+# by bare name can reach: its body may read any table, so the guard cannot see what a query calling
+# it reads. Reached means in a schema on the session's search path (pg_catalog first, unless the
+# path places it later) and not hidden by a function of the same name and the very same argument
+# types earlier on the path, which PostgreSQL always picks instead (one with defaults or VARIADIC
+# is never taken as hidden). One outside the path is reached only by a call naming its schema,
+# which the guard refuses anyway; so a user's `util.lower(text)` leaves the built-in `lower` alone.
 _FUNCTIONS_SQL: Final = """
+WITH path AS (
+  SELECT n.oid, s.pos FROM unnest(current_schemas(true)) WITH ORDINALITY AS s(name, pos)
+  JOIN pg_namespace n ON n.nspname = s.name
+)
 SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+JOIN path ON path.oid = p.pronamespace
 WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
  (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+ AND NOT (p.pronargdefaults = 0 AND p.provariadic = 0 AND EXISTS
+  (SELECT 1 FROM pg_proc q JOIN path qp ON qp.oid = q.pronamespace
+   WHERE q.proname = p.proname AND q.proargtypes = p.proargtypes AND qp.pos < path.pos))
 """
 # The schema's views that call such a function, themselves or through the views they read.
 _OPAQUE_VIEWS_SQL: Final = """
@@ -178,7 +191,8 @@ class PostgresEngine(CatalogEngine):
 
     def functions(self) -> frozenset[str]:
         """Every function, procedure and aggregate outside the system schemas that no extension
-        installed: written in the database, its body may read any table."""
+        installed and that a call by bare name reaches (`_FUNCTIONS_SQL`): written in the
+        database, its body may read any table."""
         return frozenset(str(r[0]) for r in self._fetch(_FUNCTIONS_SQL))
 
     def _read_plan(self, plan: Any) -> Estimate:

@@ -19,7 +19,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, function_calls
+from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, called_names, function_calls
 from mcp_elicit.errors import QueryRefused
 
 __all__ = [
@@ -193,25 +193,20 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
             )
 
 
-def _called(tree: exp.Expression) -> Iterable[str]:
-    """The name of every function the query calls, case-folded (as the engines match them)."""
-    for func in tree.find_all(exp.Func):
-        yield (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
-
-
 def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> None:
     """QueryRefused ("opaque_source") when the query calls a function defined in the database
-    (`defined`: the engine's own, user-written ones): its body may read any table, which the
-    guard cannot see. Names match case-folded, so a near namesake is refused too."""
+    (`defined`: the engine's own, user-written ones that a call by bare name reaches, case-folded):
+    its body may read any table, which the guard cannot see. Names are taken as written and match
+    case-folded, so a near namesake is refused too."""
     if not defined:
         return
-    for name in _called(query.tree):
-        if name in defined:
-            raise QueryRefused(
-                "opaque_source",
-                f"calls {name}(), a function defined in the database whose body the guard cannot see"
-                " into; name the tables instead",
-            )
+    found = sorted(called_names(query.text, query.dialect) & defined)
+    if found:
+        raise QueryRefused(
+            "opaque_source",
+            f"calls {found[0]}(), a function defined in the database whose body the guard cannot see"
+            " into; name the tables instead",
+        )
 
 
 def _base_columns(
