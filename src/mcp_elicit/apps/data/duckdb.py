@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Collection
 from typing import Any, Final
 
 import duckdb
@@ -72,6 +73,7 @@ class DuckDBEngine:
         except duckdb.Error as exc:
             raise DataEngineError("duckdb", f"cannot open {path}: {exc}") from None
         self._lock = threading.Lock()  # one DuckDB connection serves one statement at a time
+        self._macros: frozenset[str] | None = None
 
     def tables(self) -> tuple[TableInfo, ...]:
         rows = self._fetch(
@@ -89,15 +91,19 @@ class DuckDBEngine:
         )
         return with_view_reads(tables, views, self.dialect, self.functions()) if views else tables
 
-    def functions(self) -> frozenset[str]:
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
         """The database's own macros that a call by bare name reaches (those of the current schema,
-        which DuckDB looks in before its built-ins): their bodies may read any table. A macro in
-        another schema is reached only by a call naming its schema, which the guard refuses."""
-        rows = self._fetch(
-            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal"
-            " AND database_name = current_database() AND schema_name = current_schema()"
-        )
-        return frozenset(str(r[0]) for r in rows)
+        which DuckDB looks in before its built-ins), among `names`: their bodies may read any
+        table. A macro in another schema is reached only by a call naming its schema, which the
+        guard refuses. Read once: while this read-only connection is open no other process can
+        open the file to write, so they cannot change (and listing them costs tens of ms)."""
+        if self._macros is None:
+            rows = self._fetch(
+                "SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal"
+                " AND database_name = current_database() AND schema_name = current_schema()"
+            )
+            self._macros = frozenset(str(r[0]).casefold() for r in rows)
+        return self._macros if names is None else self._macros & frozenset(names)
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")

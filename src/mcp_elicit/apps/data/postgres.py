@@ -7,6 +7,7 @@ is rolled back, with a statement timeout, so nothing the parser let through can 
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any, Final
 
@@ -65,6 +66,15 @@ WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
  AND NOT (p.pronargdefaults = 0 AND p.provariadic = 0 AND EXISTS
   (SELECT 1 FROM pg_proc q JOIN path qp ON qp.oid = q.pronamespace
    WHERE q.proname = p.proname AND q.proargtypes = p.proargtypes AND qp.pos < path.pos))
+ AND (%(names)s::text[] IS NULL OR lower(p.proname) = ANY(%(names)s::text[]))
+"""
+# Whether any function outside the system schemas bears one of the names: the common answer, no,
+# costs one scan of pg_proc; only a yes needs `_FUNCTIONS_SQL` to tell whether a call reaches it.
+_NAMESAKES_SQL: Final = """
+SELECT 1 FROM pg_proc p WHERE lower(p.proname) = ANY(%(names)s::text[])
+ AND p.pronamespace NOT IN
+  (SELECT oid FROM pg_namespace WHERE nspname ~ '^pg_' OR nspname = 'information_schema')
+LIMIT 1
 """
 # The schema's views that call such a function, themselves or through the views they read.
 _OPAQUE_VIEWS_SQL: Final = """
@@ -189,11 +199,14 @@ class PostgresEngine(CatalogEngine):
             if t.name not in opaque
         )
 
-    def functions(self) -> frozenset[str]:
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
         """Every function, procedure and aggregate outside the system schemas that no extension
         installed and that a call by bare name reaches (`_FUNCTIONS_SQL`): written in the
         database, its body may read any table."""
-        return frozenset(str(r[0]) for r in self._fetch(_FUNCTIONS_SQL))
+        wanted = None if names is None else sorted(names)
+        if wanted is not None and not self._fetch(_NAMESAKES_SQL, {"names": wanted}):
+            return frozenset()
+        return frozenset(str(r[0]).casefold() for r in self._fetch(_FUNCTIONS_SQL, {"names": wanted}))
 
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)
@@ -212,7 +225,7 @@ class PostgresEngine(CatalogEngine):
                 raise DataEngineError("postgres", str(exc).strip()) from None
         return QueryResult.cut(names, rows, max_rows)
 
-    def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
+    def _fetch(self, sql: str, params: tuple[Any, ...] | dict[str, Any] | None = None) -> list[Any]:
         with self._lock:
             try:
                 conn = self._live()
