@@ -4,6 +4,8 @@ their arguments; any other is refused by name before the engine plans the query.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, GRAMMAR
 from mcp_elicit.apps.data.sql import parse_read_only, refuse_database_functions
@@ -53,6 +55,8 @@ def test_ordinary_analytics_calls_only_allowed_functions(dialect: str, sql: str)
         ("SELECT current_setting('memory_limit')", "duckdb", "current_setting()"),
         ("SELECT main.email_of(1)", "duckdb", "main.email_of()"),
         ("SELECT no_such_function(1)", "trino", "no_such_function()"),
+        ("SELECT max_by(a, x) FROM t", "postgres", "max_by()"),  # read by a parser of its own
+        ("SELECT weight_string(a) FROM t", "duckdb", "weight_string()"),
     ],
 )
 def test_a_function_off_the_allow_list_is_refused_by_name(sql: str, dialect: str, named: str) -> None:
@@ -88,3 +92,33 @@ def test_a_database_function_is_found_by_the_name_written_not_the_parsers_own(sq
         refuse_database_functions(parse_read_only(sql, "postgres"), frozenset({"substr"}))
     assert refused.value.reason == "opaque_source"
     refuse_database_functions(parse_read_only(sql, "postgres"), frozenset({"substring"}))
+
+
+# Places a call can stand in a query; {f} is the function's name.
+PLACES = [
+    "SELECT {f}(x) FROM t",
+    "SELECT {f}(DISTINCT x ORDER BY y) FILTER (WHERE y > 1) FROM t",
+    "SELECT {f}(x) OVER (PARTITION BY y) FROM t",
+    'SELECT "{f}"(x) FROM t',
+    "SELECT {f} /* gap */ (x) FROM t",
+    "SELECT x FROM t WHERE {f}(x) AND y IN (SELECT {f}(1))",
+    "SELECT x FROM t ORDER BY {f}(x) LIMIT 1",
+    "SELECT x FROM t GROUP BY ROLLUP({f}(x))",
+    "SELECT CAST({f}(x) AS int), ({f}(x)).a, {f}(x)[1] FROM t",
+    "SELECT x FROM t JOIN u ON {f}(t.x) = u.x",
+    "WITH a AS (SELECT {f}(1) AS v) SELECT v FROM a",
+    "SELECT * FROM t, LATERAL (SELECT {f}(t.x)) AS s",
+    "SELECT CASE WHEN x > 1 THEN {f}(x) END FROM t",
+    "SELECT 1 UNION ALL SELECT {f}(1)",
+]
+
+
+@given(
+    name=st.from_regex(r"f_[a-z0-9_]{1,12}", fullmatch=True),
+    place=st.sampled_from(PLACES),
+    dialect=st.sampled_from(["postgres", "duckdb", "trino"]),
+)
+def test_an_unlisted_function_is_refused_wherever_it_is_called(name: str, place: str, dialect: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(place.format(f=name), dialect)
+    assert refused.value.reason in ("opaque_source", "not_parsed")

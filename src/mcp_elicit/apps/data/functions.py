@@ -24,7 +24,14 @@ from sqlglot import TokenType, exp
 from sqlglot.dialects import Dialect
 from sqlglot.errors import SqlglotError
 
-__all__ = ["ALLOWED_FUNCTIONS", "GRAMMAR", "FunctionCall", "called_names", "function_calls"]
+__all__ = [
+    "ALLOWED_FUNCTIONS",
+    "GRAMMAR",
+    "FunctionCall",
+    "called_names",
+    "function_calls",
+    "parsed_as_grammar",
+]
 
 
 def _names(text: str) -> frozenset[str]:
@@ -35,7 +42,8 @@ def _names(text: str) -> frozenset[str]:
 # that name is looked up.
 GRAMMAR: Final = _names(
     "coalesce nullif greatest least grouping array row trim extract current_date current_time"
-    " current_timestamp localtime localtimestamp percentile_cont percentile_disc ifnull"
+    " current_timestamp localtime localtimestamp percentile_cont percentile_disc ifnull any case"
+    " cast try_cast if variadic char overlay xmlelement json_objectagg json_value"
 )
 # Found in more than one engine under the same name and meaning.
 _COMMON = GRAMMAR | _names(
@@ -64,7 +72,8 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
     "postgres": _COMMON
     | _names(
         """
-        btrim every div factorial min_scale scale trim_scale width_bucket acosd asind atand atan2d cosd cotd
+        btrim every div factorial convert jsonb_exists
+        min_scale scale trim_scale width_bucket acosd asind atand atan2d cosd cotd
         sind tand
         initcap normalize quote_ident quote_literal quote_nullable regexp_count regexp_instr
         regexp_like regexp_match regexp_substr regexp_split_to_table string_to_table to_ascii
@@ -187,6 +196,14 @@ _WORD: Final = re.compile(r'["`]?[^\W\d]')
 
 def _unquoted(name: str) -> str:
     return name.strip().strip('"`[]').casefold()
+
+
+def parsed_as_grammar(dialect: str) -> frozenset[str]:
+    """Names (case-folded) the dialect's parser reads with a parser of their own, which keeps no
+    place for the name (`string_agg(...)`, `initcap(...)`, `gap_fill(...)`): such a call is
+    checked by its name among `called_names`."""
+    parser = Dialect.get_or_raise(dialect).parser_class
+    return frozenset(k.casefold() for k in (*parser.FUNCTION_PARSERS, *parser.NO_PAREN_FUNCTION_PARSERS))
 
 
 def called_names(text: str, dialect: str) -> frozenset[str]:

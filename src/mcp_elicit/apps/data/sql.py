@@ -19,7 +19,13 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, called_names, function_calls
+from mcp_elicit.apps.data.functions import (
+    ALLOWED_FUNCTIONS,
+    GRAMMAR,
+    called_names,
+    function_calls,
+    parsed_as_grammar,
+)
 from mcp_elicit.errors import QueryRefused
 
 __all__ = [
@@ -185,12 +191,20 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
                 " the guard cannot see into; call the built-in function by its bare name",
             )
         if call.name not in allowed:
-            raise QueryRefused(
-                "opaque_source",
-                f"calls {call.label}(), which is not one of the built-in functions the guard knows to"
-                " compute only from their arguments, so it may read what the guard cannot see (a"
-                " table, file, setting or session); use a listed function, or name the tables instead",
-            )
+            raise _not_allowed(call.label)
+    # Calls the parser reads with a parser of its own keep no place for their name: by the words.
+    unplaced = sorted(called_names(text, dialect) & parsed_as_grammar(dialect) - allowed - GRAMMAR)
+    if unplaced:
+        raise _not_allowed(unplaced[0])
+
+
+def _not_allowed(label: str) -> QueryRefused:
+    return QueryRefused(
+        "opaque_source",
+        f"calls {label}(), which is not one of the built-in functions the guard knows to compute"
+        " only from their arguments, so it may read what the guard cannot see (a table, file,"
+        " setting or session); use a listed function, or name the tables instead",
+    )
 
 
 def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> None:
