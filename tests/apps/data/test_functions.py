@@ -26,6 +26,7 @@ ORDINARY = {
         "SELECT ARRAY[1, 2], cardinality(ARRAY[1]), unnest(ARRAY[1, 2]), x IN (1, 2) FROM o",
         "SELECT regexp_replace(a, '[0-9]+', ''), a ILIKE 'x%', position('a' IN a), trim(a) FROM o",
         "SELECT pg_catalog.lower(a), abs(x), floor(x), ceil(x), power(x, 2), mod(x, 7) FROM o",
+        "SELECT pg_size_pretty(x::bigint), pg_typeof(x), width_bucket(x, 0, 10, 2), random() FROM o",
     ],
     "duckdb": [
         "SELECT date_trunc('month', t), sum(x), avg(x), count(DISTINCT y), count(*) FROM o GROUP BY 1",

@@ -97,7 +97,7 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
         tsrange tstzrange daterange
         to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery ts_rank
         ts_rank_cd ts_headline setweight
-        gen_random_uuid pg_typeof
+        gen_random_uuid pg_typeof pg_size_pretty pg_size_bytes
         """
     ),
     "duckdb": _COMMON
