@@ -46,6 +46,7 @@ def test_a_join_that_multiplies_rows_asks_though_it_reads_few(target: Target) ->
         assert [(e.table, e.processed) for e in seen.decision.exceeded] == [("", True)]
         refused = assess(engine, target.config, sql, can_ask=False).decision
         assert "one step of the plan" in refusal_detail(refused)
+        assert "join on a condition" in refusal_detail(refused)
         plain = assess(
             engine, target.config, "SELECT country, count(*) FROM customers GROUP BY 1", can_ask=True
         )

@@ -138,7 +138,16 @@ def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
         if decision.pii:
             needs.append("it reads personal data: " + ", ".join(c.label for c in decision.pii))
         narrow = [
-            *(["read fewer rows (a narrower WHERE, fewer or smaller tables)"] if decision.exceeded else []),
+            *(
+                ["read fewer rows (a narrower WHERE, fewer or smaller tables)"]
+                if any(not e.processed for e in decision.exceeded)
+                else []
+            ),
+            *(
+                ["join on a condition that pairs fewer rows"]
+                if any(e.processed for e in decision.exceeded)
+                else []
+            ),
             *(["leave out those columns"] if decision.pii else []),
         ]
         text = (
