@@ -5,7 +5,7 @@ every engine, era, transport and client."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,8 +177,10 @@ class CountingEngine:
             raise DataEngineError(self.inner.name, "catalog unavailable (injected)")
         return self.inner.tables()
 
-    def functions(self) -> frozenset[str]:
-        return self.inner.functions()
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
+        if self.tables_fail:
+            raise DataEngineError(self.inner.name, "catalog unavailable (injected)")
+        return self.inner.functions(names)
 
     def estimate(self, sql: str) -> Estimate:
         self.planned.append(sql)

@@ -54,3 +54,34 @@ def test_an_unknown_table_refreshes_the_snapshot_before_refusing(engine: Growing
     seen = assess(engine, DataConfig(), "SELECT kind FROM events", can_ask=True, catalog=cache)
     assert seen.decision.kind == "ask"  # 1.2 million rows: over the default threshold
     assert engine.reads == 3
+
+
+def test_a_function_made_after_the_snapshot_is_seen_before_the_query_is_planned(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data import open_engine
+
+    dsn, schema = postgres_dsn
+    engine = CountingEngine(open_engine("postgres", dsn))
+    cache = CatalogCache(engine, 30.0, ManualClock(0.0))
+    sql = "SELECT reverse(id) FROM customers"  # no built-in reverse takes an integer
+    try:
+        assert (
+            assess(engine, DataConfig(), sql, can_ask=True, catalog=cache).decision.category == "no_estimate"
+        )
+        with psycopg.connect(dsn.split("?")[0], autocommit=True) as conn:
+            conn.execute(
+                f"CREATE FUNCTION {schema}.reverse(integer) RETURNS text LANGUAGE sql"
+                f" AS $$SELECT email FROM {schema}.customers WHERE id = $1$$"
+            )
+        planned = len(engine.planned)
+        with pytest.raises(QueryRefused) as refused:  # the snapshot is 0 s old: within its 30 s
+            assess(engine, DataConfig(), sql, can_ask=True, catalog=cache)
+        assert refused.value.reason == "opaque_source"
+        assert len(engine.planned) == planned
+    finally:
+        engine.close()
+        with psycopg.connect(dsn.split("?")[0], autocommit=True) as conn:
+            conn.execute(f"DROP FUNCTION IF EXISTS {schema}.reverse(integer)")

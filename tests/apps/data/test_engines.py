@@ -30,6 +30,31 @@ def test_a_join_reports_each_table_the_engine_plans_to_read(target: Target) -> N
         engine.close()
 
 
+def test_a_join_that_multiplies_rows_asks_though_it_reads_few(target: Target) -> None:
+    from mcp_elicit.apps.data.assess import assess
+    from mcp_elicit.apps.data.server import refusal_detail
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        # PostgreSQL: 2,000 rows read, 1,000,000 pairs (limit 10,000); DuckDB: 6,000 and 5,000,000
+        other = "customers" if target.engine == "postgres" else "orders"
+        sql = f"SELECT count(*) FROM customers a CROSS JOIN {other} b WHERE a.id + b.id > 3"
+        seen = assess(engine, target.config, sql, can_ask=True)
+        assert seen.estimate is not None
+        assert seen.estimate.total <= seen.thresholds.total < seen.estimate.processed
+        assert seen.decision.kind == "ask"
+        assert [(e.table, e.processed) for e in seen.decision.exceeded] == [("", True)]
+        refused = assess(engine, target.config, sql, can_ask=False).decision
+        assert "one step of the plan" in refusal_detail(refused)
+        assert "join on a condition" in refusal_detail(refused)
+        plain = assess(
+            engine, target.config, "SELECT country, count(*) FROM customers GROUP BY 1", can_ask=True
+        )
+        assert plain.decision.kind == "run"
+    finally:
+        engine.close()
+
+
 def test_column_comments_come_back_with_the_tables(target: Target) -> None:
     engine = open_engine(target.engine, target.dsn)
     try:
@@ -348,3 +373,56 @@ def test_a_postgres_partition_or_child_table_carries_its_parents_catalog_tags(
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP VIEW {schema}.eu_mail")
             conn.execute(f"DROP TABLE {schema}.prospects, {schema}.customers_vip")
+
+
+def test_a_built_in_stays_allowed_when_a_namesake_in_the_database_is_not_the_one_that_runs(
+    target: Target, tmp_path: Path
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    util = f"{target.schema}_util" if target.engine == "postgres" else "util"
+    if target.engine == "postgres":
+        import psycopg
+
+        dsn, admin = target.dsn, target.dsn.split("?")[0]
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {util}")
+            # off the search path: only util.lower(...) reaches it
+            conn.execute(f"CREATE FUNCTION {util}.lower(text) RETURNS text LANGUAGE sql AS $$SELECT 'util'$$")
+            # on the path, same argument types as pg_catalog.initcap(text), which comes first: hidden
+            conn.execute(
+                f"CREATE FUNCTION {target.schema}.initcap(text) RETURNS text LANGUAGE sql AS $$SELECT 'own'$$"
+            )
+            # on the path with argument types of its own: upper(1) would run it
+            conn.execute(
+                f"CREATE FUNCTION {target.schema}.upper(integer) RETURNS text LANGUAGE sql AS $$SELECT 'x'$$"
+            )
+    else:
+        import duckdb
+
+        dsn = str(tmp_path / "namesakes.duckdb")
+        with duckdb.connect(dsn) as conn:
+            conn.execute("CREATE TABLE customers AS SELECT 1 AS id, 'Retail' AS segment")
+            conn.execute(f"CREATE SCHEMA {util}")
+            conn.execute(f"CREATE MACRO {util}.lower(x) AS 'util'")
+            conn.execute("CREATE MACRO upper(x) AS 'own'")  # DuckDB runs this one before its built-in
+    engine = open_engine(target.engine, dsn)
+    try:
+        second = "initcap" if target.engine == "postgres" else "trim"  # DuckDB has no initcap
+        sql = f"SELECT lower(segment) AS l, {second}(segment) AS i FROM customers ORDER BY id LIMIT 1"
+        seen = assess(engine, DataConfig(), sql, can_ask=True)
+        assert seen.decision.kind == "run"
+        assert engine.run(sql, 1).rows == (("retail", "Retail"),)  # the built-ins ran
+        for refused_sql in (
+            f"SELECT {util}.lower(segment) FROM customers",
+            "SELECT upper(segment) FROM customers",
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), refused_sql, can_ask=True)
+            assert refused.value.reason == "opaque_source", refused_sql
+    finally:
+        engine.close()
+        if target.engine == "postgres":
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {util} CASCADE")
+                conn.execute(f"DROP FUNCTION {target.schema}.initcap(text), {target.schema}.upper(integer)")

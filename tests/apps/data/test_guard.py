@@ -81,6 +81,26 @@ def test_the_total_and_each_table_limit_are_both_checked() -> None:
     assert estimate.largest == ("main.a", 60)
 
 
+def test_a_plan_step_that_handles_more_rows_than_the_query_reads_is_held_to_the_total_limit() -> None:
+    crossed = decide(
+        estimate=Estimate.of({"main.a": 40, "main.b": 40}, processed=1_600),
+        thresholds=Thresholds(100),
+        pii=(),
+        catalog_ok=True,
+        can_ask=True,
+    )
+    assert crossed.kind == "ask"
+    assert [(e.table, e.rows, e.processed) for e in crossed.exceeded] == [("", 1_600, True)]
+    scanned = decide(  # a step handling no more than is read adds nothing to what reading says
+        estimate=Estimate.of({"main.a": 400}, processed=400),
+        thresholds=Thresholds(100),
+        pii=(),
+        catalog_ok=True,
+        can_ask=True,
+    )
+    assert [(e.table, e.rows, e.processed) for e in scanned.exceeded] == [("", 400, False)]
+
+
 def test_personal_data_asks_even_when_cheap() -> None:
     d = decide(
         estimate=Estimate.of({"t": 1}), thresholds=Thresholds(), pii=[EMAIL], catalog_ok=True, can_ask=True

@@ -140,3 +140,11 @@ def test_a_full_create_view_text_is_taken_as_it_is() -> None:
     text = "CREATE VIEW shop.v AS SELECT 1 AS one"
     assert as_create_view("shop", "v", text) == text
     assert as_create_view("s", 'we"ird', "SELECT 1") == 'CREATE VIEW "s"."we""ird" AS SELECT 1'
+
+
+def test_the_query_output_estimate_is_what_the_plan_processes_and_unknown_adds_nothing() -> None:
+    plan = docs_plan()
+    assert io_estimate(plan).processed == 0.0  # the documented top-level estimate is "NaN"
+    plan["estimate"]["outputRowCount"] = 4_000_000.0
+    estimate = io_estimate(plan)
+    assert (estimate.total, estimate.processed, estimate.multiplied) == (2.0, 4_000_000.0, True)

@@ -17,6 +17,7 @@ from sqlglot.schema import MappingSchema
 
 from mcp_elicit.apps.data.catalog import DataConfig
 from mcp_elicit.apps.data.engine import Engine, TableInfo
+from mcp_elicit.apps.data.functions import called_names
 from mcp_elicit.apps.data.guard import Decision, Estimate, Thresholds, decide
 from mcp_elicit.apps.data.sql import (
     ParsedQuery,
@@ -62,7 +63,6 @@ class CatalogCache:
         self.engine, self.ttl, self.clock = engine, ttl, clock
         self._lock = threading.Lock()
         self._snapshot: tuple[float, tuple[TableInfo, ...], MappingSchema] | None = None
-        self.functions: frozenset[str] = frozenset()  # the database's own functions (case-folded)
 
     def get(self, *, fresh: bool = False) -> tuple[tuple[TableInfo, ...], MappingSchema] | None:
         """The tables and their compiled schema, or None when the catalog cannot be read."""
@@ -73,13 +73,24 @@ class CatalogCache:
                 return snap[1], snap[2]
             try:
                 tables = self.engine.tables()
-                self.functions = frozenset(f.casefold() for f in self.engine.functions())
             except DataEngineError as exc:
                 logger.warning("catalog lookup failed: %s", exc)
                 self._snapshot = None
                 return None
             self._snapshot = (now, tables, compiled_schema(schema_of(tables), self.engine.dialect))
             return tables, self._snapshot[2]
+
+    def functions(self, names: frozenset[str]) -> frozenset[str] | None:
+        """Which of `names` are functions written in the database that a bare call reaches, read
+        now rather than from the snapshot (one made a moment ago counts); None when they cannot
+        be read. Only the query's own names are looked up, so this is one small catalog read."""
+        if not names:
+            return frozenset()
+        try:
+            return frozenset(f.casefold() for f in self.engine.functions(names))
+        except DataEngineError as exc:
+            logger.warning("function lookup failed: %s", exc)
+            return None
 
 
 def _estimate(engine: Engine, sql: str) -> tuple[Estimate | None, str]:
@@ -120,7 +131,18 @@ def assess(
     parsed = parse_read_only(sql, engine.dialect)
     catalog = catalog or CatalogCache(engine, 0, lambda: 0.0)
     snapshot = catalog.get()
-    refuse_database_functions(parsed, catalog.functions)  # before planning, which may run one
+    # Before planning, which may run one; looked up now, not from the snapshot, which may predate it.
+    defined = catalog.functions(called_names(parsed.text, parsed.dialect))
+    if defined is None:
+        if config.fail_closed.catalog:
+            raise QueryRefused(
+                "no_catalog",
+                "the catalog could not be read to check which functions the database defines, so the"
+                " query is refused; try again later",
+            )
+        snapshot = None
+    else:
+        refuse_database_functions(parsed, defined)
     planning = _PLANNER.submit(_estimate, engine, sql)
     try:
         tables, read = _read(parsed, catalog, engine.default_schema, snapshot)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from collections.abc import Collection
+from typing import Any, Final
 
 import duckdb
 
@@ -19,27 +20,46 @@ from mcp_elicit.errors import DataEngineError
 __all__ = ["DuckDBEngine", "plan_estimate"]
 
 
+# Joins that compare every pair of their inputs' rows: the work is the product of the two.
+_PAIRWISE_JOINS: Final = frozenset({"CROSS_PRODUCT", "NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN"})
+
+
+def _cardinality(node: Any) -> float | None:
+    info = node.get("extra_info") if isinstance(node, dict) else None
+    rows = info.get("Estimated Cardinality") if isinstance(info, dict) else None
+    if rows is None:
+        return None
+    try:
+        return max(0.0, float(str(rows).lstrip("~")))
+    except ValueError:
+        raise DataEngineError("duckdb", f"unreadable estimate {rows!r} for {node.get('name')}") from None
+
+
 def plan_estimate(plan: Any) -> Estimate:
     """Per-table rows from DuckDB's ``EXPLAIN (FORMAT JSON)`` plan: each scan's "Estimated
-    Cardinality" under its "Table" (``catalog.schema.table``, kept as ``schema.table``)."""
+    Cardinality" under its "Table" (``catalog.schema.table``, kept as ``schema.table``); and the
+    most rows one operator handles: its own estimate or, for a cross product or nested-loop join,
+    the pairs it compares (the product of its two inputs' estimates)."""
     tables: dict[str, float] = {}
+    processed = 0.0
     stack = list(plan) if isinstance(plan, list) else [plan]
     while stack:
         node = stack.pop()
         if not isinstance(node, dict):
             continue
-        stack.extend(node.get("children") or [])
+        children = [c for c in node.get("children") or [] if isinstance(c, dict)]
+        stack.extend(children)
+        rows = _cardinality(node)
+        handled = rows or 0.0
+        if node.get("name") in _PAIRWISE_JOINS and len(children) == 2:
+            handled = max(handled, (_cardinality(children[0]) or 0.0) * (_cardinality(children[1]) or 0.0))
+        processed = max(processed, handled)
         info = node.get("extra_info") or {}
         table = info.get("Table") if isinstance(info, dict) else None
-        rows = info.get("Estimated Cardinality") if isinstance(info, dict) else None
         if isinstance(table, str) and rows is not None:
-            try:
-                value = float(str(rows).lstrip("~"))
-            except ValueError:
-                raise DataEngineError("duckdb", f"unreadable estimate {rows!r} for {table}") from None
             key = ".".join(part.strip('"') for part in table.split(".")[-2:])
-            tables[key] = tables.get(key, 0.0) + value
-    return Estimate.of(tables)
+            tables[key] = tables.get(key, 0.0) + rows
+    return Estimate.of(tables, processed=processed)
 
 
 class DuckDBEngine:
@@ -53,6 +73,7 @@ class DuckDBEngine:
         except duckdb.Error as exc:
             raise DataEngineError("duckdb", f"cannot open {path}: {exc}") from None
         self._lock = threading.Lock()  # one DuckDB connection serves one statement at a time
+        self._macros: frozenset[str] | None = None
 
     def tables(self) -> tuple[TableInfo, ...]:
         rows = self._fetch(
@@ -70,10 +91,19 @@ class DuckDBEngine:
         )
         return with_view_reads(tables, views, self.dialect, self.functions()) if views else tables
 
-    def functions(self) -> frozenset[str]:
-        """The database's own macros: their bodies may read any table."""
-        rows = self._fetch("SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal")
-        return frozenset(str(r[0]) for r in rows)
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
+        """The database's own macros that a call by bare name reaches (those of the current schema,
+        which DuckDB looks in before its built-ins), among `names`: their bodies may read any
+        table. A macro in another schema is reached only by a call naming its schema, which the
+        guard refuses. Read once: while this read-only connection is open no other process can
+        open the file to write, so they cannot change (and listing them costs tens of ms)."""
+        if self._macros is None:
+            rows = self._fetch(
+                "SELECT DISTINCT function_name FROM duckdb_functions() WHERE NOT internal"
+                " AND database_name = current_database() AND schema_name = current_schema()"
+            )
+            self._macros = frozenset(str(r[0]).casefold() for r in rows)
+        return self._macros if names is None else self._macros & frozenset(names)
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")

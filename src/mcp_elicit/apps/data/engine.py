@@ -4,7 +4,7 @@ the server calls them on a worker thread."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Protocol
 
@@ -70,9 +70,11 @@ class Engine(Protocol):
 
     def tables(self) -> tuple[TableInfo, ...]: ...
 
-    def functions(self) -> frozenset[str]:
-        """Names of the functions defined in the database itself (not built in, not an
-        extension's): a query calling one is refused, as its body may read any table."""
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
+        """Names (case-folded) of the functions defined in the database itself (not built in, not
+        an extension's) that a call by bare name reaches, among `names` (case-folded; None: all),
+        read from the database at each call: a query calling one is refused, as its body may
+        read any table."""
         ...
 
     def estimate(self, sql: str) -> Estimate:
@@ -172,7 +174,7 @@ class CatalogEngine:
     def tables(self) -> tuple[TableInfo, ...]:
         return tables_from_columns(self._fetch(self.columns_sql, (self.default_schema,)))
 
-    def functions(self) -> frozenset[str]:
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
         return frozenset()
 
     def estimate(self, sql: str) -> Estimate:

@@ -46,8 +46,8 @@ CATEGORIES: Final[dict[str, str]] = {
     "not_read_only": "not a single read statement",
     "not_parsed": "the SQL parser could not read it",
     "unknown_column": "a table or column the catalog does not know",
-    "opaque_source": "it reads through a table function, or a function that runs a query or reads a "
-    "table, file or setting named in a string: the columns it reads cannot be known (fail closed)",
+    "opaque_source": "it reads through a table function, or calls a function that is not an allowed "
+    "built-in (it may read a table, file, setting or session): what it reads cannot be known (fail closed)",
     "no_estimate": "the engine gave no cost estimate (fail closed)",
     "no_catalog": "the tags of the columns read could not be looked up (fail closed)",
     "cannot_ask": "the query needs a confirmation and the client cannot show forms (fail closed)",
@@ -70,14 +70,22 @@ def matching_tags(texts: Iterable[str], tags: Iterable[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """Rows the engine expects to read, per table (qualified name) and in total."""
+    """Rows the engine expects to read, per table (qualified name) and in total; and `processed`,
+    the most rows one step of the plan handles (a join's output, the pairs a nested loop compares),
+    which a join makes larger than all it reads (0: the engine does not say)."""
 
     tables: Mapping[str, float]
     total: float
+    processed: float = 0.0
 
     @classmethod
-    def of(cls, tables: Mapping[str, float]) -> Estimate:
-        return cls(dict(tables), float(sum(tables.values())))
+    def of(cls, tables: Mapping[str, float], processed: float = 0.0) -> Estimate:
+        return cls(dict(tables), float(sum(tables.values())), float(processed))
+
+    @property
+    def multiplied(self) -> bool:
+        """True when one step handles more rows than the query reads in all (a join multiplies)."""
+        return self.processed > self.total
 
     @property
     def largest(self) -> tuple[str, float] | None:
@@ -97,11 +105,13 @@ class Thresholds:
 
 @dataclass(frozen=True, slots=True)
 class Exceeded:
-    """One limit the estimate crosses: `table` is "" for the query's total."""
+    """One limit the estimate crosses: `table` is "" for the whole query, whose rows are those it
+    reads or (`processed`) those one step of its plan handles."""
 
     table: str
     rows: float
     limit: float
+    processed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +147,8 @@ class Decision:
 
 def exceeded_limits(estimate: Estimate, thresholds: Thresholds) -> tuple[Exceeded, ...]:
     out = [Exceeded("", estimate.total, thresholds.total)] if estimate.total > thresholds.total else []
+    if estimate.multiplied and estimate.processed > thresholds.total:
+        out.append(Exceeded("", estimate.processed, thresholds.total, processed=True))
     for table, rows in sorted(estimate.tables.items()):
         limit = thresholds.per_table.get(table)
         if limit is not None and rows > limit:

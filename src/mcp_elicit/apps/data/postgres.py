@@ -7,6 +7,7 @@ is rolled back, with a statement timeout, so nothing the parser let through can 
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any, Final
 
@@ -67,12 +68,34 @@ WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = %s)
 ORDER BY 1, anc.depth, 2, 3
 """
 
-# A function written in the database (outside the system schemas, not an extension's): its body
-# may read any table, so the guard cannot see what a query or view calling it reads.
+# A function written in the database (outside the system schemas, not an extension's) that a call
+# by bare name can reach: its body may read any table, so the guard cannot see what a query calling
+# it reads. Reached means in a schema on the session's search path (pg_catalog first, unless the
+# path places it later) and not hidden by a function of the same name and the very same argument
+# types earlier on the path, which PostgreSQL always picks instead (one with defaults or VARIADIC
+# is never taken as hidden). One outside the path is reached only by a call naming its schema,
+# which the guard refuses anyway; so a user's `util.lower(text)` leaves the built-in `lower` alone.
 _FUNCTIONS_SQL: Final = """
+WITH path AS (
+  SELECT n.oid, s.pos FROM unnest(current_schemas(true)) WITH ORDINALITY AS s(name, pos)
+  JOIN pg_namespace n ON n.nspname = s.name
+)
 SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+JOIN path ON path.oid = p.pronamespace
 WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
  (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+ AND NOT (p.pronargdefaults = 0 AND p.provariadic = 0 AND EXISTS
+  (SELECT 1 FROM pg_proc q JOIN path qp ON qp.oid = q.pronamespace
+   WHERE q.proname = p.proname AND q.proargtypes = p.proargtypes AND qp.pos < path.pos))
+ AND (%(names)s::text[] IS NULL OR lower(p.proname) = ANY(%(names)s::text[]))
+"""
+# Whether any function outside the system schemas bears one of the names: the common answer, no,
+# costs one scan of pg_proc; only a yes needs `_FUNCTIONS_SQL` to tell whether a call reaches it.
+_NAMESAKES_SQL: Final = """
+SELECT 1 FROM pg_proc p WHERE lower(p.proname) = ANY(%(names)s::text[])
+ AND p.pronamespace NOT IN
+  (SELECT oid FROM pg_namespace WHERE nspname ~ '^pg_' OR nspname = 'information_schema')
+LIMIT 1
 """
 # The schema's views that call such a function, themselves or through the views they read.
 _OPAQUE_VIEWS_SQL: Final = """
@@ -95,28 +118,46 @@ WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
 """
 
 
+def _plan_rows(node: dict[str, Any]) -> float:
+    try:
+        return max(0.0, float(node.get("Plan Rows", 0)))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def plan_estimate(plan: Any) -> Estimate:
-    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE).
+    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE),
+    and the most rows one node handles: its own "Plan Rows", or for a Nested Loop the pairs it
+    compares (its outer rows times its inner rows, which are per loop).
 
     A parallel-aware scan's rows are per process: times the planner's own divisor for the workers
-    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them."""
+    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them; so are
+    those of every node under the Gather, each process running its own copy."""
     tables: dict[str, float] = {}
+    processed = 0.0
     roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack: list[tuple[dict[str, Any], float]] = [(r, 1.0) for r in roots if isinstance(r, dict)]
+    stack: list[tuple[dict[str, Any], float, bool]] = [(r, 1.0, False) for r in roots if isinstance(r, dict)]
     while stack:
-        node, divisor = stack.pop()
+        node, divisor, parallel = stack.pop()
         workers = node.get("Workers Planned")
-        if isinstance(workers, int) and workers > 0:
+        gather = isinstance(workers, int) and workers > 0
+        if isinstance(workers, int) and gather:
             divisor = workers + max(0.0, 1.0 - 0.3 * workers)
-        stack.extend((p, divisor) for p in node.get("Plans") or [] if isinstance(p, dict))
+        children = [p for p in node.get("Plans") or [] if isinstance(p, dict)]
+        stack.extend((p, divisor, parallel or gather) for p in children)
+        handled = _plan_rows(node)
+        if node.get("Node Type") == "Nested Loop":
+            sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}
+            handled = max(handled, sides.get("Outer", 0.0) * sides.get("Inner", 0.0))
+        processed = max(processed, handled * (divisor if parallel else 1.0))
         relation = node.get("Relation Name")
         if isinstance(relation, str):
             key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            rows = float(node.get("Plan Rows", 0)) * (divisor if node.get("Parallel Aware") else 1.0)
+            rows = _plan_rows(node) * (divisor if node.get("Parallel Aware") else 1.0)
             tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
-    return Estimate.of(tables)
+    return Estimate.of(tables, processed=round(processed))
 
 
 class PostgresEngine(CatalogEngine):
@@ -195,10 +236,14 @@ class PostgresEngine(CatalogEngine):
             if t.name not in opaque
         )
 
-    def functions(self) -> frozenset[str]:
+    def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
         """Every function, procedure and aggregate outside the system schemas that no extension
-        installed: written in the database, its body may read any table."""
-        return frozenset(str(r[0]) for r in self._fetch(_FUNCTIONS_SQL))
+        installed and that a call by bare name reaches (`_FUNCTIONS_SQL`): written in the
+        database, its body may read any table."""
+        wanted = None if names is None else sorted(names)
+        if wanted is not None and not self._fetch(_NAMESAKES_SQL, {"names": wanted}):
+            return frozenset()
+        return frozenset(str(r[0]).casefold() for r in self._fetch(_FUNCTIONS_SQL, {"names": wanted}))
 
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)
@@ -231,7 +276,7 @@ class PostgresEngine(CatalogEngine):
                 raise DataEngineError("postgres", str(exc).strip()) from None
         return tuple(f.decode(conn.info.encoding, errors="replace") for f in fields)
 
-    def _fetch(self, sql: str, params: tuple[Any, ...] | None = None) -> list[Any]:
+    def _fetch(self, sql: str, params: tuple[Any, ...] | dict[str, Any] | None = None) -> list[Any]:
         with self._lock:
             try:
                 conn = self._live()

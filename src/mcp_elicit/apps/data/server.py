@@ -111,8 +111,10 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
         largest = estimate.largest
         big = f" (largest: {largest[0]}, {_rows(largest[1])})" if largest else ""
         parts.append(f"Estimated rows read: {_rows(estimate.total)}{big}; threshold {_rows(threshold)} rows.")
+        if estimate.multiplied:
+            parts.append(f"One step of the plan (a join) handles {_rows(estimate.processed)} rows.")
     for e in decision.exceeded:
-        where = e.table or "the whole query"
+        where = "one step of the plan" if e.processed else e.table or "the whole query"
         parts.append(f"Over the limit: {where} {_rows(e.rows)} > {_rows(e.limit)}.")
     if decision.pii:
         parts.append("It reads personal data: " + "; ".join(c.label for c in decision.pii) + ".")
@@ -123,7 +125,10 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
 
 def _over(decision: Decision) -> list[str]:
     return [
-        f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
+        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join), over the limit of"
+        f" {_rows(e.limit)}"
+        if e.processed
+        else f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
         if not e.table
         else f"{e.table} estimated at {_rows(e.rows)} rows, over its limit of {_rows(e.limit)}"
         for e in decision.exceeded
@@ -140,7 +145,16 @@ def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
         if decision.pii:
             needs.append("it reads personal data: " + ", ".join(c.label for c in decision.pii))
         narrow = [
-            *(["read fewer rows (a narrower WHERE, fewer or smaller tables)"] if decision.exceeded else []),
+            *(
+                ["read fewer rows (a narrower WHERE, fewer or smaller tables)"]
+                if any(not e.processed for e in decision.exceeded)
+                else []
+            ),
+            *(
+                ["join on a condition that pairs fewer rows"]
+                if any(e.processed for e in decision.exceeded)
+                else []
+            ),
             *(["leave out those columns"] if decision.pii else []),
         ]
         text = (
@@ -250,9 +264,13 @@ class _Guarded:
                 "total": _whole(estimate.total),
                 "largest_table": largest[0] if largest else None,
                 "largest_rows": _whole(largest[1]) if largest else None,
+                "processed": _whole(estimate.processed),
             },
             "threshold": _whole(self.config.thresholds(self.engine.name, self.engine.default_schema).total),
-            "exceeded": [[e.table, _whole(e.rows), _whole(e.limit)] for e in decision.exceeded]
+            "exceeded": [
+                [e.table or ("(processed)" if e.processed else ""), _whole(e.rows), _whole(e.limit)]
+                for e in decision.exceeded
+            ]
             if decision
             else [],
             "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
@@ -347,6 +365,7 @@ class _Guarded:
                 else {
                     "total": _whole(estimate.total),
                     "largest": [largest[0], _whole(largest[1])] if largest else None,
+                    "processed": _whole(estimate.processed),
                 },
             }
         )

@@ -19,6 +19,13 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
+from mcp_elicit.apps.data.functions import (
+    ALLOWED_FUNCTIONS,
+    GRAMMAR,
+    called_names,
+    function_calls,
+    parsed_as_grammar,
+)
 from mcp_elicit.errors import QueryRefused
 
 __all__ = [
@@ -66,50 +73,6 @@ _FORBIDDEN: tuple[type[exp.Expression], ...] = tuple(
     if isinstance(cls := getattr(exp, name, None), type)
 )
 
-# Functions that read what the parser cannot see: a table, a query or a file named in a string
-# (DuckDB's query/query_table, PostgreSQL's query_to_xml family and dblink), the server's files or
-# environment. A query calling one is refused: the guard could not tell which columns it reads.
-_OPAQUE_FUNCTIONS: Final = frozenset(
-    {
-        "query",
-        "query_table",
-        "query_to_xml",
-        "query_to_xmlschema",
-        "query_to_xml_and_xmlschema",
-        "table_to_xml",
-        "table_to_xmlschema",
-        "table_to_xml_and_xmlschema",
-        "cursor_to_xml",
-        "cursor_to_xmlschema",
-        "schema_to_xml",
-        "schema_to_xmlschema",
-        "schema_to_xml_and_xmlschema",
-        "database_to_xml",
-        "database_to_xmlschema",
-        "database_to_xml_and_xmlschema",
-        "dblink",
-        "dblink_exec",
-        "pg_read_file",
-        "pg_read_binary_file",
-        "pg_ls_dir",
-        "pg_stat_file",
-        "lo_get",
-        "lo_import",
-        "lo_export",
-        "read_text",
-        "read_blob",
-        "getenv",
-        "current_setting",
-        "ts_stat",
-        "ts_rewrite",
-        "loread",
-        "lo_open",
-        "pg_current_logfile",
-    }
-)
-# Families refused by prefix: dblink's connections and cursors, large objects, server directories.
-_OPAQUE_PREFIXES: Final = ("dblink", "lo_", "pg_ls_")
-
 # Functions that change the server's state from inside a SELECT, which a read-only transaction
 # does not stop: settings, other sessions (or the guard's own connection), locks held past the
 # statement, the server's configuration and logs.
@@ -155,7 +118,7 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
     bad = next((n for n in tree.walk() if isinstance(n, _FORBIDDEN)), None)
     if bad is not None:
         raise QueryRefused("not_read_only", f"contains {bad.key.upper()}; only reads run")
-    _refuse_opaque(tree)  # before the engine plans it: a table function may read a file to plan
+    _refuse_opaque(tree, sql, dialect)  # before the engine plans it: a table function may read a file to plan
     return ParsedQuery(sql, dialect, tree)
 
 
@@ -201,11 +164,12 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
         raise QueryRefused("unknown_column", str(exc).splitlines()[0]) from None
 
 
-def _refuse_opaque(tree: exp.Expression) -> None:
+def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
     """QueryRefused ("opaque_source") when the query reads through something the guard cannot see
-    into: a table function in FROM (`query_table('t')`, `read_csv(...)`) or a function that runs a
-    query or reads a table, file or setting named in a string (`_OPAQUE_FUNCTIONS`); and
-    ("not_read_only") a function that changes the server's state (`_STATEFUL_FUNCTIONS`)."""
+    into: a table function in FROM (`query_table('t')`, `read_csv(...)`), or a function that is not
+    on the engine's allow-list of built-ins (`functions.ALLOWED_FUNCTIONS`: it may run a query or
+    read a table, file, setting or session), or one named with a schema; and ("not_read_only") a
+    function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason)."""
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
@@ -214,38 +178,49 @@ def _refuse_opaque(tree: exp.Expression) -> None:
                 f"reads from {name[:80]}, a table function the guard cannot see into;"
                 " name the tables instead",
             )
-    for name in _called(tree):
-        if name in _STATEFUL_FUNCTIONS:
+    allowed = ALLOWED_FUNCTIONS.get(dialect, frozenset())
+    for call in function_calls(tree, text):
+        if call.name in _STATEFUL_FUNCTIONS:
             raise QueryRefused(
-                "not_read_only", f"calls {name}(), which changes the server's state; only reads run"
+                "not_read_only", f"calls {call.name}(), which changes the server's state; only reads run"
             )
-        if name in _OPAQUE_FUNCTIONS or name.startswith(_OPAQUE_PREFIXES):
+        if call.schema and not (dialect == "postgres" and call.schema == "pg_catalog"):
             raise QueryRefused(
                 "opaque_source",
-                f"calls {name}(), which reads a query, table, file or setting named in a string"
-                " that the guard cannot see into; name the tables instead",
+                f"calls {call.label}(), a function named with its schema (or called as a method), which"
+                " the guard cannot see into; call the built-in function by its bare name",
             )
+        if call.name not in allowed:
+            raise _not_allowed(call.label)
+    # Calls the parser reads with a parser of its own keep no place for their name: by the words.
+    unplaced = sorted(called_names(text, dialect) & parsed_as_grammar(dialect) - allowed - GRAMMAR)
+    if unplaced:
+        raise _not_allowed(unplaced[0])
 
 
-def _called(tree: exp.Expression) -> Iterable[str]:
-    """The name of every function the query calls, case-folded (as the engines match them)."""
-    for func in tree.find_all(exp.Func):
-        yield (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).casefold()
+def _not_allowed(label: str) -> QueryRefused:
+    return QueryRefused(
+        "opaque_source",
+        f"calls {label}(), which is not one of the built-in functions the guard knows to compute"
+        " only from their arguments, so it may read what the guard cannot see (a table, file,"
+        " setting or session); use a listed function, or name the tables instead",
+    )
 
 
 def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> None:
     """QueryRefused ("opaque_source") when the query calls a function defined in the database
-    (`defined`: the engine's own, user-written ones): its body may read any table, which the
-    guard cannot see. Names match case-folded, so a near namesake is refused too."""
+    (`defined`: the engine's own, user-written ones that a call by bare name reaches, case-folded):
+    its body may read any table, which the guard cannot see. Names are taken as written and match
+    case-folded, so a near namesake is refused too."""
     if not defined:
         return
-    for name in _called(query.tree):
-        if name in defined:
-            raise QueryRefused(
-                "opaque_source",
-                f"calls {name}(), a function defined in the database whose body the guard cannot see"
-                " into; name the tables instead",
-            )
+    found = sorted(called_names(query.text, query.dialect) & defined)
+    if found:
+        raise QueryRefused(
+            "opaque_source",
+            f"calls {found[0]}(), a function defined in the database whose body the guard cannot see"
+            " into; name the tables instead",
+        )
 
 
 def _base_columns(

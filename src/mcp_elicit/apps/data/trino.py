@@ -47,8 +47,9 @@ def _rows(estimate: Any) -> float | None:
 
 
 def io_estimate(plan: Any) -> Estimate:
-    """Per-table rows from an IO plan (a dict, or its JSON text); DataEngineError when any input
-    table has no usable estimate, since a partial sum would understate the cost."""
+    """Per-table rows from an IO plan (a dict, or its JSON text), and the query's output rows as
+    the rows processed; DataEngineError when any input table has no usable estimate, since a
+    partial sum would understate the cost."""
     if isinstance(plan, str):
         try:
             plan = json.loads(plan)
@@ -68,7 +69,9 @@ def io_estimate(plan: Any) -> Estimate:
         if rows is None:
             raise DataEngineError("trino", f"no row estimate for {key}")
         tables[key] = tables.get(key, 0.0) + rows
-    return Estimate.of(tables)
+    # The query's own output (top-level `estimate`): the IO plan says nothing of the steps between,
+    # so a join shows only when its rows reach the output; unknown ("NaN") adds nothing.
+    return Estimate.of(tables, processed=_rows(plan.get("estimate")) or 0.0)
 
 
 class TrinoEngine(CatalogEngine):
