@@ -82,16 +82,34 @@ def _listen_options(port: int) -> typing.Callable[[_F], _F]:
 # --- serve-reference -------------------------------------------------------------------------------------
 @main.command("serve-reference")
 @_listen_options(port=8765)
-def serve_reference(transport: str, host: str, port: int) -> None:
-    """Run the reference server (both protocol eras at once)."""
+@click.option(
+    "--audit-db",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="SQLite consent trail: one record per question the server asks, refuses or gives up on "
+    "(default: none).",
+)
+@_choice("--audit-level", ["metadata", "request", "request_response"], "metadata", "With --audit-db.")
+def serve_reference(transport: str, host: str, port: int, audit_db: str | None, audit_level: str) -> None:
+    """Run the reference server (both protocol eras at once).
+
+    It keeps no consent trail of its own unless --audit-db names one (the clients `call` and
+    `connect` keep theirs).
+    """
     from mcp_elicit.cli.listen import bind_listener
+    from mcp_elicit.cli.serving import sqlite_trail
     from mcp_elicit.reference import build_reference_server
     from mcp_elicit.server.heap import freeze_startup_heap
 
-    sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
-    server = build_reference_server(stdio=transport == "stdio")
-    freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-    _run_server(server, sock, host, "mcp-elicit reference server")
+    sink = sqlite_trail(audit_db, audit_level) if audit_db is not None else None
+    try:
+        sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
+        server = build_reference_server(stdio=transport == "stdio", audit=sink)
+        freeze_startup_heap()  # a long-running server: full collections skip what start-up made
+        _run_server(server, sock, host, "mcp-elicit reference server")
+    finally:
+        if sink is not None:
+            sink.close()
 
 
 def _run_server(server: typing.Any, sock: typing.Any, host: str, name: str) -> None:
