@@ -97,35 +97,20 @@ def serve_reference(transport: str, host: str, port: int, audit_db: str | None, 
     `connect` keep theirs).
     """
     from mcp_elicit.cli.listen import bind_listener
-    from mcp_elicit.cli.serving import sqlite_trail
+    from mcp_elicit.cli.serving import plain_logs, run_server, sqlite_trail
     from mcp_elicit.reference import build_reference_server
     from mcp_elicit.server.heap import freeze_startup_heap
 
+    plain_logs()
     sink = sqlite_trail(audit_db, audit_level) if audit_db is not None else None
     try:
         sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
         server = build_reference_server(stdio=transport == "stdio", audit=sink)
         freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-        _run_server(server, sock, host, "mcp-elicit reference server")
+        run_server(server, sock, host, "mcp-elicit reference server")
     finally:
         if sink is not None:
             sink.close()
-
-
-def _run_server(server: typing.Any, sock: typing.Any, host: str, name: str) -> None:
-    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would)
-    or streamable HTTP on the bound `sock` (Ctrl-C or SIGTERM: uvicorn's graceful shutdown);
-    exit 130 or 143 after the signal."""
-    import functools
-
-    from mcp_elicit.server import sdk
-    from mcp_elicit.server.signals import run_stdio, run_until_signalled
-
-    if sock is None:
-        run_stdio(server)
-        return
-    click.echo(f"{name}: http://{host}:{sock.getsockname()[1]}/mcp", err=True)
-    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
 
 
 # --- serve-data ------------------------------------------------------------------------------------------
@@ -171,8 +156,10 @@ def serve_data_command(
     """Run the guarded data server: read-only SQL that asks before expensive or personal-data queries."""
     from mcp_elicit.apps.data import serve_data
     from mcp_elicit.cli.listen import bind_listener
+    from mcp_elicit.cli.serving import plain_logs
     from mcp_elicit.errors import ConfigError, DataEngineError
 
+    plain_logs()
     sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
     try:
         trail = "" if no_audit else audit_db

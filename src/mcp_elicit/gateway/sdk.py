@@ -336,7 +336,7 @@ async def serve_http(
     app: Any = server.streamable_http_app(host=host, **options)
     if users:
         app = _require_token(app, users)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None)  # as server/sdk.py
     if started is not None:
         started(sock.getsockname()[1])
     with sock:
