@@ -17,7 +17,7 @@ import mcp_types as t
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -32,6 +32,8 @@ __all__ = [
     "CONNECTION_CLOSED",
     "bearer_of",
     "build_server",
+    "connection_closed",
+    "connection_of",
     "error_result",
     "error_text",
     "http_status",
@@ -43,6 +45,7 @@ __all__ = [
     "request_failed",
     "result_from_json",
     "result_json",
+    "send_lists_changed",
     "serve_http",
     "serve_stdio",
     "subject_of",
@@ -104,11 +107,40 @@ def build_server(
             on_list_resource_templates=on_list_resource_templates,
             on_read_resource=on_read_resource,
         )
-    server: Server[Any] = Server(name, version=version, **handlers)
+    server: Server[Any] = _Changing(name, version=version, **handlers)
     # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
     security = RequestStateSecurity(keys=list(state_keys)) if state_keys else RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
+
+
+class _Changing(Server[Any]):
+    """The low-level server, saying in the 2025-11-25 handshake that its tool, prompt and resource
+    lists change (an upstream lost or back: `send_lists_changed`). The HTTP transport asks for
+    the options without arguments, hence the default here."""
+
+    def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
+        changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        return super().create_initialization_options(notification_options or changes, *args, **kw)
+
+
+def connection_of(ctx: Any) -> Any:
+    """The downstream connection a request came on (its standalone channel outlives the request);
+    None when the SDK keeps it elsewhere (a private attribute of its per-request session)."""
+    return getattr(getattr(ctx, "session", None), "_connection", None)
+
+
+async def send_lists_changed(connection: Any) -> None:
+    """`notifications/tools/list_changed` (and prompts, resources) on a downstream connection; a
+    2026-07-28 connection drops them (they travel on `subscriptions/listen` streams there)."""
+    await connection.send_tool_list_changed()
+    await connection.send_prompt_list_changed()
+    await connection.send_resource_list_changed()
+
+
+def connection_closed(exc: BaseException) -> bool:
+    """Whether `exc` is the SDK's "connection closed" for a request (the upstream went away)."""
+    return isinstance(exc, MCPError) and exc.error.code == t.CONNECTION_CLOSED
 
 
 def _responses(params: Any) -> dict[str, Any]:
