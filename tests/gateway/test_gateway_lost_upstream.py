@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.shared.subscriptions import ToolsListChanged
 
 from mcp_elicit.gateway.pool import RECONNECT_FIRST_DELAY_SECONDS, RECONNECT_MAX_DELAY_SECONDS
 from tests.gateway.support import PEERS, http_client, http_gateway
@@ -157,3 +158,17 @@ async def test_a_call_whose_upstream_dies_during_it_gets_a_tool_error_saying_so_
     [lost] = [r.getMessage() for r in gateway if r.levelno == logging.WARNING]
     assert lost.startswith("upstream sdk is unavailable: its ")
     assert lost.endswith("; reconnecting at the next request")
+
+
+async def test_a_2026_client_listening_is_told_when_a_killed_upstream_leaves_and_comes_back(
+    tmp_path: Path,
+) -> None:
+    async with http_gateway(config(tmp_path)) as (_, url), http_client(url, None, "2026-07-28") as client:
+        with anyio.fail_after(BOUND_SECONDS):
+            async with client.listen(tools_list_changed=True) as subscription:
+                events = aiter(subscription)
+                killed = await kill_upstream(client)
+                assert isinstance(await anext(events), ToolsListChanged)  # its tools left
+                result = await client.call_tool("process_id", {})  # reconnects it first
+                assert int(result.content[0].text) != killed
+                assert isinstance(await anext(events), ToolsListChanged)  # they are back

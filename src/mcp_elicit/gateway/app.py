@@ -123,6 +123,7 @@ class Gateway:
         self.pools: dict[str, Pool] = {}
         self.holds = Holds()
         self.connections: dict[str, weakref.WeakSet[Any]] = {}  # each user's, told of list changes
+        self.listeners: dict[str, sdk.Listeners] = {}  # each user's 2026-07-28 listen streams
         self.shared = shared  # replicas: rounds and sealing keys shared through Redis
         self._tg: TaskGroup | None = None
         self._listener = anyio.CancelScope()  # the replica's Redis subscription, ended on exit
@@ -148,6 +149,8 @@ class Gateway:
     ) -> None:
         for pool in self.pools.values():
             pool.stop()
+        for listeners in self.listeners.values():
+            listeners.close()
         self._listener.cancel()
         tg, self._tg = self._tg, None
         if tg is not None:
@@ -165,6 +168,15 @@ class Gateway:
         for connection in list(self.connections.get(user, ())):
             with contextlib.suppress(Exception):  # a client gone meanwhile
                 await sdk.send_lists_changed(connection)
+        if user in self.listeners:
+            await self.listeners[user].lists_changed()
+
+    async def listen(self, ctx: Any, params: Any) -> Any:
+        """A 2026-07-28 client's `subscriptions/listen`: the user's stream of list changes."""
+        user = self.user_of(ctx)
+        if user not in self.listeners and len(self.listeners) >= self.max_pools:
+            raise OutOfOrder("gateway", f"at most {self.max_pools} users at once")
+        return await self.listeners.setdefault(user, sdk.Listeners()).listen(ctx, params)
 
     def _user_of(self, ctx: Any) -> str:
         if self.config.oauth is not None:

@@ -20,7 +20,9 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
@@ -30,6 +32,8 @@ from mcp_elicit.server.stdin import stdin_lines
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "MAX_LISTEN_STREAMS_PER_USER",
+    "Listeners",
     "bearer_of",
     "build_server",
     "connection_closed",
@@ -57,6 +61,8 @@ __all__ = [
 ListTools = Callable[[Any], Awaitable[list[Any]]]
 CallTool = Callable[[Any, str, dict[str, Any], str | None, dict[str, Any]], Awaitable[Any]]
 _INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
+# `subscriptions/listen` streams (2026-07-28 clients) one user may hold open at once.
+MAX_LISTEN_STREAMS_PER_USER: Final = 16
 
 
 def build_server(
@@ -68,9 +74,10 @@ def build_server(
     state_keys: Sequence[bytes] | None = None,
 ) -> Server[Any]:
     """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources`,
-    `list_resource_templates` and `read_resource(ctx, ...)` coroutines when prompts and resources
-    are offered too. `state_keys` seal `requestState` with keys every replica shares (else a key
-    of this process only)."""
+    `list_resource_templates`, `read_resource(ctx, ...)` and `listen(ctx, params)` (a 2026-07-28
+    client's `subscriptions/listen`) coroutines when prompts, resources and changes are offered
+    too. `state_keys` seal `requestState` with keys every replica shares (else a key of this
+    process only)."""
 
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
@@ -100,7 +107,11 @@ def build_server(
         async def on_read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> Any:
             return await more.read_resource(ctx, str(params.uri), params.request_state, _responses(params))
 
+        async def on_subscriptions_listen(ctx: Any, params: t.SubscriptionsListenRequestParams) -> Any:
+            return await more.listen(ctx, params)
+
         handlers.update(
+            on_subscriptions_listen=on_subscriptions_listen,
             on_list_prompts=on_list_prompts,
             on_get_prompt=on_get_prompt,
             on_list_resources=on_list_resources,
@@ -122,6 +133,25 @@ class _Changing(Server[Any]):
     def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
         changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         return super().create_initialization_options(notification_options or changes, *args, **kw)
+
+
+class Listeners:
+    """One user's `subscriptions/listen` streams (2026-07-28 clients), told when the lists change."""
+
+    def __init__(self) -> None:
+        self._bus = InMemorySubscriptionBus()
+        self._handler = ListenHandler(self._bus, max_subscriptions=MAX_LISTEN_STREAMS_PER_USER)
+
+    async def listen(self, ctx: Any, params: t.SubscriptionsListenRequestParams) -> Any:
+        return await self._handler(ctx, params)
+
+    async def lists_changed(self) -> None:
+        for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
+            await self._bus.publish(event)
+
+    def close(self) -> None:
+        """End the open streams gracefully (each sends its final result)."""
+        self._handler.close()
 
 
 def connection_of(ctx: Any) -> Any:
