@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sqlite3
 import time
 import uuid
@@ -482,3 +483,27 @@ def test_list_has_a_header_and_the_tool_name_of_a_tool_call(tmp_path: Path) -> N
     header, first, second = (line.split() for line in lines)
     assert first[header.index("TOOL")] == "deploy_web"
     assert second[header.index("TOOL")] == "-"
+
+
+def test_every_column_lines_up_for_every_action_decider_and_a_long_reason(tmp_path: Path) -> None:
+    from mcp_elicit.core.consent import ACTIONS, DECIDERS
+
+    path = tmp_path / "wide.sqlite3"
+    reasons = ["-", "rate_limited", "user_accepted_masked", "not_answered"]
+    with SqliteAuditSink(path) as sink:
+        sink.append_many(
+            [
+                event(
+                    i, record_id=f"w{i}", action=action, decided_by=decider, reason=reasons[i % len(reasons)]
+                )
+                for i, (action, decider) in enumerate((a, d) for a in ACTIONS for d in DECIDERS)
+            ]
+        )
+    code, out = run("list", "--db", str(path))
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert len(rows) == len(ACTIONS) * len(DECIDERS)
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    for row in rows:  # every cell starts where its column's title does
+        assert all(row[s - 1] == " " and row[s] != " " for s in starts[1:]), row
+    assert {row.split()[header.split().index("REASON")] for row in rows} >= {"user_accepted_masked"}

@@ -399,7 +399,7 @@ def test_the_stdio_gateway_says_once_at_start_which_sqlite_file_it_records_to(
     assert gateway.exit_code() == 0
     expected = Path(os.environ["XDG_DATA_HOME"]).resolve() / "mcp-elicit" / "audit.sqlite3"
     lines = [line for line in gateway.stderr if "audit trail:" in line]
-    assert lines == [f"mcp_elicit.gateway: audit trail: SQLite file {expected} (level metadata)\n"]
+    assert lines == [f"INFO mcp_elicit.gateway: audit trail: SQLite file {expected} (level metadata)\n"]
 
 
 def test_the_audit_trail_line_names_a_postgres_table_without_the_password_or_says_none() -> None:

@@ -69,7 +69,7 @@ async def test_sigterm_stops_the_http_gateway_with_143_once_an_open_call_ends_an
 
 
 def quiet_stdout(argv: list[str]) -> subprocess.Popen[str]:
-    """`argv` with stderr piped (what the server says) and stdout dropped (uvicorn's access log)."""
+    """`argv` with stderr piped (what the server says, its log lines) and stdout dropped."""
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 

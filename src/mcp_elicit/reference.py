@@ -38,7 +38,7 @@ import hmac
 import logging
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, EmailStr, Field
@@ -64,6 +64,9 @@ from mcp_elicit.server import (
 )
 from mcp_elicit.server.stores import RedisHandoffStore
 from mcp_elicit.server.vault import VAULT_KEYS_ENV, RedisVaultStorage
+
+if TYPE_CHECKING:
+    from mcp_elicit.audit.base import AuditSink
 
 REDIS_URL_ENV = "MCP_ELICIT_REDIS_URL"
 REDIS_PREFIX_ENV = "MCP_ELICIT_REDIS_PREFIX"
@@ -154,7 +157,11 @@ def _shared_replay_guard(env: Mapping[str, str]) -> Any | None:
 PAGES_LISTEN_ENV = "MCP_ELICIT_PAGES_LISTEN"
 
 
-def build_reference_server(settings: ElicitSettings | None = None, *, stdio: bool = False) -> MCPServer[Any]:
+def build_reference_server(
+    settings: ElicitSettings | None = None, *, stdio: bool = False, audit: AuditSink | None = None
+) -> MCPServer[Any]:
+    """The reference server. It keeps no consent trail unless `audit` (or `settings.audit`) is a
+    sink: `serve-reference --audit-db FILE` passes a SQLite one."""
     from mcp.server.request_state import RequestStateSecurity
 
     keys = reference_state_keys()
@@ -167,6 +174,8 @@ def build_reference_server(settings: ElicitSettings | None = None, *, stdio: boo
     if settings is None:
         guard = _shared_replay_guard(os.environ)
         settings = ElicitSettings() if guard is None else ElicitSettings(replay_guard=guard)
+    if audit is not None:
+        settings = dataclasses.replace(settings, audit=audit)
     if settings.handoffs is None:
         settings = dataclasses.replace(settings, handoffs=reference_handoffs(stdio=stdio))
     install(server, settings)

@@ -93,7 +93,8 @@ def test_a_joined_name_that_equals_another_servers_joined_name_loses_no_tool() -
 def test_the_gateway_logs_its_own_lines_but_not_every_http_request() -> None:
     import logging
 
-    from mcp_elicit.cli.gateway import QUIET_LOGGERS, log_to_stderr
+    from mcp_elicit.cli.gateway import log_to_stderr
+    from mcp_elicit.cli.serving import QUIET_LOGGERS
 
     log_to_stderr()
     for name in QUIET_LOGGERS:

@@ -52,7 +52,7 @@ def test_serve_reference_freezes_the_startup_heap_before_it_serves(
     from mcp_elicit.server import heap
 
     events: list[str] = []
-    monkeypatch.setattr(reference, "build_reference_server", lambda stdio: Recorder(events))
+    monkeypatch.setattr(reference, "build_reference_server", lambda stdio, audit=None: Recorder(events))
     monkeypatch.setattr(heap, "freeze_startup_heap", lambda: events.append("freeze") or 0)
     record_serving(monkeypatch)
     result = CliRunner().invoke(main, ["serve-reference", "--transport", "stdio"])

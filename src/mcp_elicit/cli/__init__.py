@@ -82,32 +82,35 @@ def _listen_options(port: int) -> typing.Callable[[_F], _F]:
 # --- serve-reference -------------------------------------------------------------------------------------
 @main.command("serve-reference")
 @_listen_options(port=8765)
-def serve_reference(transport: str, host: str, port: int) -> None:
-    """Run the reference server (both protocol eras at once)."""
+@click.option(
+    "--audit-db",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="SQLite consent trail: one record per question the server asks, refuses or gives up on "
+    "(default: none).",
+)
+@_choice("--audit-level", ["metadata", "request", "request_response"], "metadata", "With --audit-db.")
+def serve_reference(transport: str, host: str, port: int, audit_db: str | None, audit_level: str) -> None:
+    """Run the reference server (both protocol eras at once).
+
+    It keeps no consent trail of its own unless --audit-db names one (the clients `call` and
+    `connect` keep theirs).
+    """
     from mcp_elicit.cli.listen import bind_listener
+    from mcp_elicit.cli.serving import plain_logs, run_server, sqlite_trail
     from mcp_elicit.reference import build_reference_server
     from mcp_elicit.server.heap import freeze_startup_heap
 
-    sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
-    server = build_reference_server(stdio=transport == "stdio")
-    freeze_startup_heap()  # a long-running server: full collections skip what start-up made
-    _run_server(server, sock, host, "mcp-elicit reference server")
-
-
-def _run_server(server: typing.Any, sock: typing.Any, host: str, name: str) -> None:
-    """Serve `server` over stdio (`sock` None: Ctrl-C or SIGTERM stops it as end of file would)
-    or streamable HTTP on the bound `sock` (Ctrl-C or SIGTERM: uvicorn's graceful shutdown);
-    exit 130 or 143 after the signal."""
-    import functools
-
-    from mcp_elicit.server import sdk
-    from mcp_elicit.server.signals import run_stdio, run_until_signalled
-
-    if sock is None:
-        run_stdio(server)
-        return
-    click.echo(f"{name}: http://{host}:{sock.getsockname()[1]}/mcp", err=True)
-    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
+    plain_logs()
+    sink = sqlite_trail(audit_db, audit_level) if audit_db is not None else None
+    try:
+        sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
+        server = build_reference_server(stdio=transport == "stdio", audit=sink)
+        freeze_startup_heap()  # a long-running server: full collections skip what start-up made
+        run_server(server, sock, host, "mcp-elicit reference server")
+    finally:
+        if sink is not None:
+            sink.close()
 
 
 # --- serve-data ------------------------------------------------------------------------------------------
@@ -153,8 +156,10 @@ def serve_data_command(
     """Run the guarded data server: read-only SQL that asks before expensive or personal-data queries."""
     from mcp_elicit.apps.data import serve_data
     from mcp_elicit.cli.listen import bind_listener
+    from mcp_elicit.cli.serving import plain_logs
     from mcp_elicit.errors import ConfigError, DataEngineError
 
+    plain_logs()
     sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
     try:
         trail = "" if no_audit else audit_db

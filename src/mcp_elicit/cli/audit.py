@@ -241,27 +241,29 @@ def audit_list(source: _Source, filters: dict[str, str | None], limit: int | Non
     try:
         records = _audit_records(sink, filters)
         shown = collections.deque(records, maxlen=limit) if limit else records
-        if not as_json:
-            click.echo(_list_row(*_LIST_HEADER))
-        for r in shown:
-            if as_json:
+        if as_json:
+            for r in shown:
                 click.echo(json.dumps(r, sort_keys=True, ensure_ascii=False))
-                continue
+            return
+        rows: list[tuple[str, ...]] = [_LIST_HEADER]
+        for r in shown:
             who, call = r.get("server") or {}, r.get("call") or {}
             tool = clean_text(str(call.get("name") or ""), limit=MAX_SERVER_NAME_CHARS, multiline=False)
-            click.echo(
-                _list_row(
+            rows.append(
+                (
                     str(r.get("time", "?")),
                     f"#{r.get('seq', '?')}",
                     who.get("name", "") or "-",
                     tool or "-",
                     r.get("mode", "") or "-",
-                    r.get("action", ""),
-                    r.get("decided_by", ""),
+                    r.get("action", "") or "-",
+                    r.get("decided_by", "") or "-",
                     r.get("reason", "") or "-",
-                    r.get("id", ""),
+                    r.get("id", "") or "-",
                 )
             )
+        for line in _aligned(rows):
+            click.echo(line)
     finally:
         sink.close()
 
@@ -269,13 +271,11 @@ def audit_list(source: _Source, filters: dict[str, str | None], limit: int | Non
 _LIST_HEADER = ("TIME", "SEQ", "SERVER", "TOOL", "MODE", "ACTION", "DECIDED_BY", "REASON", "ID")
 
 
-def _list_row(time: str, seq: str, server: str, tool: str, *rest: str) -> str:
-    """One line of `audit list`: the columns of `_LIST_HEADER`, aligned."""
-    mode, action, decided_by, reason, record_id = rest
-    return (
-        f"{time:<27} {seq:<7} {server:<20} {tool:<20} {mode:<4} {action:<7} {decided_by:<12} "
-        f"{reason:<16} {record_id}"
-    )
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    """The lines of `audit list`: each column as wide as its widest cell (a long reason such as
+    `user_accepted_masked`, a long server name), two spaces between columns, the last unpadded."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return ["  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
 
 
 @audit_group.command("show")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ import anyio
 import click
 
 from mcp_elicit.cli.listen import bind_listener
+from mcp_elicit.cli.serving import plain_logs
 from mcp_elicit.errors import AuditWriteError, ConfigError
 
 if TYPE_CHECKING:
@@ -20,16 +20,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcp_elicit.gateway")
 
-# HTTP client libraries log every request at INFO: one line per relayed message would bury the
-# gateway's own lines (upstreams failing, notices) on stderr.
-QUIET_LOGGERS = ("httpx", "httpx2", "httpcore")
-
 
 def log_to_stderr() -> None:
-    """The gateway's own INFO lines on stderr, the HTTP clients' only from WARNING up."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
-    for name in QUIET_LOGGERS:
-        logging.getLogger(name).setLevel(logging.WARNING)
+    """The gateway's own INFO lines on stderr, one plain line each; the HTTP clients' only from
+    WARNING up (`cli/serving.py`)."""
+    plain_logs(logging.INFO)
 
 
 def audit_trail_line(trail: AuditConfig) -> str:

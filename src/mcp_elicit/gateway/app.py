@@ -13,7 +13,9 @@ own upstream connections (a `Pool`), opened on their first request and held unti
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
 from types import TracebackType
@@ -120,6 +122,8 @@ class Gateway:
         self.browser = browser
         self.pools: dict[str, Pool] = {}
         self.holds = Holds()
+        self.connections: dict[str, weakref.WeakSet[Any]] = {}  # each user's, told of list changes
+        self.listeners: dict[str, sdk.Listeners] = {}  # each user's 2026-07-28 listen streams
         self.shared = shared  # replicas: rounds and sealing keys shared through Redis
         self._tg: TaskGroup | None = None
         self._listener = anyio.CancelScope()  # the replica's Redis subscription, ended on exit
@@ -145,12 +149,36 @@ class Gateway:
     ) -> None:
         for pool in self.pools.values():
             pool.stop()
+        for listeners in self.listeners.values():
+            listeners.close()
         self._listener.cancel()
         tg, self._tg = self._tg, None
         if tg is not None:
             await tg.__aexit__(exc_type, exc, tb)
 
     def user_of(self, ctx: Any) -> str:
+        user = self._user_of(ctx)
+        connection = sdk.connection_of(ctx)
+        if connection is not None:
+            self.connections.setdefault(user, weakref.WeakSet()).add(connection)
+        return user
+
+    async def _lists_changed(self, user: str) -> None:
+        """Tell `user`'s connected clients that the offered lists changed (an upstream came or went)."""
+        for connection in list(self.connections.get(user, ())):
+            with contextlib.suppress(Exception):  # a client gone meanwhile
+                await sdk.send_lists_changed(connection)
+        if user in self.listeners:
+            await self.listeners[user].lists_changed()
+
+    async def listen(self, ctx: Any, params: Any) -> Any:
+        """A 2026-07-28 client's `subscriptions/listen`: the user's stream of list changes."""
+        user = self.user_of(ctx)
+        if user not in self.listeners and len(self.listeners) >= self.max_pools:
+            raise OutOfOrder("gateway", f"at most {self.max_pools} users at once")
+        return await self.listeners.setdefault(user, sdk.Listeners()).listen(ctx, params)
+
+    def _user_of(self, ctx: Any) -> str:
         if self.config.oauth is not None:
             subject = sdk.subject_of(ctx)
             if subject is None:  # the transport refuses requests without a vouched-for token
@@ -174,8 +202,10 @@ class Gateway:
             pool = self.pools[user] = Pool(
                 self.config, user, policy=self.policy, audit=self.audit, browser=self.browser
             )
+            pool.on_change = partial(self._lists_changed, user)
             self._tg.start_soon(pool.run)
         await pool.wait_settled()
+        await pool.revive()  # an upstream lost after its handshake: one attempt, when its wait is over
         return pool
 
     async def list_tools(self, ctx: Any) -> list[Any]:
@@ -218,7 +248,12 @@ class Gateway:
             logger.info("call %s on %s: its page step ended (%s)", call.tool, call.server, exc.reason)
             page = f"needs a web page step first; it did not complete ({exc.reason})"
             return sdk.error_result(f"The upstream server '{call.server}' {page}.")
-        except Exception:
+        except Exception as exc:
+            if sdk.connection_closed(exc):  # the upstream went away: reconnected at the next request
+                pool.drop(call.server)
+                logger.info("upstream %s closed its connection during %s", call.server, call.tool)
+                gone = "closed its connection during the call; it is reconnected at the next request"
+                return sdk.error_result(f"The upstream server '{call.server}' {gone}.")
             why = await pool.refusal(call.server)
             if why is None:
                 raise

@@ -3,13 +3,21 @@
 A pool runs in a task of its own (the SDK's client contexts must be entered and left by the same
 task) and holds every upstream connection open until the gateway stops. An upstream that fails to
 start is logged in one line and left out; the others serve on.
+
+An upstream lost after its handshake (its process exited, or its connection closed during a call)
+is left out the same way, its tools, prompts and resources dropped (`on_change`: the gateway tells
+its clients the lists changed), and reconnected at the user's next request (`revive`): one
+attempt, then, while it keeps failing, one no sooner than `RECONNECT_FIRST_DELAY_SECONDS` later,
+the wait doubling up to `RECONNECT_MAX_DELAY_SECONDS`. Back, its lists return (`on_change` again).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -35,7 +43,21 @@ logger = logging.getLogger("mcp_elicit.gateway")
 
 # How long a first listing waits for the upstreams to start; a slower one joins later.
 UPSTREAM_START_TIMEOUT_SECONDS: Final = 30.0
+# An upstream lost after its handshake: the first reconnection is tried at the next request; after
+# each failed one the next waits this long, doubled each time up to the maximum.
+RECONNECT_FIRST_DELAY_SECONDS: Final = 1.0
+RECONNECT_MAX_DELAY_SECONDS: Final = 60.0
+# How long a request waits for a reconnection's handshake; a slower one joins when it answers.
+RECONNECT_WAIT_SECONDS: Final = 10.0
 GATEWAY_CLIENT: Final = "mcp-elicit-gateway"
+
+
+@dataclass
+class _Retry:
+    """When a lost upstream may be tried again (the clock's seconds), and the wait after a failure."""
+
+    at: float
+    delay: float = 0.0
 
 
 class Pool:
@@ -50,6 +72,7 @@ class Pool:
         audit: AuditSink | None = None,
         browser: UserInterface | None = None,
         target: Callable[[Upstream], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.user = user
@@ -71,12 +94,20 @@ class Pool:
         self.timed_out = False  # the first listing went on without the upstreams still starting
         self._stop = anyio.Event()
         self._connecting: dict[str, anyio.CancelScope] = {}
+        self.clock = clock
+        self.lost: dict[str, _Retry] = {}  # connected once, gone since: reconnected by `revive`
+        self.on_change: Callable[[], Awaitable[None]] | None = None  # an upstream's lists came or went
+        self._dropped: dict[str, anyio.Event] = {}  # set by `drop`: the connection is known dead
+        self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
+        self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
         """Hold every upstream open until `stop`; returns when all are closed."""
         async with anyio.create_task_group() as tg:
+            self._tg = tg
             for upstream in self.config.upstreams:
                 tg.start_soon(self._hold, upstream)
+        self._tg = None
 
     def stop(self) -> None:
         self._stop.set()
@@ -92,6 +123,39 @@ class Pool:
             self.timed_out = True
             for name in self.starting():
                 logger.warning("upstream %s is unavailable for now: %s", name, _slow())
+
+    def drop(self, server: str) -> None:
+        """`server`'s connection is dead (a call saw it close): leave it out until it is revived."""
+        dropped = self._dropped.get(server)
+        if dropped is not None:
+            dropped.set()
+
+    async def revive(self) -> None:
+        """Reconnect each lost upstream whose wait is over (one attempt each), waiting up to
+        `RECONNECT_WAIT_SECONDS` for their handshakes; a slower one joins when it answers."""
+        now = self.clock()
+        due = [u for u in self.config.upstreams if u.name in self.lost and self.lost[u.name].at <= now]
+        due = [u for u in due if u.name not in self._attempts]
+        if not due or self._tg is None or self._stop.is_set():
+            return
+        for upstream in due:
+            self._attempts[upstream.name] = anyio.Event()
+            logger.info("upstream %s: reconnecting", upstream.name)
+            self._tg.start_soon(self._hold, upstream)
+        with anyio.move_on_after(RECONNECT_WAIT_SECONDS):
+            for upstream in due:
+                attempt = self._attempts.get(upstream.name)
+                if attempt is not None:
+                    await attempt.wait()
+
+    def _attempt_over(self, name: str) -> None:
+        attempt = self._attempts.pop(name, None)
+        if attempt is not None:
+            attempt.set()
+
+    async def _changed(self) -> None:
+        if self.on_change is not None:
+            await self.on_change()
 
     def starting(self) -> list[str]:
         """The upstreams neither connected nor failed yet (still starting, or hung in the handshake)."""
@@ -148,6 +212,8 @@ class Pool:
         connecting = self._connecting[upstream.name] = anyio.CancelScope()
         if self._stop.is_set():
             connecting.cancel()
+        joined = False  # the handshake done and the lists taken: from now on, an end is a loss
+        why = ""
         try:
             with noting_spawns(spawned), connecting:
                 async with self._client(upstream, tail.errlog if tail is not None else None) as client:
@@ -157,31 +223,77 @@ class Pool:
                     self.templates[upstream.name] = await _optional(client.list_resource_templates)
                     self.clients[upstream.name] = client
                     self._connecting.pop(upstream.name, None)  # from now on `_stop` ends it
+                    joined, back = True, self.lost.pop(upstream.name, None) is not None
+                    self.failed.pop(upstream.name, None)  # a lost one's reason, said until it is back
                     logger.info(
-                        "upstream %s speaks %s (%s)",
+                        "upstream %s %s %s (%s)",
                         upstream.name,
+                        "is back, speaking" if back else "speaks",
                         client.protocol_version,
                         client.era_reason,
                     )
                     self._settle()
-                    await self._stop.wait()
+                    self._attempt_over(upstream.name)
+                    if back:
+                        await self._changed()
+                    why = await self._until_ended(upstream.name, spawned)
         except Exception as exc:  # one upstream down never takes the others with it
             if tail is not None:
                 tail.drain()  # what the process wrote before it ended
-            why = await credentials_refused(upstream) or failure_reason(
-                exc,
-                upstream,
-                stderr=tail.lines if tail is not None else None,
-                exit_status=spawned.exit_status,
-            )
-            logger.warning("upstream %s is unavailable: %s", upstream.name, why)
-            self.failed[upstream.name] = why
+            if joined:  # the connection's end, seen as its client closed: a loss (below)
+                why = why or _exited(spawned.exit_status)
+            else:
+                why = await credentials_refused(upstream) or failure_reason(
+                    exc,
+                    upstream,
+                    stderr=tail.lines if tail is not None else None,
+                    exit_status=spawned.exit_status,
+                )
+                logger.warning("upstream %s is unavailable: %s", upstream.name, why)
+                self.failed[upstream.name] = why
+                retry = self.lost.get(upstream.name)
+                if retry is not None:  # a reconnection failed: wait longer before the next
+                    retry.delay = min(
+                        max(retry.delay * 2, RECONNECT_FIRST_DELAY_SECONDS), RECONNECT_MAX_DELAY_SECONDS
+                    )
+                    retry.at = self.clock() + retry.delay
         finally:
             self._connecting.pop(upstream.name, None)
             self.clients.pop(upstream.name, None)
             for listing in (self.tools, self.prompts, self.resources, self.templates):
                 listing.pop(upstream.name, None)
+            self._attempt_over(upstream.name)
             self._settle()
+        if joined and not self._stop.is_set():
+            await self._lose(upstream.name, why or _exited(spawned.exit_status))
+
+    async def _until_ended(self, name: str, spawned: Spawned) -> str:
+        """Wait until the gateway stops, the upstream's process exits, or a call saw its connection
+        close (`drop`); "" when the gateway stops, else why the connection ended."""
+        dropped = self._dropped[name] = anyio.Event()
+        why = ""
+        async with anyio.create_task_group() as tg:
+
+            async def until(event: Any, reason: Callable[[], str]) -> None:
+                nonlocal why
+                await event()
+                why = why or reason()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(until, self._stop.wait, lambda: "")
+            tg.start_soon(until, dropped.wait, lambda: "its connection closed during a call")
+            process = spawned.process
+            if process is not None:
+                tg.start_soon(until, process.wait, lambda: _exited(spawned.exit_status))
+        self._dropped.pop(name, None)
+        return why
+
+    async def _lose(self, name: str, why: str) -> None:
+        """A connected upstream is gone: left out, and tried again at the next request."""
+        logger.warning("upstream %s is unavailable: %s; reconnecting at the next request", name, why)
+        self.failed[name] = why
+        self.lost[name] = _Retry(at=self.clock())
+        await self._changed()
 
     def offered(self, listings: dict[str, list[Any]] | None = None) -> dict[str, tuple[str, Any]]:
         """Offered name -> (server key, the upstream's tool or prompt), per `core.gateway_names`;
@@ -238,6 +350,12 @@ class Pool:
             if any(template_matches(r.uri_template, uri) for r in self.templates[server]):
                 return server
         return None
+
+
+def _exited(status: int | None) -> str:
+    if status is None:
+        return "its connection ended after the handshake"
+    return f"its process exited after the handshake (exit status {status})"
 
 
 def _slow() -> str:

@@ -17,10 +17,12 @@ import mcp_types as t
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
@@ -30,8 +32,12 @@ from mcp_elicit.server.stdin import stdin_lines
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "MAX_LISTEN_STREAMS_PER_USER",
+    "Listeners",
     "bearer_of",
     "build_server",
+    "connection_closed",
+    "connection_of",
     "error_result",
     "error_text",
     "http_status",
@@ -43,6 +49,7 @@ __all__ = [
     "request_failed",
     "result_from_json",
     "result_json",
+    "send_lists_changed",
     "serve_http",
     "serve_stdio",
     "subject_of",
@@ -54,6 +61,8 @@ __all__ = [
 ListTools = Callable[[Any], Awaitable[list[Any]]]
 CallTool = Callable[[Any, str, dict[str, Any], str | None, dict[str, Any]], Awaitable[Any]]
 _INPUT_REQUEST = TypeAdapter[t.InputRequest](t.InputRequest)
+# `subscriptions/listen` streams (2026-07-28 clients) one user may hold open at once.
+MAX_LISTEN_STREAMS_PER_USER: Final = 16
 
 
 def build_server(
@@ -65,9 +74,10 @@ def build_server(
     state_keys: Sequence[bytes] | None = None,
 ) -> Server[Any]:
     """The downstream server; `more` has `list_prompts`, `get_prompt`, `list_resources`,
-    `list_resource_templates` and `read_resource(ctx, ...)` coroutines when prompts and resources
-    are offered too. `state_keys` seal `requestState` with keys every replica shares (else a key
-    of this process only)."""
+    `list_resource_templates`, `read_resource(ctx, ...)` and `listen(ctx, params)` (a 2026-07-28
+    client's `subscriptions/listen`) coroutines when prompts, resources and changes are offered
+    too. `state_keys` seal `requestState` with keys every replica shares (else a key of this
+    process only)."""
 
     async def on_list_tools(ctx: Any, params: Any) -> t.ListToolsResult:
         return t.ListToolsResult(tools=await list_tools(ctx))
@@ -97,18 +107,70 @@ def build_server(
         async def on_read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> Any:
             return await more.read_resource(ctx, str(params.uri), params.request_state, _responses(params))
 
+        async def on_subscriptions_listen(ctx: Any, params: t.SubscriptionsListenRequestParams) -> Any:
+            return await more.listen(ctx, params)
+
         handlers.update(
+            on_subscriptions_listen=on_subscriptions_listen,
             on_list_prompts=on_list_prompts,
             on_get_prompt=on_get_prompt,
             on_list_resources=on_list_resources,
             on_list_resource_templates=on_list_resource_templates,
             on_read_resource=on_read_resource,
         )
-    server: Server[Any] = Server(name, version=version, **handlers)
+    server: Server[Any] = _Changing(name, version=version, **handlers)
     # Our requestState (a random single-use id) is sealed on top by the SDK's own boundary.
     security = RequestStateSecurity(keys=list(state_keys)) if state_keys else RequestStateSecurity.ephemeral()
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
+
+
+class _Changing(Server[Any]):
+    """The low-level server, saying in the 2025-11-25 handshake that its tool, prompt and resource
+    lists change (an upstream lost or back: `send_lists_changed`). The HTTP transport asks for
+    the options without arguments, hence the default here."""
+
+    def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
+        changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        return super().create_initialization_options(notification_options or changes, *args, **kw)
+
+
+class Listeners:
+    """One user's `subscriptions/listen` streams (2026-07-28 clients), told when the lists change."""
+
+    def __init__(self) -> None:
+        self._bus = InMemorySubscriptionBus()
+        self._handler = ListenHandler(self._bus, max_subscriptions=MAX_LISTEN_STREAMS_PER_USER)
+
+    async def listen(self, ctx: Any, params: t.SubscriptionsListenRequestParams) -> Any:
+        return await self._handler(ctx, params)
+
+    async def lists_changed(self) -> None:
+        for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
+            await self._bus.publish(event)
+
+    def close(self) -> None:
+        """End the open streams gracefully (each sends its final result)."""
+        self._handler.close()
+
+
+def connection_of(ctx: Any) -> Any:
+    """The downstream connection a request came on (its standalone channel outlives the request);
+    None when the SDK keeps it elsewhere (a private attribute of its per-request session)."""
+    return getattr(getattr(ctx, "session", None), "_connection", None)
+
+
+async def send_lists_changed(connection: Any) -> None:
+    """`notifications/tools/list_changed` (and prompts, resources) on a downstream connection; a
+    2026-07-28 connection drops them (they travel on `subscriptions/listen` streams there)."""
+    await connection.send_tool_list_changed()
+    await connection.send_prompt_list_changed()
+    await connection.send_resource_list_changed()
+
+
+def connection_closed(exc: BaseException) -> bool:
+    """Whether `exc` is the SDK's "connection closed" for a request (the upstream went away)."""
+    return isinstance(exc, MCPError) and exc.error.code == t.CONNECTION_CLOSED
 
 
 def _responses(params: Any) -> dict[str, Any]:
@@ -336,7 +398,7 @@ async def serve_http(
     app: Any = server.streamable_http_app(host=host, **options)
     if users:
         app = _require_token(app, users)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None)  # as server/sdk.py
     if started is not None:
         started(sock.getsockname()[1])
     with sock:

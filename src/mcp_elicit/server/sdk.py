@@ -491,6 +491,8 @@ async def serve_http(server: Any, sock: Any, host: str, stop: anyio.Event | None
     from mcp_elicit.server.serving import serve_uvicorn
 
     app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
+    # log_config=None: uvicorn's records go through the process's logging as they are (the
+    # commands write every record as one plain line: cli/serving.py), no handlers of its own
+    config = uvicorn.Config(app, log_level=server.settings.log_level.lower(), log_config=None)
     with sock:
         await serve_uvicorn(config, sock, stop)

@@ -1,0 +1,174 @@
+"""An upstream whose connection dies after the handshake: its tools leave the gateway's list (the
+client is told with `notifications/tools/list_changed`), the next request reconnects it once, a
+failed reconnection waits a bounded, doubling delay before the next, and once back its tools return
+(told again). Real parts: stdio upstreams as subprocesses killed with SIGKILL, the gateway
+in-process over streamable HTTP, the SDK's `Client` downstream; the pool's clock is a fake one."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.shared.subscriptions import ToolsListChanged
+
+from mcp_elicit.gateway.pool import RECONNECT_FIRST_DELAY_SECONDS, RECONNECT_MAX_DELAY_SECONDS
+from tests.gateway.support import PEERS, http_client, http_gateway
+
+pytestmark = pytest.mark.anyio
+
+BOUND_SECONDS = 60.0
+# The raw-SDK peer, unless a marker file exists: then it exits at once with status 4. Each start
+# adds a line to a file, so the test counts the reconnection attempts.
+WRAPPER = """
+import os, runpy, sys
+marker, starts, peers = sys.argv[1:4]
+with open(starts, "a") as f:
+    f.write("start\\n")
+if os.path.exists(marker):
+    print("marked down", file=sys.stderr)
+    sys.exit(4)
+sys.argv = [peers, "sdk"]
+runpy.run_path(peers, run_name="__main__")
+"""
+
+
+class Changes:
+    """A message handler counting `notifications/tools/list_changed`, with an event per count."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._seen = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.count += 1
+            self._seen.set()
+
+    async def wait_for(self, count: int) -> None:
+        with anyio.fail_after(BOUND_SECONDS):
+            while self.count < count:
+                self._seen = anyio.Event()
+                await self._seen.wait()
+
+
+def config(tmp_path: Path) -> str:
+    wrapped = [str(tmp_path / "down"), str(tmp_path / "starts"), PEERS]
+    servers = {
+        "sdk": {"command": sys.executable, "args": ["-c", WRAPPER, *wrapped]},
+        "fm": {"command": sys.executable, "args": [PEERS, "fastmcp"]},
+    }
+    return json.dumps({"mcpServers": servers})
+
+
+def starts(tmp_path: Path) -> int:
+    return len((tmp_path / "starts").read_text().splitlines())
+
+
+async def kill_upstream(client: Any) -> int:
+    """Kill the upstream behind `process_id` (SIGKILL: no goodbye on the pipe); its pid."""
+    pid = int((await client.call_tool("process_id", {})).content[0].text)
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+async def test_a_killed_upstream_is_reconnected_at_the_next_call_and_the_client_told_both_times(
+    tmp_path: Path,
+) -> None:
+    changes = Changes()
+    async with (
+        http_gateway(config(tmp_path)) as (_, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            killed = await kill_upstream(client)
+            await changes.wait_for(1)  # its tools left the list
+            result = await client.call_tool("process_id", {})  # reconnects it first
+            assert result.is_error is not True
+            assert int(result.content[0].text) != killed  # a new process
+            await changes.wait_for(2)  # its tools are back
+            assert "process_id" in [t.name for t in (await client.list_tools()).tools]
+    assert starts(tmp_path) == 2
+
+
+async def test_an_upstream_that_stays_down_is_dropped_and_retried_after_a_doubling_bounded_delay(
+    tmp_path: Path,
+) -> None:
+    now = [1000.0]
+    changes = Changes()
+    async with (
+        http_gateway(config(tmp_path)) as (gw, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            await client.list_tools()  # the user's pool is opened
+            pool = gw.pools["local"]
+            pool.clock = lambda: now[0]
+            (tmp_path / "down").write_text("")
+            await kill_upstream(client)
+            await changes.wait_for(1)
+            # the next request tries once; the upstream refuses: its tools stay out, the reason said
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert "process_id" not in names
+            assert "hello" in names  # the other upstream serves on
+            assert starts(tmp_path) == 2
+            result = await client.call_tool("process_id", {})
+            assert result.is_error is True
+            assert "'sdk' (exited with status 4" in result.content[0].text
+            assert starts(tmp_path) == 2  # within the delay: not tried again
+            delays = []
+            for _ in range(8):  # each failure doubles the wait, up to the maximum
+                delays.append(pool.lost["sdk"].delay)
+                now[0] += pool.lost["sdk"].delay
+                await client.list_tools()
+            assert delays[:3] == [RECONNECT_FIRST_DELAY_SECONDS, 2 * RECONNECT_FIRST_DELAY_SECONDS, 4.0]
+            assert max(delays) == RECONNECT_MAX_DELAY_SECONDS
+            assert starts(tmp_path) == 10
+            (tmp_path / "down").unlink()
+            now[0] += pool.lost["sdk"].delay
+            result = await client.call_tool("process_id", {})
+            assert result.is_error is not True
+            await changes.wait_for(2)
+    assert changes.count == 2
+
+
+async def test_a_call_whose_upstream_dies_during_it_gets_a_tool_error_saying_so_and_one_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_elicit.gateway")
+    async with http_gateway(config(tmp_path)) as (_, url), http_client(url, None, "legacy") as client:
+        with anyio.fail_after(BOUND_SECONDS):
+            pid = int((await client.call_tool("process_id", {})).content[0].text)
+
+            async def started(progress: float, total: float | None, message: str | None) -> None:
+                os.kill(pid, signal.SIGKILL)  # the call is under way upstream
+
+            result = await client.call_tool("slow", {}, progress_callback=started)
+    assert result.is_error is True
+    assert "The upstream server 'sdk' closed its connection during the call" in result.content[0].text
+    gateway = [r for r in caplog.records if r.name == "mcp_elicit.gateway"]
+    assert all(r.exc_info is None for r in gateway)  # no traceback
+    # one line, with the cause seen first: the call's closed connection or the process's exit
+    [lost] = [r.getMessage() for r in gateway if r.levelno == logging.WARNING]
+    assert lost.startswith("upstream sdk is unavailable: its ")
+    assert lost.endswith("; reconnecting at the next request")
+
+
+async def test_a_2026_client_listening_is_told_when_a_killed_upstream_leaves_and_comes_back(
+    tmp_path: Path,
+) -> None:
+    async with http_gateway(config(tmp_path)) as (_, url), http_client(url, None, "2026-07-28") as client:
+        with anyio.fail_after(BOUND_SECONDS):
+            async with client.listen(tools_list_changed=True) as subscription:
+                events = aiter(subscription)
+                killed = await kill_upstream(client)
+                assert isinstance(await anext(events), ToolsListChanged)  # its tools left
+                result = await client.call_tool("process_id", {})  # reconnects it first
+                assert int(result.content[0].text) != killed
+                assert isinstance(await anext(events), ToolsListChanged)  # they are back
