@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from mcp_elicit.audit.sqlite import SqliteAuditSink
@@ -54,10 +55,11 @@ def test_without_audit_db_the_reference_server_writes_no_trail_and_its_help_says
     assert "keeps no consent trail of its own unless --audit-db names one" in shown
 
 
-def test_a_trail_that_cannot_be_opened_is_one_line_and_exit_1(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["serve-reference", "serve-data"])
+def test_a_trail_that_cannot_be_opened_is_one_line_and_exit_1(tmp_path: Path, command: str) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    argv = [sys.executable, "-m", "mcp_elicit", "serve-reference", "--audit-db", str(blocker / "t.sqlite3")]
+    argv = [sys.executable, "-m", "mcp_elicit", command, "--audit-db", str(blocker / "t.sqlite3")]
     done = subprocess.run(
         argv, capture_output=True, text=True, timeout=BOUND_SECONDS, stdin=subprocess.DEVNULL
     )

@@ -157,7 +157,7 @@ def serve_data_command(
     from mcp_elicit.apps.data import serve_data
     from mcp_elicit.cli.listen import bind_listener
     from mcp_elicit.cli.serving import plain_logs
-    from mcp_elicit.errors import ConfigError, DataEngineError
+    from mcp_elicit.errors import AuditWriteError, ConfigError, DataEngineError
 
     plain_logs()
     sock = bind_listener(host, port) if transport == "http" else None  # a port in use: one line, exit 1
@@ -166,6 +166,8 @@ def serve_data_command(
         serve_data(engine, dsn, catalog, transport, host, port, trail, audit_level, sock=sock)
     except (ConfigError, DataEngineError) as exc:
         raise click.UsageError(str(exc)) from exc
+    except AuditWriteError as exc:  # as serve-reference says it: one line, exit 1
+        raise click.ClickException(f"cannot open the consent trail {exc.target}: {exc.detail}") from None
 
 
 # --- check-url -------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from mcp_elicit.apps.data.catalog import load_config
 from mcp_elicit.apps.data.server import build_data_server
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import AuditWriteError, ConfigError
 
 if TYPE_CHECKING:
     import socket
@@ -82,7 +82,10 @@ def serve_data(
     sink = None
     if audit_db != "":
         target = Path(audit_db or default_audit_path())
-        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where the folder should be, no permission
+            raise AuditWriteError("sqlite", str(target), (exc.strerror or str(exc)).lower()) from None
         sink = SqliteAuditSink(target, level=audit_level)  # type: ignore[arg-type]
     try:
         opened = open_engine(engine, dsn)
