@@ -19,6 +19,7 @@ from typing import Final
 
 from mcp_elicit.core.form_model import Field, Form
 from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
+from mcp_elicit.core.ranges import number, span
 from mcp_elicit.errors import FieldProblem
 
 __all__ = ["MAX_HINT_FIELDS", "MAX_RETRY_HINT_CHARS", "retry_hint", "retry_message"]
@@ -93,24 +94,12 @@ def expectation(f: Field) -> str:
 
 
 def _between(low: int | None, high: int | None, unit: str) -> str:
-    if low is not None and high is not None:
-        return f" of {low} to {high} {unit}"
-    if low is not None:
-        return f" of at least {low} {unit}"
-    if high is not None:
-        return f" of at most {high} {unit}"
-    return ""
+    words = span(low, high)
+    return "" if words is None else f" of {words} {unit}"
 
 
 def _range(low: float | None, high: float | None) -> str:
-    if low is not None and high is not None:
-        return f" from {_num(low)} to {_num(high)}"
-    if low is not None:
-        return f" of at least {_num(low)}"
-    if high is not None:
-        return f" of at most {_num(high)}"
-    return ""
-
-
-def _num(value: float) -> str:
-    return str(value) if isinstance(value, int) else f"{value:g}"
+    words = span(*(None if v is None else number(v) for v in (low, high)))
+    if words is None:
+        return ""
+    return f" {'from' if low is not None and high is not None else 'of'} {words}"

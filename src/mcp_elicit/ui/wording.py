@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from mcp_elicit.client.ui_protocol import Purpose
 from mcp_elicit.core.forms import Field
+from mcp_elicit.core.ranges import number, span
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS",
@@ -32,22 +33,6 @@ _VERBS: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read"
 
 def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def number(x: int | float) -> str:
-    """3.0 as "3", 2.5 as "2.5"."""
-    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-
-
-def span(low: object, high: object) -> str | None:
-    """A range in words: "2 to 5", "at least 2", "at most 5"; None when neither bound is set."""
-    if low is not None and high is not None:
-        return f"{low} to {high}"
-    if low is not None:
-        return f"at least {low}"
-    if high is not None:
-        return f"at most {high}"
-    return None
 
 
 def field_hint(f: Field, format_hints: Mapping[str, str], choose_one: str) -> str | None:
