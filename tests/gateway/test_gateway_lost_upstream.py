@@ -58,12 +58,12 @@ class Changes:
                 await self._seen.wait()
 
 
-def config(tmp_path: Path) -> str:
+def config(tmp_path: Path, alone: bool = False) -> str:
+    """The wrapped raw-SDK upstream, beside a FastMCP one unless `alone`."""
     wrapped = [str(tmp_path / "down"), str(tmp_path / "starts"), PEERS]
-    servers = {
-        "sdk": {"command": sys.executable, "args": ["-c", WRAPPER, *wrapped]},
-        "fm": {"command": sys.executable, "args": [PEERS, "fastmcp"]},
-    }
+    servers = {"sdk": {"command": sys.executable, "args": ["-c", WRAPPER, *wrapped]}}
+    if not alone:
+        servers["fm"] = {"command": sys.executable, "args": [PEERS, "fastmcp"]}
     return json.dumps({"mcpServers": servers})
 
 
@@ -78,12 +78,14 @@ async def kill_upstream(client: Any) -> int:
     return pid
 
 
+@pytest.mark.parametrize("alone", [False, True], ids=["beside-another", "the-only-upstream"])
 async def test_a_killed_upstream_is_reconnected_at_the_next_call_and_the_client_told_both_times(
-    tmp_path: Path,
+    tmp_path: Path, alone: bool
 ) -> None:
+    """Also when it is the gateway's only upstream (nothing else keeps its user's pool running)."""
     changes = Changes()
     async with (
-        http_gateway(config(tmp_path)) as (_, url),
+        http_gateway(config(tmp_path, alone)) as (_, url),
         http_client(url, None, "legacy", message_handler=changes) as client,
     ):
         with anyio.fail_after(BOUND_SECONDS):

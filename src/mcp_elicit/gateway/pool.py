@@ -107,6 +107,8 @@ class Pool:
             self._tg = tg
             for upstream in self.config.upstreams:
                 tg.start_soon(self._hold, upstream)
+            # open until stopped, though every upstream be lost: `revive` starts them again here
+            await self._stop.wait()
         self._tg = None
 
     def stop(self) -> None:
