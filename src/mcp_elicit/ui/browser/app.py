@@ -25,8 +25,9 @@ the waiting screen once the client has recorded the person's consent, so a page 
 person's own browser, out of sight of the client and the model.
 
 Without JavaScript every step works (plain forms, post/redirect/get, the idle and waiting pages
-refresh themselves); the script only reloads the page when the question on screen changes and
-moves the focus to the first field with a problem.
+refresh themselves); the script only reloads the page when the question on screen changes, moves
+the focus to the first field with a problem, and reports that the person is typing or choosing
+(at most every `ACTIVITY_REPORT_SECONDS`), which keeps the idle timeout from firing meanwhile.
 """
 
 from __future__ import annotations
@@ -69,13 +70,25 @@ from mcp_elicit.ui.browser.questions import (
     kind_of_form,
 )
 
-__all__ = ["IDLE_CHECK_SECONDS", "MAX_RELEASED_URLS", "REFRESH_SECONDS", "BrowserUI", "page_environment"]
+__all__ = [
+    "ACTIVITY_REPORT_SECONDS",
+    "IDLE_CHECK_SECONDS",
+    "MAX_RELEASED_URLS",
+    "REFRESH_SECONDS",
+    "BrowserUI",
+    "page_environment",
+]
 
 # Seconds between two checks for a forgotten question (the idle timeout's resolution).
 IDLE_CHECK_SECONDS: Final = 5.0
 
 # Seconds after which the idle and waiting pages reload themselves without JavaScript.
 REFRESH_SECONDS: Final = 5
+
+# Seconds between two "the person is active" reports from the page's script (typing, clicking in
+# the question); at most one report per this many seconds, so the idle timeout counts from the
+# person's last activity to within this.
+ACTIVITY_REPORT_SECONDS: Final = 15
 
 # URLs released for the waiting screen's link, newest kept.
 MAX_RELEASED_URLS: Final = 32
@@ -198,6 +211,7 @@ class BrowserUI:
                 Route("/", self._page, methods=["GET"]),
                 Route("/state", self._state, methods=["GET"]),
                 Route("/q/{qid}", self._post, methods=["POST"]),
+                Route("/q/{qid}/active", self._active, methods=["POST"]),
                 Mount("/static", static_files(), name="static"),
             ]
         )
@@ -211,6 +225,7 @@ class BrowserUI:
             "notices": list(self.queue.notices),
             "flash": self.queue.flash,
             "qid": q.id if q else "",
+            "active_every": ACTIVITY_REPORT_SECONDS,
         }
         self.queue.flash = ""
         html = self._env.get_template(template).render(**base, **context)
@@ -219,6 +234,14 @@ class BrowserUI:
     async def _state(self, request: Request) -> Response:
         q = self.queue.head
         return JSONResponse({"question": q.id if q else "", "queued": max(0, len(self.queue.items) - 1)})
+
+    async def _active(self, request: Request) -> Response:
+        """The script's report that the person is working on the question on screen (typing,
+        choosing): it counts as a touch, as a submission does. Behind the guard's CSRF check."""
+        q = self.queue.head
+        if q is not None and q.id == request.path_params["qid"]:
+            self.queue.touch(q)
+        return Response(status_code=204)
 
     async def _page(self, request: Request) -> Response:
         self.queue.expire_idle()
