@@ -1,14 +1,18 @@
-"""The page's script reports that the person is working on a question, so the idle timeout does
-not cancel a form while someone types in it (real Chromium, the UI's clock injected)."""
+"""The page's script and its session: the person's typing counts as activity, so the idle timeout
+does not cancel a form while someone types in it; and when the session ends (or its program is
+gone), the tab says so instead of showing a question nobody can answer (real Chromium)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio.from_thread
 import pytest
 
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult
 from mcp_elicit.core.forms import Field, Form
+from mcp_elicit.testing import ManualClock
+from mcp_elicit.ui.browser import BrowserUI
 from tests.ui.browser.conftest import Running, result_of
 
 pytestmark = pytest.mark.browser
@@ -58,3 +62,36 @@ def test_the_script_reports_activity_at_most_once_per_interval(running: Running,
     assert len(reports) == 1
     page.get_by_role("button", name="Cancel").click()
     assert result_of(answer) == UIResult("cancel")
+
+
+def test_the_page_says_the_session_ended_when_the_ui_closes(page: Any, accessible: Any) -> None:
+    with anyio.from_thread.start_blocking_portal() as portal:
+        ui = BrowserUI(clock=ManualClock(), idle_check_seconds=3600)
+        context = portal.wrap_async_context_manager(ui)
+        context.__enter__()
+        try:
+            running = Running(portal, ui, ManualClock())
+            answer = running.ask_form(FormPrompt(WHO, Purpose(), "A long form", LONG_FORM))
+            with page.expect_response(lambda response: response.url.endswith("/state")):
+                page.goto(running.url)  # the tab is open and polling
+            answer.cancel()  # the server gave up: its call ends and takes the question with it
+            running.until(lambda: not ui.queue.items)
+        finally:
+            context.__exit__(None, None, None)  # the session ended; the page hears it before the exit
+    page.wait_for_selector("text=This session has ended")
+    assert page.locator("form").count() == 0  # no question left with live buttons
+    said = page.locator("main").inner_text()
+    assert "A question was withdrawn" in said
+    assert "You can close this tab" in said
+    accessible(page)
+
+
+def test_the_page_says_the_session_ended_when_its_program_stops_answering(
+    running: Running, page: Any
+) -> None:
+    running.ask_form(FormPrompt(WHO, Purpose(), "A long form", LONG_FORM))
+    page.goto(running.url)
+    page.wait_for_selector("form.answers")
+    page.route("**/state", lambda route: route.abort("connectionrefused"))  # as when the process is gone
+    page.wait_for_selector("text=This session has ended")
+    assert page.get_by_role("button").count() == 0

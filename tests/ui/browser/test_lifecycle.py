@@ -13,6 +13,7 @@ from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock
 from mcp_elicit.ui.browser import BrowserUI
+from mcp_elicit.ui.browser.app import ENDED_PAGE_SECONDS
 from mcp_elicit.ui.browser.questions import MAX_QUEUED
 
 pytestmark = pytest.mark.anyio
@@ -118,3 +119,11 @@ async def test_an_activity_report_touches_only_the_question_on_screen_and_needs_
         ok = await anyio.to_thread.run_sync(_post, f"{ui.url}q/{q.id}/active", f"csrf={ui.csrf}")
         assert (ok, q.touched) == (204, asked + 10)
         tg.cancel_scope.cancel()
+
+
+async def test_the_ui_closes_at_once_when_no_tab_is_polling() -> None:
+    async with BrowserUI(clock=ManualClock()) as ui:
+        status, _ = await anyio.to_thread.run_sync(_get, ui.url)  # a page without its script
+        assert status == 200
+        started = anyio.current_time()
+    assert anyio.current_time() - started < ENDED_PAGE_SECONDS  # nothing to tell: no lingering
