@@ -15,7 +15,11 @@ Three stages, all before `ask` (spec rules F5 and C4):
   the request (accept lets it ask, decline or cancel refuse it: reason ``not_approved``);
   ``approval="notice"`` only tells the person which server is asking and goes on (for UIs that
   answer from a script: the script is the approval). An approval is remembered for the rest of
-  the session (this pipeline), per server and mode, unless ``remember_approval=False``.
+  the session (this pipeline), per server and mode, unless ``remember_approval=False``; so
+  questions of one server that arrive while its approval is on screen wait for that one answer
+  instead of each asking again: an accept lets them all ask, while after a refusal (or a timeout,
+  or a withdrawn approval) the next one asks for its own approval (a refusal answers only the
+  question whose approval was refused, and never lets another one through).
 
 `Guardrails` holds the policy, its state and these settings; `install_guardrails(pipeline, policy)`
 puts the stages in a pipeline (with `Pipeline.insert(stage, after=...)`) and adds the observer that
@@ -35,6 +39,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Literal
+
+import anyio
 
 from mcp_elicit.client.asking import show_bounded
 from mcp_elicit.client.model import Decision, Elicitation, Outcome, Reply
@@ -129,6 +135,8 @@ class Guardrails:
         # Both bounded like the policy state itself.
         self._approved: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._refusing: OrderedDict[tuple[str, str], str] = OrderedDict()
+        # The approval on screen now, per (server key, mode): set when it is answered (or withdrawn).
+        self._asking: dict[tuple[str, str], anyio.Event] = {}
 
     def stages(self, ui: UserInterface) -> tuple[PolicyGate, AskFirst]:
         return PolicyGate(self, ui), AskFirst(self, ui)
@@ -219,6 +227,8 @@ class AskFirst(_GuardrailStage):
         if request is None or not isinstance(e.policy_decision, core_policy.AskPerson):
             return None
         key = (request.server.key, request.mode)
+        while g.remember_approval and key in g._asking:  # one approval on screen per server
+            await g._asking[key].wait()  # bounded: that approval's own idle timeout
         if g.approved(key):
             return None
         what = "send you to a web page" if request.mode == "url" else "ask you a question"
@@ -234,11 +244,18 @@ class AskFirst(_GuardrailStage):
             Form(()),
             approval=True,
         )
-        result = await show_bounded(self.ui.ask_form, prompt, self.guardrails.idle_timeout)
+        answered = g._asking[key] = anyio.Event()
+        try:
+            result = await show_bounded(self.ui.ask_form, prompt, self.guardrails.idle_timeout)
+            if not isinstance(result, Reply) and result.action == "accept":
+                g.approve(key)
+        finally:  # the questions waiting for this answer go on, whatever it was
+            if g._asking.get(key) is answered:
+                del g._asking[key]
+            answered.set()
         if isinstance(result, Reply):
             return result
         if result.action == "accept":
-            g.approve(key)
             return None
         return Reply(result.action, result.decided_by, reason="not_approved")
 

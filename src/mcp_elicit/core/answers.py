@@ -166,15 +166,19 @@ def check_field_value(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
+def _chars(n: int) -> str:
+    return "1 character" if n == 1 else f"{n} characters"
+
+
 def _check_string(f: Field, v: str) -> tuple[Any, FieldProblem | None]:
     if not v.isascii() and _SURROGATE.search(v):
         return None, FieldProblem(f.name, "not_unicode", "a lone surrogate is not text")
     n = len(v)
     if f.min_length is not None and n < f.min_length:
-        return None, FieldProblem(f.name, "too_short", f"{n} characters, at least {f.min_length} needed")
+        return None, FieldProblem(f.name, "too_short", f"{_chars(n)}, at least {f.min_length} needed")
     upper = limits.MAX_STRING_LENGTH if f.max_length is None else f.max_length
     if n > upper:
-        return None, FieldProblem(f.name, "too_long", f"{n} characters, at most {upper} allowed")
+        return None, FieldProblem(f.name, "too_long", f"{_chars(n)}, at most {upper} allowed")
     if f.format is not None and not _FORMAT_CHECKS[f.format](v):
         if f.format == "date-time" and is_date_time(v + "Z"):
             # Only the zone is missing: say so, a bare "not valid" leaves the person guessing.

@@ -42,7 +42,9 @@ def field_hint(f: Field, format_hints: Mapping[str, str], choose_one: str) -> st
     if f.kind == "string":
         chars = span(f.min_length, f.max_length)
         what = format_hints[f.format] if f.format else "text"
-        return what if chars is None else f"{what}, {chars} characters"
+        if chars is None:
+            return what
+        return f"{what}, {chars} character{'' if chars.endswith(('least 1', 'most 1')) else 's'}"
     if f.kind in ("number", "integer"):
         what = "a whole number" if f.kind == "integer" else "a number"
         low = None if f.minimum is None else number(f.minimum)

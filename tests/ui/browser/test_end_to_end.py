@@ -88,6 +88,7 @@ def test_call_with_the_browser_ui_answers_the_reference_servers_questions(page: 
         page.get_by_role("button", name="Review answers").click()
         page.get_by_role("button", name="Send").click()
         out, _ = process.communicate(timeout=60)
+        page.wait_for_selector("text=This session has ended")  # not "keep it open" for a process gone
     finally:
         if process.poll() is None:
             process.kill()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mcp_elicit.core.answers import check_value
 from mcp_elicit.core.forms import Field, Form
-from mcp_elicit.ui.browser.fields import NO_ANSWER, field_views, parse_submission
+from mcp_elicit.ui.browser.fields import MAX_RADIO_OPTIONS, NO_ANSWER, field_views, parse_submission
 
 FORM = Form(
     (
@@ -64,6 +64,28 @@ def test_an_empty_optional_field_is_left_out_and_an_empty_required_one_is_a_prob
     values, errors = parse_submission(FORM, {"s": [""], "i": ["3"], "b": [NO_ANSWER], "many": []})
     assert values == {"i": 3, "many": []}
     assert set(errors) == {"s"}
+
+
+def test_no_answer_comes_last_in_every_radio_group_and_first_in_a_drop_down() -> None:
+    many = [f"o{i}" for i in range(MAX_RADIO_OPTIONS + 1)]
+    form = Form(
+        (
+            Field.boolean("b", required=False),
+            Field.single_select("one", ["x", "y"], required=False),
+            Field.single_select("long", many, required=False),
+        )
+    )
+    yes_no, radios, drop_down = field_views(form, {}, {})
+    assert [c.label for c in yes_no.choices] == ["Yes", "No", "No answer"]
+    assert [c.label for c in radios.choices] == ["x", "y", "No answer"]
+    assert [c.label for c in drop_down.choices] == ["No answer", *many]
+
+
+def test_a_length_of_one_is_one_character() -> None:
+    form = Form((Field.string("s", min_length=2, max_length=9), Field.string("c", max_length=1)))
+    _, errors = parse_submission(form, {"s": ["a"], "c": ["ab"]})
+    assert errors["s"].startswith("1 character,")
+    assert field_views(form, {}, {})[1].hint == "text, at most 1 character"
 
 
 def test_a_local_date_time_is_sent_with_this_machines_offset() -> None:

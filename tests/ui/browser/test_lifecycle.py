@@ -13,11 +13,22 @@ from mcp_elicit.core.forms import Field, Form
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.testing import ManualClock
 from mcp_elicit.ui.browser import BrowserUI
+from mcp_elicit.ui.browser.app import ENDED_PAGE_SECONDS
 from mcp_elicit.ui.browser.questions import MAX_QUEUED
 
 pytestmark = pytest.mark.anyio
 
 PROMPT = FormPrompt(Requester("s", "stdio: s"), Purpose(), "Name?", Form((Field.string("n"),)))
+
+
+def _post(url: str, body: str) -> int:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection("127.0.0.1", parts.port, timeout=10)
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    connection.request("POST", parts.path, body=body, headers=headers)
+    status = connection.getresponse().status
+    connection.close()
+    return status
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -90,3 +101,29 @@ async def test_url_mode_through_the_page_is_described_as_the_page_and_not_as_a_b
     assert "opens in your browser" not in mode.describe()
     terminal = UrlMode(opener=ShowLink(print))
     assert (terminal.in_page, terminal.headless) == (False, True)
+
+
+async def test_an_activity_report_touches_only_the_question_on_screen_and_needs_the_form_token() -> None:
+    clock = ManualClock()
+    async with BrowserUI(clock=clock) as ui, anyio.create_task_group() as tg:
+        tg.start_soon(ui.ask_form, PROMPT)
+        with anyio.fail_after(5):
+            while not ui.queue.items:
+                await ui.queue.changed.wait()
+        q = ui.queue.items[0]
+        asked = q.touched
+        clock.advance(10)
+        refused = await anyio.to_thread.run_sync(_post, f"{ui.url}q/{q.id}/active", "csrf=wrong")
+        other = await anyio.to_thread.run_sync(_post, f"{ui.url}q/another/active", f"csrf={ui.csrf}")
+        assert (refused, other, q.touched) == (403, 204, asked)
+        ok = await anyio.to_thread.run_sync(_post, f"{ui.url}q/{q.id}/active", f"csrf={ui.csrf}")
+        assert (ok, q.touched) == (204, asked + 10)
+        tg.cancel_scope.cancel()
+
+
+async def test_the_ui_closes_at_once_when_no_tab_is_polling() -> None:
+    async with BrowserUI(clock=ManualClock()) as ui:
+        status, _ = await anyio.to_thread.run_sync(_get, ui.url)  # a page without its script
+        assert status == 200
+        started = anyio.current_time()
+    assert anyio.current_time() - started < ENDED_PAGE_SECONDS  # nothing to tell: no lingering

@@ -71,5 +71,6 @@ async def run_data_demo(say: Callable[[str], None], eras: tuple[tuple[str, str],
                     say(f"  [{title}] {sql}")
                     answers[:] = [answer] if answer else []
                     result = await client.call_tool("query", {"sql": sql})
-                    say(f"      result: {''.join(getattr(c, 'text', '') for c in result.content)[:200]}")
+                    text = "".join(getattr(c, "text", "") for c in result.content)
+                    say(f"      result: {text if len(text) <= 200 else text[:199] + '…'}")  # cut, and says so
             say("")

@@ -25,12 +25,16 @@ the waiting screen once the client has recorded the person's consent, so a page 
 person's own browser, out of sight of the client and the model.
 
 Without JavaScript every step works (plain forms, post/redirect/get, the idle and waiting pages
-refresh themselves); the script only reloads the page when the question on screen changes and
-moves the focus to the first field with a problem.
+refresh themselves); the script only reloads the page when the question on screen changes, moves
+the focus to the first field with a problem, and reports that the person is typing or choosing
+(at most every `ACTIVITY_REPORT_SECONDS`), which keeps the idle timeout from firing meanwhile.
+When the session ends (the `async with` closes), an open tab is told so (it then says "This
+session has ended" instead of showing a question nobody can answer), within `ENDED_PAGE_SECONDS`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -69,13 +73,30 @@ from mcp_elicit.ui.browser.questions import (
     kind_of_form,
 )
 
-__all__ = ["IDLE_CHECK_SECONDS", "MAX_RELEASED_URLS", "REFRESH_SECONDS", "BrowserUI", "page_environment"]
+__all__ = [
+    "ACTIVITY_REPORT_SECONDS",
+    "ENDED_PAGE_SECONDS",
+    "IDLE_CHECK_SECONDS",
+    "MAX_RELEASED_URLS",
+    "REFRESH_SECONDS",
+    "BrowserUI",
+    "page_environment",
+]
 
 # Seconds between two checks for a forgotten question (the idle timeout's resolution).
 IDLE_CHECK_SECONDS: Final = 5.0
 
 # Seconds after which the idle and waiting pages reload themselves without JavaScript.
 REFRESH_SECONDS: Final = 5
+
+# Seconds between two "the person is active" reports from the page's script (typing, clicking in
+# the question); at most one report per this many seconds, so the idle timeout counts from the
+# person's last activity to within this.
+ACTIVITY_REPORT_SECONDS: Final = 15
+
+# Seconds the page is still served after its session ends, so an open tab hears that it ended
+# (its script polls every second): only while a tab is polling, and only until it has heard.
+ENDED_PAGE_SECONDS: Final = 2
 
 # URLs released for the waiting screen's link, newest kept.
 MAX_RELEASED_URLS: Final = 32
@@ -114,6 +135,9 @@ class BrowserUI:
         self._server: LocalServer | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._released: OrderedDict[str, str] = OrderedDict()
+        self._ended = False  # the session is over: the page says so, and asks nothing more
+        self._ended_heard = anyio.Event()  # an open tab has been told that it ended
+        self._last_poll = -math.inf  # when a tab last asked for the state (time.monotonic)
         self._env = page_environment()
         self.app = self._build_app()
 
@@ -146,6 +170,12 @@ class BrowserUI:
             return None
         for q in list(self.queue.items):  # nobody can answer once the page is gone
             q.finish("cancel" if q.kind == "wait" else UIResult("cancel"))
+        self._ended = True
+        self.queue._changed()
+        if exc_type is None and time.monotonic() - self._last_poll < ENDED_PAGE_SECONDS:
+            # A tab is open and polling: it hears at its next poll that the session ended (bounded).
+            with anyio.CancelScope(shield=True), anyio.move_on_after(ENDED_PAGE_SECONDS):
+                await self._ended_heard.wait()
         self._tg.cancel_scope.cancel()
         return await self._tg.__aexit__(exc_type, exc, tb)
 
@@ -198,6 +228,7 @@ class BrowserUI:
                 Route("/", self._page, methods=["GET"]),
                 Route("/state", self._state, methods=["GET"]),
                 Route("/q/{qid}", self._post, methods=["POST"]),
+                Route("/q/{qid}/active", self._active, methods=["POST"]),
                 Mount("/static", static_files(), name="static"),
             ]
         )
@@ -211,16 +242,33 @@ class BrowserUI:
             "notices": list(self.queue.notices),
             "flash": self.queue.flash,
             "qid": q.id if q else "",
+            "active_every": ACTIVITY_REPORT_SECONDS,
+            "live": True,  # the script follows this page's state (the audit page has none)
         }
         self.queue.flash = ""
         html = self._env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=status)
 
     async def _state(self, request: Request) -> Response:
+        if self._ended:
+            self._ended_heard.set()
+            # with what the page had still to say (a question withdrawn as its call ended)
+            return JSONResponse({"ended": True, "question": "", "queued": 0, "flash": self.queue.flash})
+        self._last_poll = time.monotonic()
         q = self.queue.head
         return JSONResponse({"question": q.id if q else "", "queued": max(0, len(self.queue.items) - 1)})
 
+    async def _active(self, request: Request) -> Response:
+        """The script's report that the person is working on the question on screen (typing,
+        choosing): it counts as a touch, as a submission does. Behind the guard's CSRF check."""
+        q = self.queue.head
+        if q is not None and q.id == request.path_params["qid"]:
+            self.queue.touch(q)
+        return Response(status_code=204)
+
     async def _page(self, request: Request) -> Response:
+        if self._ended:
+            return self._render(request, "ended.html", title="Session ended")
         self.queue.expire_idle()
         q = self.queue.head
         if q is None:

@@ -9,8 +9,9 @@ string                         ``text`` (``email``, ``url``, ``date`` for those 
 string, format date-time       ``datetime-local`` in this machine's time zone; sent with its
                                offset (the page and the client run on the same machine)
 number / integer               ``number`` with ``min``/``max`` and ``step`` (``any`` or 1)
-boolean                        two radio buttons, yes and no (plus "no answer" when optional)
-single select                  radio buttons up to `MAX_RADIO_OPTIONS`, a ``select`` above
+boolean                        two radio buttons, yes and no (plus "no answer" last when optional)
+single select                  radio buttons up to `MAX_RADIO_OPTIONS` ("no answer" last when
+                               optional), a ``select`` above (its empty choice first)
 multi select                   one checkbox per option
 =============================  =============================================================
 
@@ -149,9 +150,12 @@ def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]
             choices = tuple(
                 Choice(o.value, visible(o.title or o.value), o.value == current) for o in f.options
             )
-            if not f.required or (widget == "select" and current is None):
-                first = "No answer" if not f.required else "Choose…"  # a required radio group has none
+            if widget == "select" and (not f.required or current is None):
+                # A drop-down's empty choice comes first, where a drop-down shows it when closed.
+                first = "No answer" if not f.required else "Choose…"
                 choices = (Choice(NO_ANSWER, first, current is None), *choices)
+            elif not f.required:  # radios: "No answer" last, as for yes/no
+                choices += (Choice(NO_ANSWER, "No answer", current is None),)
         else:
             widget = "checkboxes"
             picked = set(current or ())
