@@ -365,70 +365,6 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     raise SystemExit(1)
 
 
-_CSV_COLUMNS = (
-    "seq",
-    "id",
-    "time",
-    "side",
-    "protocol",
-    "server",
-    "server_version",
-    "server_where",
-    "client",
-    "client_version",
-    "person",
-    "mode",
-    "method",
-    "request_id",
-    "call_name",
-    "fields",
-    "url_host",
-    "url_domain",
-    "url_verdict",
-    "action",
-    "decided_by",
-    "reason",
-    "latency_ms",
-    "message_sha256",
-    "prev_hash",
-    "hash",
-)
-
-
-def _csv_row(r: dict[str, _typing.Any]) -> list[_typing.Any]:
-    server, client = r.get("server") or {}, r.get("client") or {}
-    call, url = r.get("call") or {}, r.get("url") or {}
-    fields = ";".join(f"{f.get('name')}:{f.get('type')}" for f in r.get("fields") or [])
-    return [
-        r.get("seq"),
-        r.get("id"),
-        r.get("time"),
-        r.get("side"),
-        r.get("protocol"),
-        server.get("name"),
-        server.get("version"),
-        server.get("where"),
-        client.get("name"),
-        client.get("version"),
-        r.get("person"),
-        r.get("mode"),
-        call.get("method"),
-        call.get("request_id"),
-        call.get("name"),
-        fields,
-        url.get("host"),
-        url.get("domain"),
-        url.get("verdict"),
-        r.get("action"),
-        r.get("decided_by"),
-        r.get("reason"),
-        r.get("latency_ms"),
-        r.get("message_sha256"),
-        r.get("prev_hash"),
-        r.get("hash"),
-    ]
-
-
 @audit_group.command("export")
 @_audit_source
 @_audit_filters
@@ -440,6 +376,7 @@ def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, outp
     """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
     import csv
 
+    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row
     from mcp_elicit.core.consent import canonical_json
 
     sink = source.open()
@@ -450,9 +387,9 @@ def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, outp
                 output.write(canonical_json(r).decode("utf-8") + "\n")
             return
         writer = csv.writer(output, lineterminator="\n")
-        writer.writerow(_CSV_COLUMNS)
+        writer.writerow(CSV_COLUMNS)
         for r in records:
-            writer.writerow(_csv_row(r))
+            writer.writerow(csv_row(r))
     finally:
         sink.close()
 
