@@ -232,20 +232,20 @@ def audit_group() -> None:
 def audit_list(source: _Source, filters: dict[str, str | None], limit: int | None, as_json: bool) -> None:
     """List consent records, oldest first."""
     import collections
-    import json
 
+    from mcp_elicit.cli.audit_output import inert_json, shown
     from mcp_elicit.core.limits import MAX_SERVER_NAME_CHARS
     from mcp_elicit.core.text import clean_text
 
     sink = source.open()
     try:
         records = _audit_records(sink, filters)
-        shown = collections.deque(records, maxlen=limit) if limit else records
+        kept = collections.deque(records, maxlen=limit) if limit else records
         if not as_json:
             click.echo(_list_row(*_LIST_HEADER))
-        for r in shown:
+        for r in kept if as_json else map(shown, kept):  # server text shown inert
             if as_json:
-                click.echo(json.dumps(r, sort_keys=True, ensure_ascii=False))
+                click.echo(inert_json(r))
                 continue
             who, call = r.get("server") or {}, r.get("call") or {}
             tool = clean_text(str(call.get("name") or ""), limit=MAX_SERVER_NAME_CHARS, multiline=False)
@@ -284,9 +284,8 @@ def _list_row(time: str, seq: str, server: str, tool: str, *rest: str) -> str:
 def audit_show(source: _Source, record_id: str) -> None:
     """Print one record as JSON. RECORD is its id, its sequence number as `list` shows it (5 or
     #5), or the start of its id; exit 1 when no record matches, 2 when a start matches several."""
-    import json
-
     from mcp_elicit.audit.reading import find_record
+    from mcp_elicit.cli.audit_output import inert_json
 
     found = source.read(lambda sink: find_record(sink, record_id))
     if not found:
@@ -294,7 +293,7 @@ def audit_show(source: _Source, record_id: str) -> None:
         raise SystemExit(1)
     if len(found) > 1:
         raise click.UsageError(f"{record_id} starts the id of {len(found)} records; give more of it")
-    click.echo(json.dumps(found[0], indent=2, sort_keys=True, ensure_ascii=False))
+    click.echo(inert_json(found[0], indent=2))
 
 
 def _say_refused_lines(source: _Source) -> None:
@@ -334,6 +333,7 @@ def _say_refused_lines(source: _Source) -> None:
 def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
+    from mcp_elicit.cli.audit_output import inert
     from mcp_elicit.errors import ConfigError
 
     checkpoint = checkpoint or source.resolved().checkpoint
@@ -357,8 +357,8 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     click.echo(f"BROKEN: {len(report.breaks)} break(s) in {records}")
     for b in report.breaks:
         where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
-        found = f"position {b.index + 1}, id {b.record_id}" if b.record_id else "checkpoint"
-        detail = b.detail
+        found = f"position {b.index + 1}, id {inert(b.record_id)}" if b.record_id else "checkpoint"
+        detail = inert(b.detail)
         if b.kind == "no_checkpoint" and anchor is not None:
             detail += f" (looked for {anchor.path})"
         click.echo(f"  {where} ({found}): {b.kind}: {detail}")

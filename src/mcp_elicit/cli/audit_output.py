@@ -5,9 +5,64 @@ A trail holds text servers chose (names, versions, tools, reasons); the readers 
 
 from __future__ import annotations
 
+import json
+import re
 import typing as _typing
+import unicodedata
+from typing import Final
 
-__all__ = ["CSV_COLUMNS", "csv_row"]
+from mcp_elicit.core.text import clean_text
+
+__all__ = ["CSV_COLUMNS", "MAX_SHOWN_CELL_CHARS", "csv_row", "inert", "inert_json", "shown"]
+
+# Characters of one value `audit list` and `verify` print on a line (a longer one ends `…⟨cut⟩`).
+MAX_SHOWN_CELL_CHARS: Final = 1_024
+
+# In JSON output, characters a terminal could act on or that reorder, hide or fake text: escaped.
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_BLANK_LOOKALIKES: Final = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+_NOT_PLAIN_ASCII: Final = re.compile(r"[^\x20-\x7e\n]")
+
+
+def inert(value: object) -> str:
+    """A value from the trail as one line a terminal shows as text (core/text.py's cleaning, as
+    the prompts clean what a server wrote): escapes removed, controls and bidi marks made visible."""
+    return clean_text(str(value), limit=MAX_SHOWN_CELL_CHARS, multiline=False)
+
+
+def shown(record: _typing.Mapping[str, _typing.Any]) -> dict[str, _typing.Any]:
+    """`record` with the text `audit list` prints made `inert`: its own strings and those of its
+    `server` and `call` (a trail written before the record side cleaned names holds them raw)."""
+
+    def clean(part: _typing.Mapping[str, _typing.Any]) -> dict[str, _typing.Any]:
+        return {k: inert(v) if isinstance(v, str) else v for k, v in part.items()}
+
+    out = clean(record)
+    for key in ("server", "call"):
+        if isinstance(record.get(key), _typing.Mapping):
+            out[key] = clean(record[key])
+    return out
+
+
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group()
+    if unicodedata.category(ch) not in _UNSAFE_CATEGORIES and ch not in _BLANK_LOOKALIKES:
+        return ch
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON writes a character beyond the BMP as a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def inert_json(record: object, *, indent: int | None = None) -> str:
+    """`record` as JSON (keys sorted) that parses to the same values, with every control, format
+    (bidi, zero-width), line-separator, private-use, unassigned, surrogate and blank look-alike
+    character written as a `\\uXXXX` escape: a terminal never receives one, other text stays
+    readable (`ensure_ascii` would escape every accent too)."""
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False, indent=indent)
+    return _NOT_PLAIN_ASCII.sub(_escaped, text)
+
 
 CSV_COLUMNS = (
     "seq",
