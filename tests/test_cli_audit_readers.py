@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import unicodedata
 from pathlib import Path
@@ -13,8 +15,8 @@ from hypothesis import strategies as st
 
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.cli import main
-from mcp_elicit.cli.audit_output import inert_json
-from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
+from mcp_elicit.cli.audit_output import FORMULA_STARTS, csv_cell, csv_writer, inert_json
+from mcp_elicit.core.consent import CallRef, ConsentEvent, ServerIdentity
 
 # A name a server chose, stored raw by a trail written before the record side cleaned it.
 ERASER = "x\x1b[1A\x1b[2K\x1b[1A\x1b[2K\rtrusted-server"
@@ -80,3 +82,40 @@ def test_inert_json_parses_to_the_same_values_and_holds_no_terminal_tricks(value
     text = inert_json(value)
     assert json.loads(text) == value
     assert no_terminal_tricks(text)
+
+
+def exported_rows(path: Path) -> list[dict[str, str]]:
+    code, out = run("export", "--format", "csv", "--db", str(path))
+    assert code == 0
+    return list(csv.DictReader(io.StringIO(out, newline="")))
+
+
+def test_a_csv_export_neutralises_server_text_a_spreadsheet_would_run(tmp_path: Path) -> None:
+    path = tmp_path / "formulas.sqlite3"
+    hostile = ServerIdentity('=HYPERLINK("ht"&"tp://evil.example","click")', "@SUM(1+1)", "-2+3\r=1")
+    with SqliteAuditSink(path) as sink:
+        sink.append(
+            event(
+                0,
+                "x",
+                server=hostile,
+                reason="+cmd|' /C calc'!A0",
+                call=CallRef("tools/call", 1, "\tdde"),
+                record_id="r1",
+            )
+        )
+    (row,) = exported_rows(path)
+    for column in ("server", "server_version", "server_where", "reason", "call_name"):
+        assert row[column].startswith("'")
+    assert row["server"] == "'" + hostile.name
+    assert row["seq"] == "1"
+    assert row["id"] == "r1"
+
+
+@given(st.text())
+def test_no_csv_cell_starts_as_a_formula_and_each_reads_back(text: str) -> None:
+    buffer = io.StringIO()
+    csv_writer(buffer).writerow([csv_cell(text)])
+    (cell,) = next(csv.reader(io.StringIO(buffer.getvalue(), newline="")))
+    assert not cell.startswith(FORMULA_STARTS)
+    assert (cell[1:] if cell.startswith("'") else cell) == text

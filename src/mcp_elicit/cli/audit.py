@@ -374,9 +374,7 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
 )
 def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, output: _typing.Any) -> None:
     """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
-    import csv
-
-    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row
+    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row, csv_writer
     from mcp_elicit.core.consent import canonical_json
 
     sink = source.open()
@@ -386,7 +384,7 @@ def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, outp
             for r in records:
                 output.write(canonical_json(r).decode("utf-8") + "\n")
             return
-        writer = csv.writer(output, lineterminator="\n")
+        writer = csv_writer(output)
         writer.writerow(CSV_COLUMNS)
         for r in records:
             writer.writerow(csv_row(r))

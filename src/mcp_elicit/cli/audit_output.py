@@ -5,6 +5,7 @@ A trail holds text servers chose (names, versions, tools, reasons); the readers 
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import typing as _typing
@@ -13,7 +14,17 @@ from typing import Final
 
 from mcp_elicit.core.text import clean_text
 
-__all__ = ["CSV_COLUMNS", "MAX_SHOWN_CELL_CHARS", "csv_row", "inert", "inert_json", "shown"]
+__all__ = [
+    "CSV_COLUMNS",
+    "FORMULA_STARTS",
+    "MAX_SHOWN_CELL_CHARS",
+    "csv_cell",
+    "csv_row",
+    "csv_writer",
+    "inert",
+    "inert_json",
+    "shown",
+]
 
 # Characters of one value `audit list` and `verify` print on a line (a longer one ends `…⟨cut⟩`).
 MAX_SHOWN_CELL_CHARS: Final = 1_024
@@ -94,7 +105,33 @@ CSV_COLUMNS = (
 )
 
 
+# What makes a spreadsheet read a CSV cell as a formula: `= + - @`, tab and CR at its start
+# (OWASP's list), and the full-width forms some spreadsheets take for them.
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: _typing.Any) -> _typing.Any:
+    """A CSV cell for `value`: text that starts as a formula would gets a leading `'`, so a
+    spreadsheet shows it as text instead of running it (CSV formula injection); so does text that
+    starts with `'` itself, so one rule reads every cell back: a leading `'` was added. Other
+    values as is."""
+    if isinstance(value, str) and value.startswith((*FORMULA_STARTS, "'")):
+        return "'" + value
+    return value
+
+
+def csv_writer(output: _typing.Any) -> _typing.Any:
+    """A CSV writer for the export: lines end CRLF (RFC 4180), so a cell holding a CR or LF is
+    quoted (with LF endings a bare CR in a server's text was written unquoted and split its row)."""
+    return csv.writer(output, lineterminator="\r\n")
+
+
 def csv_row(r: dict[str, _typing.Any]) -> list[_typing.Any]:
+    """The `CSV_COLUMNS` of record `r`, every text cell made safe for spreadsheets (`csv_cell`)."""
+    return [csv_cell(value) for value in _csv_values(r)]
+
+
+def _csv_values(r: dict[str, _typing.Any]) -> list[_typing.Any]:
     server, client = r.get("server") or {}, r.get("client") or {}
     call, url = r.get("call") or {}, r.get("url") or {}
     fields = ";".join(f"{f.get('name')}:{f.get('type')}" for f in r.get("fields") or [])
