@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 import unicodedata
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.cli import main
 from mcp_elicit.cli.audit_output import FORMULA_STARTS, csv_cell, csv_writer, inert_json
 from mcp_elicit.core.consent import CallRef, ConsentEvent, ServerIdentity
@@ -119,3 +120,46 @@ def test_no_csv_cell_starts_as_a_formula_and_each_reads_back(text: str) -> None:
     (cell,) = next(csv.reader(io.StringIO(buffer.getvalue(), newline="")))
     assert not cell.startswith(FORMULA_STARTS)
     assert (cell[1:] if cell.startswith("'") else cell) == text
+
+
+@pytest.fixture
+def plain_trail(tmp_path: Path) -> Path:
+    path = tmp_path / "plain.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append_many([event(i, f"srv{i % 2}", record_id=f"r{i}") for i in range(1, 5)])
+    return path
+
+
+def edit(path: Path, sql: str) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def break_lines(out: str) -> list[str]:
+    return [line.strip() for line in out.splitlines()[1:]]
+
+
+def test_verify_names_an_edited_record_by_its_seq_alone(plain_trail: Path) -> None:
+    edit(plain_trail, f"UPDATE {TABLE} SET hash = '{'0' * 64}' WHERE seq = 2")
+    code, out = run("verify", "--db", str(plain_trail))
+    assert code == 1
+    assert [line.split(":")[0] for line in break_lines(out)] == ["#2 (id r2)"]
+
+
+def test_verify_labels_an_unexpected_head_as_the_head_not_a_checkpoint(plain_trail: Path) -> None:
+    code, out = run("verify", "--db", str(plain_trail), "--expect-head", "f" * 64)
+    assert code == 1
+    assert break_lines(out)[0].startswith("#4 (head): head_mismatch")
+
+
+def test_verify_places_a_torn_json_lines_record_by_its_position(plain_trail: Path, tmp_path: Path) -> None:
+    torn = tmp_path / "torn.jsonl"
+    code, out = run("export", "--db", str(plain_trail), "-o", str(torn))
+    assert code == 0
+    with torn.open("a") as f:
+        f.write('{"trunc')
+    code, out = run("verify", "--jsonl", str(torn))
+    assert code == 1
+    assert break_lines(out)[0].startswith("- (position 5): malformed")

@@ -6,12 +6,16 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from mcp_elicit.core.chain import ChainBreak
 from mcp_elicit.core.consent import format_time, time_bound
 from mcp_elicit.errors import AuditReadError, ConfigError, InvalidArgument
 
-__all__ = ["find_record", "open_reader", "parse_time"]
+__all__ = ["CHECKPOINT_BREAKS", "break_place", "find_record", "open_reader", "parse_time"]
+
+# Breaks of the trail as a whole, found against the keyed checkpoint (its seq is the one it names).
+CHECKPOINT_BREAKS: Final = frozenset({"truncated", "rewritten", "bad_checkpoint", "no_checkpoint"})
 
 _AGE = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -78,3 +82,19 @@ def find_record(sink: Any, key: str) -> list[dict[str, Any]]:
     if not bare or key.startswith("#"):
         return []
     return [r for r in sink.iter_records() if str(r.get("id", "")).startswith(bare)]
+
+
+def break_place(b: ChainBreak) -> str:
+    """Where a break is, as every reader names it: ``#SEQ (id ID)`` for a record, as `list` and
+    `show` name records; ``- (position N)`` (1-based, in stored order) for a record with no
+    readable seq, such as a torn line; ``#SEQ (head)`` for `expected_head`; ``#SEQ (checkpoint)``
+    for a break found against the keyed checkpoint (SEQ: the record it names); ``-`` for no seq."""
+    seq = "-" if b.seq is None else f"#{b.seq}"
+    if b.kind in CHECKPOINT_BREAKS:
+        return f"{seq} (checkpoint)"
+    if b.kind == "head_mismatch":
+        return f"{seq} (head)"
+    named = f"id {b.record_id}" if b.record_id else ""
+    if b.seq is None:
+        return f"- (position {b.index + 1}{', ' + named if named else ''})"
+    return f"{seq} ({named})" if named else seq

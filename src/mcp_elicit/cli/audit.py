@@ -333,6 +333,7 @@ def _say_refused_lines(source: _Source) -> None:
 def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
+    from mcp_elicit.audit.reading import break_place
     from mcp_elicit.cli.audit_output import inert
     from mcp_elicit.errors import ConfigError
 
@@ -356,12 +357,10 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     records = "1 record" if report.count == 1 else f"{report.count} records"
     click.echo(f"BROKEN: {len(report.breaks)} break(s) in {records}")
     for b in report.breaks:
-        where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
-        found = f"position {b.index + 1}, id {inert(b.record_id)}" if b.record_id else "checkpoint"
         detail = inert(b.detail)
         if b.kind == "no_checkpoint" and anchor is not None:
             detail += f" (looked for {anchor.path})"
-        click.echo(f"  {where} ({found}): {b.kind}: {detail}")
+        click.echo(f"  {inert(break_place(b))}: {b.kind}: {detail}")  # #SEQ, as `list` and `show`
     raise SystemExit(1)
 
 

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
+from mcp_elicit.audit.reading import break_place
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.errors import InvalidArgument
@@ -260,6 +261,7 @@ def audit_app(open_sink: Callable[[], Any], source: str) -> Starlette:
             width=CHART_WIDTH,
             height=CHART_HEIGHT,
             show=visible,
+            place=break_place,
             **data,
         )
         return HTMLResponse(html)
