@@ -163,3 +163,11 @@ def test_verify_places_a_torn_json_lines_record_by_its_position(plain_trail: Pat
     code, out = run("verify", "--jsonl", str(torn))
     assert code == 1
     assert break_lines(out)[0].startswith("- (position 5): malformed")
+
+
+def test_list_leaves_out_and_names_a_record_an_edited_column_mislabels(plain_trail: Path) -> None:
+    edit(plain_trail, f"UPDATE {TABLE} SET action = 'decline' WHERE seq = 3")  # the record says accept
+    result = CliRunner().invoke(main, ["audit", "list", "--db", str(plain_trail), "--action", "decline"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1:] == []
+    assert "left out #3" in result.stderr

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from mcp_elicit.audit.base import Filters
 from mcp_elicit.core.chain import ChainBreak
 from mcp_elicit.core.consent import format_time, time_bound
 from mcp_elicit.errors import AuditReadError, ConfigError, InvalidArgument
 
-__all__ = ["CHECKPOINT_BREAKS", "break_place", "find_record", "open_reader", "parse_time"]
+__all__ = [
+    "CHECKPOINT_BREAKS",
+    "CheckedRead",
+    "break_place",
+    "find_record",
+    "open_reader",
+    "parse_time",
+]
 
 # Breaks of the trail as a whole, found against the keyed checkpoint (its seq is the one it names).
 CHECKPOINT_BREAKS: Final = frozenset({"truncated", "rewritten", "bad_checkpoint", "no_checkpoint"})
@@ -98,3 +107,35 @@ def break_place(b: ChainBreak) -> str:
     if b.seq is None:
         return f"- (position {b.index + 1}{', ' + named if named else ''})"
     return f"{seq} ({named})" if named else seq
+
+
+class CheckedRead:
+    """The records a sink's filters select, each checked against its hashed body.
+
+    The SQL sinks select rows by their indexed columns (copies of the body kept for filtering,
+    not hashed). A row whose column says it matches while its body says otherwise (a hand-edited
+    column) is left out, and its seq kept in `mislabelled` for the reader to report. A record whose
+    column was edited so that a filter no longer selects it is not seen here: `verify` reports it
+    (`column_mismatch`)."""
+
+    def __init__(self, sink: Any, **filters: Any) -> None:
+        self._sink, self._filters = sink, filters
+        self._check = Filters.of(**filters)
+        self.mislabelled: list[Any] = []
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for record in self._sink.iter_records(**self._filters):
+            if self._check.matches(record):
+                yield record
+            else:
+                self.mislabelled.append(record.get("seq"))
+
+    def mislabelled_note(self) -> str | None:
+        """One sentence naming the records left out (None: none)."""
+        if not self.mislabelled:
+            return None
+        named = ", ".join(f"#{seq}" for seq in self.mislabelled)
+        return (
+            f"left out {named}: an indexed column says it matches the filter, its hashed record does"
+            " not (the column was edited; `mcp-elicit audit verify` reports it)"
+        )

@@ -206,17 +206,18 @@ _audit_filters = _grouped(
 
 
 def _audit_records(sink: _typing.Any, filters: dict[str, str | None]) -> _typing.Any:
+    """The records the filters select, each checked against its hashed body; the ones an edited
+    index column mislabels are left out and named on stderr at the end."""
+    from mcp_elicit.audit.reading import CheckedRead
     from mcp_elicit.errors import AuditReadError
 
+    read = CheckedRead(sink, **filters)
     try:
-        yield from sink.iter_records(
-            server=filters["server"],
-            action=filters["action"],
-            since=filters["since"],
-            until=filters["until"],
-        )
+        yield from read
     except AuditReadError as exc:
         raise _AuditOpenError(str(exc)) from exc
+    if (note := read.mislabelled_note()) is not None:
+        click.echo(f"mcp-elicit: {note}", err=True)
 
 
 @click.group("audit")

@@ -83,3 +83,16 @@ def test_the_page_names_a_broken_record_by_its_seq_as_the_cli_does(trail: Path) 
     html = get(page_of(trail))
     assert '<a href="#rec-2">#2 (id r1)</a>' in html
     assert "Record #1" not in html
+
+
+def test_a_filter_on_an_edited_column_neither_mislabels_nor_hides_a_record_without_a_word(
+    trail: Path,
+) -> None:
+    edit(trail, f"UPDATE {TABLE} SET action = 'accept' WHERE seq = 4")  # the record says cancel
+    app = page_of(trail)
+    mislabelled = get(app, "action=accept")
+    assert 'id="rec-4"' not in mislabelled
+    assert "Left out #4" in mislabelled
+    hidden = get(app, "action=cancel")
+    assert 'id="rec-4"' not in hidden
+    assert "1 edited index column(s)" in hidden

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
-from mcp_elicit.audit.reading import break_place
+from mcp_elicit.audit.reading import CheckedRead, break_place
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.errors import InvalidArgument
@@ -213,22 +213,23 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str]) -> dict[str, A
         if raw and got is None:
             problems.append(f"{name}: not an ISO date/time or an age like 7d")
     decided_by = query.get("decided_by", "")
+    filters = {"server": query.get("server") or None, "action": query.get("action") or None}
     sink = open_sink()
     try:
         report = sink.verify()
-        records = [
-            r
-            for r in sink.iter_records(
-                server=query.get("server") or None,
-                action=query.get("action") or None,
-                since=since,
-                until=until,
-            )
-            if not decided_by or r.get("decided_by") == decided_by
-        ]
+        read = CheckedRead(sink, **filters, since=since, until=until)
+        records = [r for r in read if not decided_by or r.get("decided_by") == decided_by]
         servers = sorted({_server(r) for r in sink.iter_records()})
     finally:
         sink.close()
+    if (note := read.mislabelled_note()) is not None:
+        problems.append(note[0].upper() + note[1:] + ".")
+    edited = sum(b.kind == "column_mismatch" for b in report.breaks)
+    if edited and (any(filters.values()) or since or until):
+        problems.append(
+            f"The chain has {edited} edited index column(s): the filters go by those columns,"
+            " so a record whose column was edited may be missing from these results."
+        )
     broken = {b.record_id for b in report.breaks if b.record_id} | {b.seq for b in report.breaks if b.seq}
     return {
         "report": report,
