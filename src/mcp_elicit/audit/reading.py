@@ -40,7 +40,8 @@ def parse_time(value: str | None, option: str = "since") -> str | None:
         if age:
             return format_time(time.time() - float(age.group(1)) * _UNIT_SECONDS[age.group(2)])
         return time_bound(value)
-    except OverflowError as exc:  # an age or a zone that takes the time out of the calendar
+    except (OverflowError, OSError) as exc:  # an age or a zone that takes the time out of the
+        # calendar (the platform's time_t: OverflowError, or OSError EOVERFLOW for a huge age)
         raise InvalidArgument(option, f"{value!r} is outside the dates a trail can hold") from exc
     except ValueError as exc:
         if age:
