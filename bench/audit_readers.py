@@ -112,7 +112,7 @@ def main_(argv: list[str]) -> None:
         rows += [
             ("page, first view", lambda: page_get(app)),
             ("page, reload (trail unchanged)", lambda: page_get(app)),
-            ("page, ?server=srv-1&since=7d", lambda: page_get(app, "server=srv-1&since=7d")),
+            ("page, ?server=srv-1&since=2023-11-16", lambda: page_get(app, "server=srv-1&since=2023-11-16")),
             ("page, ?action=decline", lambda: page_get(app, "action=decline")),
         ]
         for name, what in rows:

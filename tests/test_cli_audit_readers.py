@@ -5,15 +5,20 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sqlite3
 import unicodedata
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.cli import main
 from mcp_elicit.cli.audit_output import FORMULA_STARTS, csv_cell, csv_writer, inert_json
@@ -171,3 +176,65 @@ def test_list_leaves_out_and_names_a_record_an_edited_column_mislabels(plain_tra
     assert result.exit_code == 0
     assert result.stdout.splitlines()[1:] == []
     assert "left out #3" in result.stderr
+
+
+class Counting(SqliteAuditSink):
+    """A SQLite sink that counts the records its reads hand out."""
+
+    handed = 0
+
+    def newest(self, limit: int, **filters: Any) -> list[dict[str, Any]]:
+        records = super().newest(limit, **filters)
+        Counting.handed += len(records)
+        return records
+
+    def iter_records(self, **filters: Any) -> Iterator[dict[str, Any]]:
+        for record in super().iter_records(**filters):
+            Counting.handed += 1
+            yield record
+
+
+@pytest.mark.parametrize("filters", [(), ("--server", "srv1")])
+def test_list_limit_reads_only_the_newest_records_of_a_sql_store(
+    plain_trail: Path, monkeypatch: pytest.MonkeyPatch, filters: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr("mcp_elicit.audit.sqlite.SqliteAuditSink", Counting)
+    Counting.handed = 0
+    code, out = run("list", "--db", str(plain_trail), "--limit", "1", *filters)
+    assert code == 0
+    assert ids_of(out) == ["r3" if filters else "r4"]
+    assert Counting.handed == 1
+
+
+@pytest.mark.parametrize("sink", ["sqlite", "jsonl", "postgres"])
+def test_newest_gives_the_last_records_the_filters_select_oldest_first(tmp_path: Path, sink: str) -> None:
+    store = open_store(tmp_path, sink)
+    try:
+        store.append_many([event(i, f"srv{i % 2}", record_id=f"n{i}") for i in range(1, 8)])
+        assert [r["id"] for r in store.newest(2)] == ["n6", "n7"]
+        assert [r["id"] for r in store.newest(2, server="srv0")] == ["n4", "n6"]
+        assert [r["id"] for r in store.newest(50, server="srv1")] == ["n1", "n3", "n5", "n7"]
+        before = store.stamp()
+        store.append(event(9, "srv1"))
+        assert store.stamp() != before
+    finally:
+        if sink == "postgres":
+            store.drop()
+        store.close()
+
+
+def open_store(tmp_path: Path, kind: str) -> Any:
+    if kind == "sqlite":
+        return SqliteAuditSink(tmp_path / "n.sqlite3")
+    if kind == "jsonl":
+        return JsonlAuditSink(tmp_path / "n.jsonl")
+    from mcp_elicit.audit.postgres import PostgresAuditSink
+
+    url = os.environ.get("MCP_ELICIT_TEST_POSTGRES")
+    if not url:
+        pytest.skip("no PostgreSQL ($MCP_ELICIT_TEST_POSTGRES)")
+    return PostgresAuditSink(url, table=f"auditfix_newest_{uuid.uuid4().hex[:8]}")
+
+
+def ids_of(listing: str) -> list[str]:
+    return [row.split()[-1] for row in listing.splitlines()[1:]]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import re
 import time
 from collections.abc import Iterator
@@ -119,13 +120,21 @@ class CheckedRead:
     column was edited so that a filter no longer selects it is not seen here: `verify` reports it
     (`column_mismatch`)."""
 
-    def __init__(self, sink: Any, **filters: Any) -> None:
-        self._sink, self._filters = sink, filters
+    def __init__(self, sink: Any, *, newest: int | None = None, **filters: Any) -> None:
+        self._sink, self._newest, self._filters = sink, newest, filters
         self._check = Filters.of(**filters)
         self.mislabelled: list[Any] = []
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for record in self._sink.iter_records(**self._filters):
+        """The records, oldest first; with `newest`, only the last that many the filters select
+        (a SQL store reads only those)."""
+        if self._newest is None:
+            records = self._sink.iter_records(**self._filters)
+        elif hasattr(self._sink, "newest"):  # the package's sinks; any AuditSink is read through
+            records = iter(self._sink.newest(self._newest, **self._filters))
+        else:
+            records = iter(collections.deque(self._sink.iter_records(**self._filters), maxlen=self._newest))
+        for record in records:
             if self._check.matches(record):
                 yield record
             else:

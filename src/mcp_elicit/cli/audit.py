@@ -205,13 +205,15 @@ _audit_filters = _grouped(
 )
 
 
-def _audit_records(sink: _typing.Any, filters: dict[str, str | None]) -> _typing.Any:
-    """The records the filters select, each checked against its hashed body; the ones an edited
-    index column mislabels are left out and named on stderr at the end."""
+def _audit_records(
+    sink: _typing.Any, filters: dict[str, str | None], newest: int | None = None
+) -> _typing.Any:
+    """The records the filters select (the `newest` N only, when given), each checked against its
+    hashed body; the ones an edited index column mislabels are left out and named on stderr."""
     from mcp_elicit.audit.reading import CheckedRead
     from mcp_elicit.errors import AuditReadError
 
-    read = CheckedRead(sink, **filters)
+    read = CheckedRead(sink, newest=newest, **filters)
     try:
         yield from read
     except AuditReadError as exc:
@@ -240,7 +242,7 @@ def audit_list(source: _Source, filters: dict[str, str | None], limit: int | Non
 
     sink = source.open()
     try:
-        records = _audit_records(sink, filters)
+        records = _audit_records(sink, filters, newest=limit)  # a SQL store reads the last N only
         kept = collections.deque(records, maxlen=limit) if limit else records
         if not as_json:
             click.echo(_list_row(*_LIST_HEADER))

@@ -13,7 +13,7 @@ import pytest
 from mcp_elicit.audit.reading import open_reader
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
-from mcp_elicit.ui.browser.audit_view import audit_app
+from mcp_elicit.ui.browser.audit_view import TrailCache, audit_app
 
 
 def event(i: int, server: str = "deployer", action: str = "accept") -> ConsentEvent:
@@ -96,3 +96,25 @@ def test_a_filter_on_an_edited_column_neither_mislabels_nor_hides_a_record_witho
     hidden = get(app, "action=cancel")
     assert 'id="rec-4"' not in hidden
     assert "1 edited index column(s)" in hidden
+
+
+def test_a_reload_of_an_unchanged_trail_does_not_verify_it_again(trail: Path) -> None:
+    cache = TrailCache()
+    app = audit_app(lambda: open_reader(str(trail), None, "t", None), trail.name, cache)
+    first = get(app)
+    assert get(app) == first
+    assert get(app, "action=decline") != first
+    assert cache.verified == 1
+    with SqliteAuditSink(trail) as sink:
+        sink.append(event(9))
+    assert 'id="rec-5"' in get(app)
+    assert cache.verified == 2
+
+
+def test_an_edit_inside_an_unchanged_count_and_head_is_verified_again(trail: Path) -> None:
+    cache = TrailCache()
+    app = audit_app(lambda: open_reader(str(trail), None, "t", None), trail.name, cache)
+    assert "Intact: 4 records" in get(app)
+    edit(trail, f"UPDATE {TABLE} SET body = replace(body, '\"decline\"', '\"accept\"') WHERE seq = 2")
+    assert "Broken:" in get(app)
+    assert cache.verified == 2
