@@ -238,3 +238,28 @@ def open_store(tmp_path: Path, kind: str) -> Any:
 
 def ids_of(listing: str) -> list[str]:
     return [row.split()[-1] for row in listing.splitlines()[1:]]
+
+
+@pytest.fixture
+def digit_ids(tmp_path: Path) -> Path:
+    path = tmp_path / "digits.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append_many([event(i, "srv", record_id=f"{4 - i:02d}93aa") for i in range(1, 4)])
+    return path
+
+
+def test_show_reads_an_all_digit_start_as_the_id_it_starts(digit_ids: Path) -> None:
+    code, out = run("show", "--db", str(digit_ids), "0293")
+    assert code == 0
+    assert json.loads(out)["id"] == "0293aa"
+
+
+def test_show_takes_a_sequence_number_as_seq_or_hash_and_asks_when_digits_name_both(digit_ids: Path) -> None:
+    for args in (("--seq", "2"), ("#2",)):
+        code, out = run("show", "--db", str(digit_ids), *args)
+        assert code == 0
+        assert json.loads(out)["seq"] == 2
+    assert run("show", "--db", str(digit_ids), "03")[0] == 2  # seq 3 and the id 0393aa of seq 1
+    assert json.loads(run("show", "--db", str(digit_ids), "3")[1])["seq"] == 3  # no id starts with 3
+    assert run("show", "--db", str(digit_ids))[0] == 2
+    assert run("show", "--db", str(digit_ids), "--seq", "2", "0293")[0] == 2

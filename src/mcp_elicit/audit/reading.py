@@ -77,22 +77,23 @@ def open_reader(
 
 
 def find_record(sink: Any, key: str) -> list[dict[str, Any]]:
-    """The records `key` names in `sink`: its id; else, for ``#N`` or digits ``N``, the record of
-    sequence number N (as `mcp-elicit audit list` shows it); else every record whose id starts with
-    `key`. One record when the key is unambiguous, none when nothing matches, several for an
-    ambiguous prefix. Raises AuditReadError."""
+    """The records `key` names in `sink`. ``#N``: the record of sequence number N (as `mcp-elicit
+    audit list` shows it). Anything else: the record with that id, else every record whose id
+    starts with `key`; a bare number also names the record of that sequence number (the older
+    way to give one), so digits that are both a seq and the start of an id name several records.
+    One record when the key is unambiguous, none when nothing matches, several otherwise. Raises
+    AuditReadError."""
     key = key.strip()
-    bare = key.removeprefix("#")
-    if not key.startswith("#"):
-        found = sink.get(key) if key else None
-        if found is not None:
-            return [found]
-    if bare.isdigit():
-        seq = int(bare)
-        return [r for r in sink.iter_records() if r.get("seq") == seq][:1]
-    if not bare or key.startswith("#"):
+    if key.startswith("#"):
+        digits = key[1:]
+        return [r for r in sink.iter_records() if digits.isdigit() and r.get("seq") == int(digits)][:1]
+    found = sink.get(key) if key else None
+    if found is not None:
+        return [found]
+    if not key:
         return []
-    return [r for r in sink.iter_records() if str(r.get("id", "")).startswith(bare)]
+    seq = int(key) if key.isdigit() else None
+    return [r for r in sink.iter_records() if r.get("seq") == seq or str(r.get("id", "")).startswith(key)]
 
 
 def break_place(b: ChainBreak) -> str:

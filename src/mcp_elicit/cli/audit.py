@@ -283,19 +283,28 @@ def _list_row(time: str, seq: str, server: str, tool: str, *rest: str) -> str:
 
 @audit_group.command("show")
 @_audit_source
-@click.argument("record_id", metavar="RECORD")
-def audit_show(source: _Source, record_id: str) -> None:
-    """Print one record as JSON. RECORD is its id, its sequence number as `list` shows it (5 or
-    #5), or the start of its id; exit 1 when no record matches, 2 when a start matches several."""
+@click.argument("record_id", metavar="[RECORD]", required=False)
+@click.option("--seq", type=click.IntRange(min=1), default=None, help="The record of this sequence number.")
+def audit_show(source: _Source, record_id: str | None, seq: int | None) -> None:
+    """Print one record as JSON. RECORD is its id or the start of its id; its sequence number as
+    `list` shows it is --seq 5 or #5 (quoted: a shell drops a word starting with #). A bare
+    number also means the sequence number, unless it starts an id too: then exit 2 and ask.
+    Exit 1 when no record matches, 2 when RECORD names several."""
     from mcp_elicit.audit.reading import find_record
     from mcp_elicit.cli.audit_output import inert_json
 
-    found = source.read(lambda sink: find_record(sink, record_id))
+    if (record_id is None) == (seq is None):
+        raise click.UsageError("give RECORD (an id or its start, or '#SEQ') or --seq SEQ")
+    key = f"#{seq}" if seq is not None else str(record_id)
+    found = source.read(lambda sink: find_record(sink, key))
     if not found:
-        click.echo(f"no record {record_id}", err=True)
+        click.echo(f"no record {key}", err=True)
         raise SystemExit(1)
     if len(found) > 1:
-        raise click.UsageError(f"{record_id} starts the id of {len(found)} records; give more of it")
+        seqs = ", ".join(f"#{r.get('seq')}" for r in found[:5]) + (", ..." if len(found) > 5 else "")
+        raise click.UsageError(
+            f"{key} names {len(found)} records ({seqs}): give more of the id, or --seq N for a seq"
+        )
     click.echo(inert_json(found[0], indent=2))
 
 
