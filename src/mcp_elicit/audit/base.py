@@ -17,6 +17,7 @@ matters.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -153,6 +154,17 @@ class SinkBase:
 
     def iter_records(self, **filters: Unpack[RecordFilters]) -> Iterator[dict[str, Any]]:
         return self._records(Filters.of(**filters))
+
+    def newest(self, limit: int, **filters: Unpack[RecordFilters]) -> list[dict[str, Any]]:
+        """The newest `limit` records `iter_records(**filters)` gives, oldest first (a store that
+        can reads only those)."""
+        return list(collections.deque(self.iter_records(**filters), maxlen=limit))
+
+    def stamp(self) -> tuple[Any, ...] | None:
+        """A cheap stamp of what the store holds: equal stamps, the same trail as far as the store
+        can tell without reading it (a reader keeps its verification between equal stamps); None
+        when the store cannot tell."""
+        return None
 
     def append(self, event: ConsentEvent) -> dict[str, Any] | None:
         records = self.append_many((event,))
@@ -325,11 +337,26 @@ class SqlSinkBase(SinkBase):
     page_size: ClassVar[int] = PAGE_SIZE
 
     def _page(
-        self, after: int, where: str, params: list[Any], columns: str, limit: int
+        self, after: int, where: str, params: list[Any], columns: str, limit: int, newest: bool = False
     ) -> list[tuple[Any, ...]]:
         """Up to `limit` rows (seq, then `columns`) past seq `after` that meet `where` (SQL
-        conditions, each starting with " AND "), in seq order; raises AuditReadError."""
+        conditions, each starting with " AND "), in seq order (`newest`: the last ones, newest
+        first); raises AuditReadError."""
         raise NotImplementedError
+
+    def _count(self) -> int:
+        """How many rows the table holds; raises AuditReadError."""
+        raise NotImplementedError
+
+    def newest(self, limit: int, **filters: Unpack[RecordFilters]) -> list[dict[str, Any]]:
+        where, params = Filters.of(**filters).sql(self.placeholder)
+        rows = self._page(0, where, params, "body", limit, newest=True)
+        return [r for _, body in reversed(rows) if isinstance(r := parse_body(body), dict)]
+
+    def stamp(self) -> tuple[Any, ...] | None:
+        """(rows, head seq, head hash): an edit inside the chain that keeps both is not seen."""
+        head = self._page(0, "", [], "hash", 1, newest=True)
+        return (self._count(), *(head[0] if head else (0, "")))
 
     def _pages(self, where: str, params: list[Any], columns: str) -> Iterator[tuple[Any, ...]]:
         after = 0

@@ -132,6 +132,14 @@ class JsonlAuditSink(SinkBase):
                 return record
         return None
 
+    def stamp(self) -> tuple[Any, ...] | None:
+        """The file's identity, size and modification time."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
     def verify(self, expected_head: str | None = None) -> VerifyReport:
         verifier = ChainVerifier(self._anchor(), keyed=self.checkpoint is not None)
         for line in self._lines():

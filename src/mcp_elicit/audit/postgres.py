@@ -201,17 +201,22 @@ class PostgresAuditSink(SqlSinkBase):
             raise self._fail(exc) from exc
         return sealed
 
+    def _count(self) -> int:
+        rows = self._page(0, "", [], "count(*) OVER ()", 1, newest=True)
+        return int(rows[0][1]) if rows else 0
+
     def _page(
-        self, after: int, where: str, params: list[Any], columns: str, limit: int
+        self, after: int, where: str, params: list[Any], columns: str, limit: int, newest: bool = False
     ) -> list[tuple[Any, ...]]:
+        order = "DESC" if newest else "ASC"
         with self._lock:
             conn = self._connect()
             try:
                 with self._deadline(conn), conn.transaction():
                     return conn.execute(
-                        sql.SQL("SELECT seq, {c} FROM {t} WHERE seq > %s{w} ORDER BY seq LIMIT %s").format(
-                            c=sql.SQL(columns), t=self._ident, w=sql.SQL(where)
-                        ),
+                        sql.SQL(
+                            "SELECT seq, {c} FROM {t} WHERE seq > %s{w} ORDER BY seq {o} LIMIT %s"
+                        ).format(c=sql.SQL(columns), t=self._ident, w=sql.SQL(where), o=sql.SQL(order)),
                         [after, *params, limit],
                     ).fetchall()
             except psycopg.Error as exc:

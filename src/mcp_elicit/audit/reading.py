@@ -3,15 +3,29 @@
 
 from __future__ import annotations
 
+import collections
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from mcp_elicit.audit.base import Filters
+from mcp_elicit.core.chain import ChainBreak
 from mcp_elicit.core.consent import format_time, time_bound
 from mcp_elicit.errors import AuditReadError, ConfigError, InvalidArgument
 
-__all__ = ["find_record", "open_reader", "parse_time"]
+__all__ = [
+    "CHECKPOINT_BREAKS",
+    "CheckedRead",
+    "break_place",
+    "find_record",
+    "open_reader",
+    "parse_time",
+]
+
+# Breaks of the trail as a whole, found against the keyed checkpoint (its seq is the one it names).
+CHECKPOINT_BREAKS: Final = frozenset({"truncated", "rewritten", "bad_checkpoint", "no_checkpoint"})
 
 _AGE = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -62,19 +76,76 @@ def open_reader(
 
 
 def find_record(sink: Any, key: str) -> list[dict[str, Any]]:
-    """The records `key` names in `sink`: its id; else, for ``#N`` or digits ``N``, the record of
-    sequence number N (as `mcp-elicit audit list` shows it); else every record whose id starts with
-    `key`. One record when the key is unambiguous, none when nothing matches, several for an
-    ambiguous prefix. Raises AuditReadError."""
+    """The records `key` names in `sink`. ``#N``: the record of sequence number N (as `mcp-elicit
+    audit list` shows it). Anything else: the record with that id, else every record whose id
+    starts with `key`; a bare number also names the record of that sequence number (the older
+    way to give one), so digits that are both a seq and the start of an id name several records.
+    One record when the key is unambiguous, none when nothing matches, several otherwise. Raises
+    AuditReadError."""
     key = key.strip()
-    bare = key.removeprefix("#")
-    if not key.startswith("#"):
-        found = sink.get(key) if key else None
-        if found is not None:
-            return [found]
-    if bare.isdigit():
-        seq = int(bare)
-        return [r for r in sink.iter_records() if r.get("seq") == seq][:1]
-    if not bare or key.startswith("#"):
+    if key.startswith("#"):
+        digits = key[1:]
+        return [r for r in sink.iter_records() if digits.isdigit() and r.get("seq") == int(digits)][:1]
+    found = sink.get(key) if key else None
+    if found is not None:
+        return [found]
+    if not key:
         return []
-    return [r for r in sink.iter_records() if str(r.get("id", "")).startswith(bare)]
+    seq = int(key) if key.isdigit() else None
+    return [r for r in sink.iter_records() if r.get("seq") == seq or str(r.get("id", "")).startswith(key)]
+
+
+def break_place(b: ChainBreak) -> str:
+    """Where a break is, as every reader names it: ``#SEQ (id ID)`` for a record, as `list` and
+    `show` name records; ``- (position N)`` (1-based, in stored order) for a record with no
+    readable seq, such as a torn line; ``#SEQ (head)`` for `expected_head`; ``#SEQ (checkpoint)``
+    for a break found against the keyed checkpoint (SEQ: the record it names); ``-`` for no seq."""
+    seq = "-" if b.seq is None else f"#{b.seq}"
+    if b.kind in CHECKPOINT_BREAKS:
+        return f"{seq} (checkpoint)"
+    if b.kind == "head_mismatch":
+        return f"{seq} (head)"
+    named = f"id {b.record_id}" if b.record_id else ""
+    if b.seq is None:
+        return f"- (position {b.index + 1}{', ' + named if named else ''})"
+    return f"{seq} ({named})" if named else seq
+
+
+class CheckedRead:
+    """The records a sink's filters select, each checked against its hashed body.
+
+    The SQL sinks select rows by their indexed columns (copies of the body kept for filtering,
+    not hashed). A row whose column says it matches while its body says otherwise (a hand-edited
+    column) is left out, and its seq kept in `mislabelled` for the reader to report. A record whose
+    column was edited so that a filter no longer selects it is not seen here: `verify` reports it
+    (`column_mismatch`)."""
+
+    def __init__(self, sink: Any, *, newest: int | None = None, **filters: Any) -> None:
+        self._sink, self._newest, self._filters = sink, newest, filters
+        self._check = Filters.of(**filters)
+        self.mislabelled: list[Any] = []
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """The records, oldest first; with `newest`, only the last that many the filters select
+        (a SQL store reads only those)."""
+        if self._newest is None:
+            records = self._sink.iter_records(**self._filters)
+        elif hasattr(self._sink, "newest"):  # the package's sinks; any AuditSink is read through
+            records = iter(self._sink.newest(self._newest, **self._filters))
+        else:
+            records = iter(collections.deque(self._sink.iter_records(**self._filters), maxlen=self._newest))
+        for record in records:
+            if self._check.matches(record):
+                yield record
+            else:
+                self.mislabelled.append(record.get("seq"))
+
+    def mislabelled_note(self) -> str | None:
+        """One sentence naming the records left out (None: none)."""
+        if not self.mislabelled:
+            return None
+        named = ", ".join(f"#{seq}" for seq in self.mislabelled)
+        return (
+            f"left out {named}: an indexed column says it matches the filter, its hashed record does"
+            " not (the column was edited; `mcp-elicit audit verify` reports it)"
+        )

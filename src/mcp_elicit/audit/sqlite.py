@@ -434,15 +434,37 @@ class SqliteAuditSink(SqlSinkBase):
         self._catch_up()
         return super().verify(expected_head)
 
+    def newest(self, limit: int, **filters: Any) -> list[dict[str, Any]]:
+        self._catch_up()
+        return super().newest(limit, **filters)
+
+    def stamp(self) -> tuple[Any, ...] | None:
+        """The rows and head (after merging the journals), and the database and WAL files' size
+        and modification time, so an edit inside the chain changes it too."""
+        self._catch_up()
+        files: list[tuple[int, int, int] | None] = []
+        for path in (self.path, Path(f"{self.path}-wal")):
+            try:
+                st = path.stat()
+                files.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError:
+                files.append(None)
+        return (*(super().stamp() or ()), *files)
+
+    def _count(self) -> int:
+        rows = self._page(0, "", [], f"(SELECT count(*) FROM {TABLE})", 1)  # noqa: S608
+        return int(rows[0][1]) if rows else 0
+
     def _page(
-        self, after: int, where: str, params: list[Any], columns: str, limit: int
+        self, after: int, where: str, params: list[Any], columns: str, limit: int, newest: bool = False
     ) -> list[tuple[Any, ...]]:
         if not self._has_table:
             return []
+        order = "DESC" if newest else ""
         with self._lock:
             try:
                 return self._conn.execute(
-                    f"SELECT seq, {columns} FROM {TABLE} WHERE seq > ?{where} ORDER BY seq LIMIT ?",  # noqa: S608
+                    f"SELECT seq, {columns} FROM {TABLE} WHERE seq > ?{where} ORDER BY seq {order} LIMIT ?",  # noqa: S608
                     [after, *params, limit],
                 ).fetchall()
             except sqlite3.Error as exc:

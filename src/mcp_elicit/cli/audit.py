@@ -205,18 +205,21 @@ _audit_filters = _grouped(
 )
 
 
-def _audit_records(sink: _typing.Any, filters: dict[str, str | None]) -> _typing.Any:
+def _audit_records(
+    sink: _typing.Any, filters: dict[str, str | None], newest: int | None = None
+) -> _typing.Any:
+    """The records the filters select (the `newest` N only, when given), each checked against its
+    hashed body; the ones an edited index column mislabels are left out and named on stderr."""
+    from mcp_elicit.audit.reading import CheckedRead
     from mcp_elicit.errors import AuditReadError
 
+    read = CheckedRead(sink, newest=newest, **filters)
     try:
-        yield from sink.iter_records(
-            server=filters["server"],
-            action=filters["action"],
-            since=filters["since"],
-            until=filters["until"],
-        )
+        yield from read
     except AuditReadError as exc:
         raise _AuditOpenError(str(exc)) from exc
+    if (note := read.mislabelled_note()) is not None:
+        click.echo(f"mcp-elicit: {note}", err=True)
 
 
 @click.group("audit")
@@ -232,21 +235,21 @@ def audit_group() -> None:
 def audit_list(source: _Source, filters: dict[str, str | None], limit: int | None, as_json: bool) -> None:
     """List consent records, oldest first."""
     import collections
-    import json
 
+    from mcp_elicit.cli.audit_output import inert_json, shown
     from mcp_elicit.core.limits import MAX_SERVER_NAME_CHARS
     from mcp_elicit.core.text import clean_text
 
     sink = source.open()
     try:
-        records = _audit_records(sink, filters)
-        shown = collections.deque(records, maxlen=limit) if limit else records
+        records = _audit_records(sink, filters, newest=limit)  # a SQL store reads the last N only
+        kept = collections.deque(records, maxlen=limit) if limit else records
         if as_json:
-            for r in shown:
-                click.echo(json.dumps(r, sort_keys=True, ensure_ascii=False))
+            for r in kept:
+                click.echo(inert_json(r))
             return
         rows: list[tuple[str, ...]] = [_LIST_HEADER]
-        for r in shown:
+        for r in map(shown, kept):  # server text shown inert
             who, call = r.get("server") or {}, r.get("call") or {}
             tool = clean_text(str(call.get("name") or ""), limit=MAX_SERVER_NAME_CHARS, multiline=False)
             rows.append(
@@ -280,21 +283,29 @@ def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
 
 @audit_group.command("show")
 @_audit_source
-@click.argument("record_id", metavar="RECORD")
-def audit_show(source: _Source, record_id: str) -> None:
-    """Print one record as JSON. RECORD is its id, its sequence number as `list` shows it (5 or
-    #5), or the start of its id; exit 1 when no record matches, 2 when a start matches several."""
-    import json
-
+@click.argument("record_id", metavar="[RECORD]", required=False)
+@click.option("--seq", type=click.IntRange(min=1), default=None, help="The record of this sequence number.")
+def audit_show(source: _Source, record_id: str | None, seq: int | None) -> None:
+    """Print one record as JSON. RECORD is its id or the start of its id; its sequence number as
+    `list` shows it is --seq 5 or #5 (quoted: a shell drops a word starting with #). A bare
+    number also means the sequence number, unless it starts an id too: then exit 2 and ask.
+    Exit 1 when no record matches, 2 when RECORD names several."""
     from mcp_elicit.audit.reading import find_record
+    from mcp_elicit.cli.audit_output import inert_json
 
-    found = source.read(lambda sink: find_record(sink, record_id))
+    if (record_id is None) == (seq is None):
+        raise click.UsageError("give RECORD (an id or its start, or '#SEQ') or --seq SEQ")
+    key = f"#{seq}" if seq is not None else str(record_id)
+    found = source.read(lambda sink: find_record(sink, key))
     if not found:
-        click.echo(f"no record {record_id}", err=True)
+        click.echo(f"no record {key}", err=True)
         raise SystemExit(1)
     if len(found) > 1:
-        raise click.UsageError(f"{record_id} starts the id of {len(found)} records; give more of it")
-    click.echo(json.dumps(found[0], indent=2, sort_keys=True, ensure_ascii=False))
+        seqs = ", ".join(f"#{r.get('seq')}" for r in found[:5]) + (", ..." if len(found) > 5 else "")
+        raise click.UsageError(
+            f"{key} names {len(found)} records ({seqs}): give more of the id, or --seq N for a seq"
+        )
+    click.echo(inert_json(found[0], indent=2))
 
 
 def _say_refused_lines(source: _Source) -> None:
@@ -334,6 +345,8 @@ def _say_refused_lines(source: _Source) -> None:
 def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
     from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
+    from mcp_elicit.audit.reading import break_place
+    from mcp_elicit.cli.audit_output import inert
     from mcp_elicit.errors import ConfigError
 
     checkpoint = checkpoint or source.resolved().checkpoint
@@ -356,77 +369,11 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     records = "1 record" if report.count == 1 else f"{report.count} records"
     click.echo(f"BROKEN: {len(report.breaks)} break(s) in {records}")
     for b in report.breaks:
-        where = "-" if b.seq is None else f"#{b.seq}"  # as `list` and `show` name records
-        found = f"position {b.index + 1}, id {b.record_id}" if b.record_id else "checkpoint"
-        detail = b.detail
+        detail = inert(b.detail)
         if b.kind == "no_checkpoint" and anchor is not None:
             detail += f" (looked for {anchor.path})"
-        click.echo(f"  {where} ({found}): {b.kind}: {detail}")
+        click.echo(f"  {inert(break_place(b))}: {b.kind}: {detail}")  # #SEQ, as `list` and `show`
     raise SystemExit(1)
-
-
-_CSV_COLUMNS = (
-    "seq",
-    "id",
-    "time",
-    "side",
-    "protocol",
-    "server",
-    "server_version",
-    "server_where",
-    "client",
-    "client_version",
-    "person",
-    "mode",
-    "method",
-    "request_id",
-    "call_name",
-    "fields",
-    "url_host",
-    "url_domain",
-    "url_verdict",
-    "action",
-    "decided_by",
-    "reason",
-    "latency_ms",
-    "message_sha256",
-    "prev_hash",
-    "hash",
-)
-
-
-def _csv_row(r: dict[str, _typing.Any]) -> list[_typing.Any]:
-    server, client = r.get("server") or {}, r.get("client") or {}
-    call, url = r.get("call") or {}, r.get("url") or {}
-    fields = ";".join(f"{f.get('name')}:{f.get('type')}" for f in r.get("fields") or [])
-    return [
-        r.get("seq"),
-        r.get("id"),
-        r.get("time"),
-        r.get("side"),
-        r.get("protocol"),
-        server.get("name"),
-        server.get("version"),
-        server.get("where"),
-        client.get("name"),
-        client.get("version"),
-        r.get("person"),
-        r.get("mode"),
-        call.get("method"),
-        call.get("request_id"),
-        call.get("name"),
-        fields,
-        url.get("host"),
-        url.get("domain"),
-        url.get("verdict"),
-        r.get("action"),
-        r.get("decided_by"),
-        r.get("reason"),
-        r.get("latency_ms"),
-        r.get("message_sha256"),
-        r.get("prev_hash"),
-        r.get("hash"),
-    ]
 
 
 @audit_group.command("export")
@@ -438,8 +385,7 @@ def _csv_row(r: dict[str, _typing.Any]) -> list[_typing.Any]:
 )
 def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, output: _typing.Any) -> None:
     """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
-    import csv
-
+    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row, csv_writer
     from mcp_elicit.core.consent import canonical_json
 
     sink = source.open()
@@ -449,10 +395,10 @@ def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, outp
             for r in records:
                 output.write(canonical_json(r).decode("utf-8") + "\n")
             return
-        writer = csv.writer(output, lineterminator="\n")
-        writer.writerow(_CSV_COLUMNS)
+        writer = csv_writer(output)
+        writer.writerow(CSV_COLUMNS)
         for r in records:
-            writer.writerow(_csv_row(r))
+            writer.writerow(csv_row(r))
     finally:
         sink.close()
 

@@ -112,7 +112,7 @@ def test_a_broken_chain_is_shown_where_it_breaks(
     broken = page.locator("tr.broken")
     assert broken.count() == 1
     assert broken.get_attribute("id") == "rec-3"
-    page.get_by_role("link", name="seq 3").click()  # the break's link leads to its row
+    page.get_by_role("link", name="#3 (id r2)").click()  # the break's link leads to its row
     assert page.url.endswith("#rec-3")
     screenshot(page, "audit-broken")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TextIO, get_args
@@ -27,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
+from mcp_elicit.audit.reading import CheckedRead, break_place
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.consent import DecidedBy
 from mcp_elicit.errors import InvalidArgument
@@ -41,9 +43,11 @@ __all__ = [
     "CHART_HEIGHT",
     "CHART_WIDTH",
     "MAX_AUDIT_ROWS",
+    "MAX_CACHED_VIEWS",
     "MAX_CHART_BUCKETS",
     "MAX_CHART_SERVERS",
     "Chart",
+    "TrailCache",
     "audit_app",
     "chart_of",
     "counted_answer",
@@ -201,8 +205,44 @@ def _bound(value: str) -> str | None:
         return None
 
 
-def _read(open_sink: Callable[[], Any], query: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the page shows, read in one pass (runs in a worker thread: sinks are blocking)."""
+# Results the page keeps for an unchanged trail: the chain's report, the server names, and the
+# views (listed rows, count, chart) of this many recent queries.
+MAX_CACHED_VIEWS: Final = 16
+
+
+class TrailCache:
+    """What the page read of the trail at one `stamp` (the sink's, audit/base.py): a reload of an
+    unchanged trail reads only the stamp, not the chain again; a new stamp starts over. A sink
+    without a stamp (None) is read in full on every request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stamp: Any = None
+        self._kept: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+        self.verified = 0  # full verifications run (the tests and the benchmark count them)
+
+    def get(self, stamp: Any, key: Any) -> Any:
+        with self._lock:
+            if stamp is None or stamp != self._stamp or key not in self._kept:
+                return None
+            self._kept.move_to_end(key)
+            return self._kept[key]
+
+    def put(self, stamp: Any, key: Any, value: Any) -> None:
+        with self._lock:
+            if stamp is None:
+                return
+            if stamp != self._stamp:
+                self._stamp = stamp
+                self._kept.clear()
+            self._kept[key] = value
+            while len(self._kept) > MAX_CACHED_VIEWS + 2:  # the report and the server names
+                self._kept.popitem(last=False)
+
+
+def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCache) -> dict[str, Any]:
+    """Everything the page shows (runs in a worker thread: sinks are blocking): from `cache` when
+    the trail's stamp has not changed, else read in one pass and kept there."""
     problems = []
     since, until = _bound(query.get("since", "")), _bound(query.get("until", ""))
     for name, raw, got in (
@@ -212,44 +252,69 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str]) -> dict[str, A
         if raw and got is None:
             problems.append(f"{name}: not an ISO date/time or an age like 7d")
     decided_by = query.get("decided_by", "")
+    filters = {"server": query.get("server") or None, "action": query.get("action") or None}
+    key = ("view", *filters.values(), since, until, decided_by)
     sink = open_sink()
     try:
-        report = sink.verify()
-        records = [
-            r
-            for r in sink.iter_records(
-                server=query.get("server") or None,
-                action=query.get("action") or None,
-                since=since,
-                until=until,
+        stamp = sink.stamp() if hasattr(sink, "stamp") else None  # an AuditSink of one's own: None
+        report = cache.get(stamp, "report")
+        if report is None:
+            report = sink.verify()
+            cache.verified += 1
+            cache.put(stamp, "report", report)
+        view = cache.get(stamp, key)
+        if view is None:
+            read = CheckedRead(
+                sink, server=filters["server"], action=filters["action"], since=since, until=until
             )
-            if not decided_by or r.get("decided_by") == decided_by
-        ]
-        servers = sorted({_server(r) for r in sink.iter_records()})
+            records = [r for r in read if not decided_by or r.get("decided_by") == decided_by]
+            view = {
+                "rows": records[-MAX_AUDIT_ROWS:][::-1],
+                "matched": len(records),
+                "chart": chart_of(records),
+                "note": read.mislabelled_note(),
+            }
+            cache.put(stamp, key, view)
+            if not (any(filters.values()) or since or until or decided_by):  # every record: its servers
+                cache.put(stamp, "servers", sorted({_server(r) for r in records}))
+        servers = cache.get(stamp, "servers")
+        if servers is None:
+            servers = sorted({_server(r) for r in sink.iter_records()})
+            cache.put(stamp, "servers", servers)
     finally:
         sink.close()
+    if view["note"] is not None:
+        problems.append(view["note"][0].upper() + view["note"][1:] + ".")
+    edited = sum(b.kind == "column_mismatch" for b in report.breaks)
+    if edited and (any(filters.values()) or since or until):
+        problems.append(
+            f"The chain has {edited} edited index column(s): the filters go by those columns,"
+            " so a record whose column was edited may be missing from these results."
+        )
     broken = {b.record_id for b in report.breaks if b.record_id} | {b.seq for b in report.breaks if b.seq}
     return {
         "report": report,
-        "rows": records[-MAX_AUDIT_ROWS:][::-1],
-        "matched": len(records),
-        "chart": chart_of(records),
+        "rows": view["rows"],
+        "matched": view["matched"],
+        "chart": view["chart"],
         "servers": [visible(s) for s in servers],
         "broken": broken,
         "problems": problems,
     }
 
 
-def audit_app(open_sink: Callable[[], Any], source: str) -> Starlette:
-    """The page (not yet guarded: `serve_audit` puts the guard in front)."""
+def audit_app(open_sink: Callable[[], Any], source: str, cache: TrailCache | None = None) -> Starlette:
+    """The page (not yet guarded: `serve_audit` puts the guard in front); `cache` keeps what it
+    read between requests (a new one when not given)."""
     env = page_environment()
+    kept = TrailCache() if cache is None else cache
 
     async def page(request: Request) -> HTMLResponse:
         query = {
             k: request.query_params.get(k, "")[:200]
             for k in ("server", "action", "decided_by", "since", "until")
         }
-        data = await anyio.to_thread.run_sync(_read, open_sink, query)
+        data = await anyio.to_thread.run_sync(_read, open_sink, query, kept)
         html = env.get_template("audit.html").render(
             root=request.scope.get("root_path", ""),
             title="Consent audit trail",
@@ -260,6 +325,7 @@ def audit_app(open_sink: Callable[[], Any], source: str) -> Starlette:
             width=CHART_WIDTH,
             height=CHART_HEIGHT,
             show=visible,
+            place=break_place,
             **data,
         )
         return HTMLResponse(html)

@@ -1,0 +1,120 @@
+"""The audit page's reading of the trail, without a browser: how it names breaks, what it warns
+about, what it reads again on a reload."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_elicit.audit.reading import open_reader
+from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
+from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
+from mcp_elicit.ui.browser.audit_view import TrailCache, audit_app
+
+
+def event(i: int, server: str = "deployer", action: str = "accept") -> ConsentEvent:
+    return ConsentEvent(
+        time=1_800_000_000.0 + 3600 * i,
+        side="client",
+        mode="form",
+        action=action,  # type: ignore[arg-type]
+        decided_by="person",
+        server=ServerIdentity(server, "1.0", "uvx " + server),
+        record_id=f"r{i}",
+    )
+
+
+@pytest.fixture
+def trail(tmp_path: Path) -> Path:
+    path = tmp_path / "audit.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append_many(
+            [event(0), event(1, action="decline"), event(2, "weather"), event(3, action="cancel")]
+        )
+    return path
+
+
+def edit(trail: Path, sql: str) -> None:
+    conn = sqlite3.connect(trail)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def get(app: Any, query: str = "") -> str:
+    """The page's HTML for `query`, from the ASGI app itself."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/",
+        "raw_path": b"/",
+        "root_path": "",
+        "query_string": query.encode(),
+        "headers": [(b"host", b"127.0.0.1")],
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 1234),
+    }
+    anyio.run(app, scope, receive, send)
+    assert sent[0]["status"] == 200
+    return b"".join(m.get("body", b"") for m in sent[1:]).decode()
+
+
+def page_of(trail: Path) -> Any:
+    return audit_app(lambda: open_reader(str(trail), None, "t", None), trail.name)
+
+
+def test_the_page_names_a_broken_record_by_its_seq_as_the_cli_does(trail: Path) -> None:
+    edit(trail, f"UPDATE {TABLE} SET body = replace(body, '\"decline\"', '\"accept\"') WHERE seq = 2")
+    html = get(page_of(trail))
+    assert '<a href="#rec-2">#2 (id r1)</a>' in html
+    assert "Record #1" not in html
+
+
+def test_a_filter_on_an_edited_column_neither_mislabels_nor_hides_a_record_without_a_word(
+    trail: Path,
+) -> None:
+    edit(trail, f"UPDATE {TABLE} SET action = 'accept' WHERE seq = 4")  # the record says cancel
+    app = page_of(trail)
+    mislabelled = get(app, "action=accept")
+    assert 'id="rec-4"' not in mislabelled
+    assert "Left out #4" in mislabelled
+    hidden = get(app, "action=cancel")
+    assert 'id="rec-4"' not in hidden
+    assert "1 edited index column(s)" in hidden
+
+
+def test_a_reload_of_an_unchanged_trail_does_not_verify_it_again(trail: Path) -> None:
+    cache = TrailCache()
+    app = audit_app(lambda: open_reader(str(trail), None, "t", None), trail.name, cache)
+    first = get(app)
+    assert get(app) == first
+    assert get(app, "action=decline") != first
+    assert cache.verified == 1
+    with SqliteAuditSink(trail) as sink:
+        sink.append(event(9))
+    assert 'id="rec-5"' in get(app)
+    assert cache.verified == 2
+
+
+def test_an_edit_inside_an_unchanged_count_and_head_is_verified_again(trail: Path) -> None:
+    cache = TrailCache()
+    app = audit_app(lambda: open_reader(str(trail), None, "t", None), trail.name, cache)
+    assert "Intact: 4 records" in get(app)
+    edit(trail, f"UPDATE {TABLE} SET body = replace(body, '\"decline\"', '\"accept\"') WHERE seq = 2")
+    assert "Broken:" in get(app)
+    assert cache.verified == 2
