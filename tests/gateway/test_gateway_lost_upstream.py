@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,28 @@ async def test_a_2026_client_listening_is_told_when_a_killed_upstream_leaves_and
                 result = await client.call_tool("process_id", {})  # reconnects it first
                 assert int(result.content[0].text) != killed
                 assert isinstance(await anext(events), ToolsListChanged)  # they are back
+
+
+async def test_an_upstream_that_failed_at_start_joins_at_a_later_request_once_it_can(tmp_path: Path) -> None:
+    """A server down when the gateway starts (a remote one restarting) is tried again as a lost
+    one is: not before the first delay, then at the next request; its tools join, clients told."""
+    (tmp_path / "down").write_text("")
+    changes = Changes()
+    async with (
+        http_gateway(config(tmp_path)) as (gw, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert "process_id" not in names
+            assert "hello" in names
+            await client.list_tools()
+            assert starts(tmp_path) == 1  # within the first delay: not tried again
+            pool = gw.pools["local"]
+            later = time.monotonic() + RECONNECT_FIRST_DELAY_SECONDS
+            pool.clock = lambda: later
+            (tmp_path / "down").unlink()
+            await client.list_tools()  # the request that tries it again
+            await changes.wait_for(1)
+            assert "process_id" in [t.name for t in (await client.list_tools()).tools]
+    assert starts(tmp_path) == 2

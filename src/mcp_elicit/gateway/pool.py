@@ -2,7 +2,9 @@
 
 A pool runs in a task of its own (the SDK's client contexts must be entered and left by the same
 task) and holds every upstream connection open until the gateway stops. An upstream that fails to
-start is logged in one line and left out; the others serve on.
+start is logged in one line and left out; the others serve on. It is tried again at the user's
+requests as a lost one is (below), first no sooner than `RECONNECT_FIRST_DELAY_SECONDS` after the
+request that first found it down: a server that comes up later (a remote one restarted) joins then.
 
 An upstream lost after its handshake (its process exited, or its connection closed during a call)
 is left out the same way, its tools, prompts and resources dropped (`on_change`: the gateway tells
@@ -14,6 +16,7 @@ the wait doubling up to `RECONNECT_MAX_DELAY_SECONDS`. Back, its lists return (`
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -58,6 +61,7 @@ class _Retry:
 
     at: float
     delay: float = 0.0
+    joined: bool = True  # connected once before (False: it failed at start and never has)
 
 
 class Pool:
@@ -136,6 +140,9 @@ class Pool:
         """Reconnect each lost upstream whose wait is over (one attempt each), waiting up to
         `RECONNECT_WAIT_SECONDS` for their handshakes; a slower one joins when it answers."""
         now = self.clock()
+        for retry in self.lost.values():
+            if retry.at == math.inf:  # failed at start: its first wait starts now
+                retry.at = now + retry.delay
         due = [u for u in self.config.upstreams if u.name in self.lost and self.lost[u.name].at <= now]
         due = [u for u in due if u.name not in self._attempts]
         if not due or self._tg is None or self._stop.is_set():
@@ -225,7 +232,8 @@ class Pool:
                     self.templates[upstream.name] = await _optional(client.list_resource_templates)
                     self.clients[upstream.name] = client
                     self._connecting.pop(upstream.name, None)  # from now on `_stop` ends it
-                    joined, back = True, self.lost.pop(upstream.name, None) is not None
+                    retried = self.lost.pop(upstream.name, None)
+                    joined, back = True, retried is not None and retried.joined
                     self.failed.pop(upstream.name, None)  # a lost one's reason, said until it is back
                     logger.info(
                         "upstream %s %s %s (%s)",
@@ -236,7 +244,7 @@ class Pool:
                     )
                     self._settle()
                     self._attempt_over(upstream.name)
-                    if back:
+                    if retried is not None:  # its lists are new to the clients
                         await self._changed()
                     why = await self._until_ended(upstream.name, spawned)
         except Exception as exc:  # one upstream down never takes the others with it
@@ -259,6 +267,11 @@ class Pool:
                         max(retry.delay * 2, RECONNECT_FIRST_DELAY_SECONDS), RECONNECT_MAX_DELAY_SECONDS
                     )
                     retry.at = self.clock() + retry.delay
+                elif not self._stop.is_set():  # failed at start: tried again later, as a lost one
+                    # (its wait starts at the next request, not now: the first listing may have
+                    # waited longer than that for the other upstreams to start)
+                    first = RECONNECT_FIRST_DELAY_SECONDS
+                    self.lost[upstream.name] = _Retry(at=math.inf, delay=first, joined=False)
         finally:
             self._connecting.pop(upstream.name, None)
             self.clients.pop(upstream.name, None)
