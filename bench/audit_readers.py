@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 from click.testing import CliRunner
+from starlette.testclient import TestClient
 
 from mcp_elicit.audit.reading import open_reader
 from mcp_elicit.audit.sqlite import SqliteAuditSink
@@ -64,30 +64,8 @@ def cli(*args: str) -> None:
 
 
 def page_get(app: Any, query: str = "") -> None:
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": "/",
-        "raw_path": b"/",
-        "root_path": "",
-        "query_string": query.encode(),
-        "headers": [(b"host", b"127.0.0.1")],
-        "server": ("127.0.0.1", 80),
-        "client": ("127.0.0.1", 1234),
-    }
-    anyio.run(app, scope, receive, send)
-    assert sent[0]["status"] == 200
+    response = TestClient(app, base_url="http://127.0.0.1").get("/", params=query)
+    assert response.status_code == 200
 
 
 def main_(argv: list[str]) -> None:

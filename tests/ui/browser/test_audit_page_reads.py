@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from starlette.testclient import TestClient
 
 from mcp_elicit.audit.reading import open_reader
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
@@ -46,32 +46,10 @@ def edit(trail: Path, sql: str) -> None:
 
 
 def get(app: Any, query: str = "") -> str:
-    """The page's HTML for `query`, from the ASGI app itself."""
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": "/",
-        "raw_path": b"/",
-        "root_path": "",
-        "query_string": query.encode(),
-        "headers": [(b"host", b"127.0.0.1")],
-        "server": ("127.0.0.1", 80),
-        "client": ("127.0.0.1", 1234),
-    }
-    anyio.run(app, scope, receive, send)
-    assert sent[0]["status"] == 200
-    return b"".join(m.get("body", b"") for m in sent[1:]).decode()
+    """The page's HTML for `query`, from the ASGI app itself (no server, no browser)."""
+    response = TestClient(app, base_url="http://127.0.0.1").get("/", params=query)
+    assert response.status_code == 200
+    return response.text
 
 
 def page_of(trail: Path) -> Any:
