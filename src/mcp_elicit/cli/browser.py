@@ -17,6 +17,11 @@ __all__ = ["call_in_browser", "connect_in_browser"]
 def _announce(ui: BrowserUI, stream: TextIO) -> None:
     print(f"mcp-elicit: the server's questions appear at {ui.url}", file=stream, flush=True)
 
+    def waiting() -> None:  # each question: the terminal says where it is, not only the page
+        print(f"mcp-elicit: a question is waiting for you at {ui.url}", file=stream, flush=True)
+
+    ui.on_question = waiting
+
 
 async def call_in_browser(
     *args: Any, url_mode: bool | None = None, stream: TextIO = sys.stderr, **kw: Any

@@ -87,7 +87,7 @@ def test_call_with_the_browser_ui_answers_the_reference_servers_questions(page: 
         page.get_by_role("radio", name="Yes").check()
         page.get_by_role("button", name="Review answers").click()
         page.get_by_role("button", name="Send").click()
-        out, _ = process.communicate(timeout=60)
+        out, err = process.communicate(timeout=60)
         page.wait_for_selector("text=This session has ended")  # not "keep it open" for a process gone
     finally:
         if process.poll() is None:
@@ -103,6 +103,9 @@ def test_call_with_the_browser_ui_answers_the_reference_servers_questions(page: 
         ("accept", "person"),
     ]  # approved once for the session: the confirm is not approved again
     assert process.returncode == 0
+    # the terminal says when a question waits in the page (the form and the confirm; the
+    # approval's line may have been read with the link's)
+    assert err.count("a question is waiting for you at ") >= 2
 
 
 def _free_port() -> int:

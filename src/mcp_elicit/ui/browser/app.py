@@ -117,7 +117,9 @@ def static_files() -> StaticFiles:
 
 class BrowserUI:
     """Implements `UrlCapableUI` in a local page; use as an async context manager (it serves the
-    page while open). `clock` and `idle_timeout` drive the idle timeout (None: none)."""
+    page while open). `clock` and `idle_timeout` drive the idle timeout (None: none).
+    `on_question` is called each time a form or a page to open waits in the page (the command
+    line says so where the person is looking)."""
 
     def __init__(
         self,
@@ -126,7 +128,9 @@ class BrowserUI:
         clock: Callable[[], float] = time.monotonic,
         idle_timeout: float | None = IDLE_TIMEOUT_SECONDS,
         idle_check_seconds: float = IDLE_CHECK_SECONDS,
+        on_question: Callable[[], None] | None = None,
     ) -> None:
+        self.on_question = on_question
         self.queue = QuestionQueue(clock, idle_timeout)
         self.token = new_token()
         self.csrf = new_token()
@@ -204,12 +208,18 @@ class BrowserUI:
     # -- UserInterface ----------------------------------------------------------------------------
 
     async def ask_form(self, prompt: FormPrompt) -> UIResult:
+        self._tell()
         result = await self.queue.ask(kind_of_form(prompt), prompt)
         return result if isinstance(result, UIResult) else UIResult("cancel")
 
     async def ask_url(self, prompt: UrlPrompt) -> UIResult:
+        self._tell()
         result = await self.queue.ask("url", prompt)
         return result if isinstance(result, UIResult) else UIResult("cancel")
+
+    def _tell(self) -> None:
+        if self.on_question is not None:
+            self.on_question()
 
     async def wait_url(self, waiting: UrlWaiting) -> WaitChoice:
         result = await self.queue.ask("wait", waiting)
