@@ -20,7 +20,7 @@ from mcp_elicit.errors import FormDefinitionError
 
 # What a tool author may paste by accident or a hostile option list may hold: controls, bidi
 # overrides, zero-width characters and joiners, blank look-alikes, selectors, combining marks.
-TRICKS = (
+TRICKS = "\t\n\r\u2028" + (
     "\x00\x1b\x7f\x85\u00ad\u034f\u061c\u200b\u200c\u200d\u200e\u202e\u2066\u2060\u3164\ufe0f\ufeff\u0301"
 )
 values = st.text(st.one_of(st.characters(), st.sampled_from(TRICKS), st.sampled_from("ab😀")), max_size=12)
@@ -76,7 +76,9 @@ def test_a_form_the_builder_makes_is_one_the_client_takes(value: str, name: str)
         assert client_takes(form.to_wire()["properties"])
 
 
-@pytest.mark.parametrize("value", ["lar\u200bge", "\u202eevil", "a\x1b[2Jb", "\u3164", "e" + "\u0301" * 9])
+@pytest.mark.parametrize(
+    "value", ["lar\u200bge", "\u202eevil", "a\x1b[2Jb", "\u3164", "e" + "\u0301" * 9, "a\tb", "a\nb", "a\rb"]
+)
 def test_an_option_value_with_hidden_characters_is_a_definition_error(value: str) -> None:
     with pytest.raises(FormDefinitionError) as caught:
         Field.single_select("size", ["small", value])
@@ -90,3 +92,12 @@ def test_a_field_name_with_a_blank_look_alike_is_a_definition_error() -> None:
     with pytest.raises(FormDefinitionError) as caught:
         Field.string("tag\u3164")
     assert caught.value.construct == "name"
+
+
+@pytest.mark.parametrize("breaker", ["\t", "\n", "\r", "\u2028"])
+def test_the_client_refuses_an_option_that_would_show_as_another_with_a_space(breaker: str) -> None:
+    # "a\tb" shows as "a b" on one line: beside an option "a b" the person could not tell which
+    # one they pick, and the answer carries the value they did not see.
+    assert not client_takes({"pick": {"type": "string", "enum": ["a b", f"a{breaker}b"]}})
+    assert not client_takes({f"na{breaker}me": {"type": "string"}})
+    assert client_takes({"pick": {"type": "string", "enum": ["a b", "ab"]}})

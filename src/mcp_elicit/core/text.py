@@ -74,6 +74,8 @@ _ESCAPE_START: Final = re.compile(r"[\x1b\x90-\x9f]")
 
 _BLANK_LOOKALIKES: Final = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 _LINE_BREAKS: Final = frozenset("\u2028\u2029")
+# What single-line text shows as a space: in an identifier it would pass for one.
+_ONE_LINE_BREAKERS: Final = re.compile("[\t\n\r\u2028\u2029]")
 _ZWJ: Final = "\u200d"
 _SKIN_TONES: Final = range(0x1F3FB, 0x1F400)
 
@@ -115,8 +117,11 @@ def has_hidden_characters(identifier: str) -> bool:
 
     The one rule for text that travels back in an answer unchanged and so cannot be cleaned (field
     names, option values): the client refuses a form that has such text, and the form builder
-    refuses to build one.
+    refuses to build one. Tabs and line breaks count too: a one-line label shows them as a space,
+    so `"a\tb"` would look like `"a b"` and two options could not be told apart.
     """
+    if _ONE_LINE_BREAKERS.search(identifier):
+        return True
     return sanitize(identifier, limit=MAX_STRING_LENGTH, multiline=False).suspicious
 
 
