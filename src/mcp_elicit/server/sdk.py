@@ -403,13 +403,15 @@ def refusal_result(call: Call, exc: BaseException) -> HandlerResult:
 
 def log_refusal(method: str, target: str, exc: BaseException, protocol_version: str | None = None) -> Refusal:
     """The refusal for an mcp-elicit error that left a handler, logged as one line: at WARNING
-    when the server's own setup or code is at fault, else at INFO."""
+    when the server's own setup, code or transport is at fault, else at INFO."""
     refusal = (
         exc.refusal
         if isinstance(exc, _Carried)
         else refusal_of(exc, modern=is_modern(protocol_version), method=method)
     )
-    if refusal.ordinary:
+    if isinstance(exc, errors.CapabilityError) and not exc.channel:  # JSON responses cannot push
+        logger.warning("%s %s refused: %s (serve event streams)", method, target, refusal.reason)
+    elif refusal.ordinary:
         logger.info("%s %s ended: %s", method, target, refusal.reason)
     elif isinstance(exc, UsageError | AuditError):  # the server's own setup or code is wrong
         # The error's own message says what to fix; a carried error prints the refusal's line.
