@@ -92,7 +92,7 @@ Region [1]: 2
 Replicas · optional · a whole number from 1 to 20
   Instances to run
 Replicas [2]: 30
-  greater than 20; try again.
+  at most 20 allowed; try again.
 Replicas [2]: 3
 
 Review your answers
@@ -226,9 +226,9 @@ async def test_numbers_are_parsed_and_bounds_enforced_with_the_reason_shown() ->
     assert "Any · required · a number\n" in transcript
     assert "Ratio: abc\n  not a number; try again.\n" in transcript
     assert "Ratio: nan\n  not a finite number; try again.\n" in transcript
-    assert "Ratio: 2\n  greater than 1.5; try again.\n" in transcript
+    assert "Ratio: 2\n  at most 1.5 allowed; try again.\n" in transcript
     assert "Count: 2.5\n  a whole number is needed; try again.\n" in transcript
-    assert "Count: 0\n  less than 1; try again.\n" in transcript
+    assert "Count: 0\n  at least 1 needed; try again.\n" in transcript
 
 
 @pytest.mark.parametrize(

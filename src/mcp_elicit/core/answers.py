@@ -15,8 +15,8 @@ Problem codes (`FieldProblem.code`, stable):
 | `too_short` | fewer code points than `minLength` |
 | `too_long` | more code points than `maxLength` (or than `limits.MAX_STRING_LENGTH`) |
 | `not_unicode` | a string with a lone surrogate (U+D800-U+DFFF): valid as a JSON escape, but no text |
-| `below_minimum` | less than `minimum` (inclusive bound) |
-| `above_maximum` | greater than `maximum` (inclusive bound) |
+| `below_minimum` | less than `minimum` (inclusive bound): "at least N needed" |
+| `above_maximum` | greater than `maximum` (inclusive bound): "at most N allowed" |
 | `format` | not an `email` / `uri` / `date` / `date-time` of the syntax below |
 | `not_an_option` | a select value (or multi-select item) that is not an option |
 | `duplicate` | the same item twice in a multi select |
@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_elicit.core import limits
+from mcp_elicit.core.ranges import number
 from mcp_elicit.core.sentinels import MISSING
 from mcp_elicit.errors import AnswerError, FieldProblem
 
@@ -209,9 +210,9 @@ def _check_number(f: Field, v: Any) -> tuple[Any, FieldProblem | None]:
         if abs(v) > sys.float_info.max:
             return bad("type", "number too large")
     if f.minimum is not None and v < f.minimum:
-        return bad("below_minimum", f"less than {f.minimum}")
+        return bad("below_minimum", f"at least {number(f.minimum)} needed")
     if f.maximum is not None and v > f.maximum:
-        return bad("above_maximum", f"greater than {f.maximum}")
+        return bad("above_maximum", f"at most {number(f.maximum)} allowed")
     return v, None
 
 
