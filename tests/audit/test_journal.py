@@ -234,6 +234,25 @@ def test_two_processes_journaling_into_one_trail_make_one_chain_with_every_recor
     assert journal_files(db) == []
 
 
+def test_lines_a_reader_merged_after_the_writers_own_merge_are_not_stored_twice(tmp_path: Path) -> None:
+    # The writer skips looking its lines up in the trail only while the trail ends where its own
+    # last commit left it; a reader's merge moves that end, so the lookup is made again.
+    db = tmp_path / "audit.sqlite3"
+    live = SqliteAuditSink(db)
+    first = journaled(live, 2)
+    live.merge_journal()  # the trail now ends at the writer's own commit
+    more = journaled(live, 2, start=2)
+    with SqliteAuditSink(db) as reader:  # another process's sink reads: it merges `more`
+        assert reader.verify().count == 4
+    assert len(rows(db)) == 4
+    later = journaled(live, 1, start=4)
+    live.merge_journal()
+    assert [rid for _, rid in rows(db)] == [*first, *more, *later]
+    live.close()
+    with SqliteAuditSink(db, readonly=True) as reader:
+        assert reader.verify().ok
+
+
 def test_a_reader_sees_what_another_live_process_journaled_and_leaves_it_its_journal(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     live = SqliteAuditSink(db)

@@ -375,13 +375,22 @@ def split_lines(fd: int, start: int, end: int, final: bool) -> tuple[list[bytes]
 
 
 def chain_lines(
-    conn: sqlite3.Connection, table: str, lines: list[bytes], refused: list[bytes], seq: int, prev: str
+    conn: sqlite3.Connection,
+    table: str,
+    lines: list[bytes],
+    refused: list[bytes],
+    seq: int,
+    prev: str,
+    *,
+    maybe_merged: bool = True,
 ) -> list[tuple[dict[str, Any], str]]:
     """Journal lines chained after (seq, prev), each as its indexed values and stored text:
     refused (added to `refused`) when a line is not one the sink journaled, skipped when its id
-    is already in the trail (merged before, by this process or a reader)."""
+    is already in the trail (merged before, by this process or a reader). `maybe_merged=False`:
+    the caller knows none of them can be (the trail ends where its own last commit left it, so
+    no reader has merged anything since), and the trail is not searched for their ids."""
     split = [split_line(line) for line in lines]
-    wanted = [parts[4] for parts in split if parts is not None]
+    wanted = [parts[4] for parts in split if parts is not None] if maybe_merged else []
     known: set[str] = set()
     for k in range(0, len(wanted), _IDS_PER_QUERY):
         part = wanted[k : k + _IDS_PER_QUERY]

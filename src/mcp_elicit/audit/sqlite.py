@@ -122,6 +122,10 @@ class SqliteAuditSink(SqlSinkBase):
         self._peers = PeerJournals(self.path, TABLE)  # the other processes' journals
         self._busy_ms = int(BUSY_TIMEOUT_S * 1000)
         self._since_checkpoint = 0
+        # (seq, hash) where this sink's own last commit left the trail: while the trail still ends
+        # there, nobody else has written (no reader merged a journal line), so a merge need not
+        # look its lines' ids up in the trail.
+        self._own_tail: tuple[int, str] | None = None
         if readonly:
             self._open_readonly()
             self._recover_readonly()
@@ -354,7 +358,9 @@ class SqliteAuditSink(SqlSinkBase):
         try:
             self._begin()
             try:
-                seq, prev = jr.tail_of(self._conn, TABLE)
+                seq, prev = tail = jr.tail_of(self._conn, TABLE)
+                untouched = tail == self._own_tail
+                self._own_tail = None  # known again once this transaction commits
                 sealed: list[tuple[dict[str, Any], str]] = []
                 for journal in self._own():
                     since = time.monotonic()
@@ -362,7 +368,9 @@ class SqliteAuditSink(SqlSinkBase):
                     changed = journal.on_disk_matches(lines, start, upto)
                     bad: list[bytes] = []  # none unless a bug: the lines this process wrote
                     plain = lines if self.checkpoint is None else self.checkpoint.signed_lines(lines, bad)
-                    chained = jr.chain_lines(self._conn, TABLE, plain, bad, seq, prev)
+                    chained = jr.chain_lines(
+                        self._conn, TABLE, plain, bad, seq, prev, maybe_merged=not untouched
+                    )
                     sealed += chained
                     if sealed:
                         seq, prev = sealed[-1][0]["seq"], sealed[-1][0]["hash"]
@@ -373,6 +381,7 @@ class SqliteAuditSink(SqlSinkBase):
                 sealed += chain_sealed(events, self.level, seq, prev)
                 jr.insert_rows(self._conn, TABLE, sealed)
                 self._conn.execute("COMMIT")
+                self._own_tail = (sealed[-1][0]["seq"], sealed[-1][0]["hash"]) if sealed else tail
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
