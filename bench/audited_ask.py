@@ -34,7 +34,7 @@ per variant its garbage collections (time per elicitation, full collections per 
 kernel time per elicitation (/proc/PID/stat, in clock ticks: read it over many rounds).
 
 Run: .venv/bin/python bench/audited_ask.py [--asks N] [--calls C] [--rounds R] [--repeat K]
-     [--transport memory|http] [--no-freeze]
+     [--transport memory|http] [--no-freeze] [--only PREFIX ...]
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ from mcp.client import Client
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
+import mcp_elicit.audit.sqlite as sqlite_sink
 from _stats import conditions, fmt_ratio, interleaved, ratios
+from mcp_elicit.audit.base import new_record_id
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.server import ElicitSettings, ask, freeze_startup_heap, install
@@ -108,6 +110,7 @@ def make_server(
     async def use(variant: str) -> str:
         """Audit the next calls with `variant`'s sink (over HTTP every variant is one process)."""
         settings.audit = (sinks or {})[variant]
+        sqlite_sink.new_record_id = _uuid4_hex if variant == RANDOM_IDS else new_record_id
         return "ok"
 
     return server
@@ -173,10 +176,20 @@ def postgres_sink() -> Any | None:
         return None
 
 
+# The trail as it was before record ids put the time first: random ids (UUID4) spread the
+# inserts over the whole index on ids.
+RANDOM_IDS = "SQLite trail, UUID4 ids (before)"
+
+
+def _uuid4_hex() -> str:
+    return uuid.uuid4().hex
+
+
 HTTP_VARIANTS = (
     "no audit",
     "no audit (again)",
     "SQLite trail",
+    RANDOM_IDS,
     "SQLite trail, keyed checkpoint",
     "SQLite, no journal",
     "SQLite, via writer thread",
@@ -267,7 +280,7 @@ def main_http(args: argparse.Namespace) -> None:
         try:
             assert proc.stdout is not None
             port = int(proc.stdout.readline().split()[1])
-            names = list(HTTP_VARIANTS)
+            names = [v for v in HTTP_VARIANTS if not args.only or v.startswith(("no audit", *args.only))]
 
             def one(n: str) -> Any:
                 return anyio.run(per_elicitation_http, port, proc.pid, n, args.asks, args.calls)
@@ -324,6 +337,12 @@ def main() -> None:
         "--no-freeze",
         action="store_true",
         help="HTTP: leave the server's start-up heap unfrozen (the shipped servers freeze it)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="PREFIX",
+        help="HTTP: time only the variants whose name starts so (and the audit-free ones); repeatable",
     )
     parser.add_argument("--serve", nargs=3, metavar=("DB_DIR", "ASKS", "FREEZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
