@@ -6,7 +6,8 @@ start is logged in one line and left out; the others serve on. It is tried again
 requests as a lost one is (below), first no sooner than `RECONNECT_FIRST_DELAY_SECONDS` after the
 request that first found it down: a server that comes up later (a remote one restarted) joins then.
 
-An upstream lost after its handshake (its process exited, or its connection closed during a call)
+An upstream lost after its handshake (its process exited, its connection closed during a call, or
+an HTTP one's transport found it gone: unreachable, or its session forgotten, see `LinkWatch`)
 is left out the same way, its tools, prompts and resources dropped (`on_change`: the gateway tells
 its clients the lists changed), and reconnected at the user's next request (`revive`): one
 attempt, then, while it keeps failing, one no sooner than `RECONNECT_FIRST_DELAY_SECONDS` later,
@@ -29,7 +30,7 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk_transport import Spawned, StdioServerParameters, noting_spawns
+from mcp_elicit.client.sdk_transport import LinkWatch, Spawned, StdioServerParameters, noting_spawns
 from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
@@ -223,6 +224,7 @@ class Pool:
             connecting.cancel()
         joined = False  # the handshake done and the lists taken: from now on, an end is a loss
         why = ""
+        link: LinkWatch | None = None
         try:
             with noting_spawns(spawned), connecting:
                 async with self._client(upstream, tail.errlog if tail is not None else None) as client:
@@ -231,6 +233,7 @@ class Pool:
                     self.resources[upstream.name] = await _optional(client.list_resources)
                     self.templates[upstream.name] = await _optional(client.list_resource_templates)
                     self.clients[upstream.name] = client
+                    link = client.link
                     self._connecting.pop(upstream.name, None)  # from now on `_stop` ends it
                     retried = self.lost.pop(upstream.name, None)
                     joined, back = True, retried is not None and retried.joined
@@ -246,12 +249,12 @@ class Pool:
                     self._attempt_over(upstream.name)
                     if retried is not None:  # its lists are new to the clients
                         await self._changed()
-                    why = await self._until_ended(upstream.name, spawned)
+                    why = await self._until_ended(upstream.name, spawned, link)
         except Exception as exc:  # one upstream down never takes the others with it
             if tail is not None:
                 tail.drain()  # what the process wrote before it ended
             if joined:  # the connection's end, seen as its client closed: a loss (below)
-                why = why or _exited(spawned.exit_status)
+                why = why or (link.why if link is not None else "") or _exited(spawned.exit_status)
             else:
                 why = await credentials_refused(upstream) or failure_reason(
                     exc,
@@ -282,9 +285,10 @@ class Pool:
         if joined and not self._stop.is_set():
             await self._lose(upstream.name, why or _exited(spawned.exit_status))
 
-    async def _until_ended(self, name: str, spawned: Spawned) -> str:
-        """Wait until the gateway stops, the upstream's process exits, or a call saw its connection
-        close (`drop`); "" when the gateway stops, else why the connection ended."""
+    async def _until_ended(self, name: str, spawned: Spawned, link: LinkWatch | None) -> str:
+        """Wait until the gateway stops, the upstream's process exits, its HTTP transport finds it
+        gone (`link`), or a call saw its connection close (`drop`); "" when the gateway stops,
+        else why the connection ended."""
         dropped = self._dropped[name] = anyio.Event()
         why = ""
         async with anyio.create_task_group() as tg:
@@ -300,6 +304,8 @@ class Pool:
             process = spawned.process
             if process is not None:
                 tg.start_soon(until, process.wait, lambda: _exited(spawned.exit_status))
+            if link is not None:
+                tg.start_soon(until, link.lost.wait, lambda: link.why)
         self._dropped.pop(name, None)
         return why
 
