@@ -1,5 +1,7 @@
 """Upstream peers for the gateway tests, run as stdio subprocesses: `python peers.py sdk|fastmcp`
-(`python peers.py sdk http` serves the raw-SDK one over streamable HTTP and prints its URL).
+(`python peers.py sdk http [PORT]` serves the raw-SDK one over streamable HTTP, on a free port or
+`PORT`, and prints its URL; the port is shared (SO_REUSEPORT), so a second one can start on it
+before the first is killed: a restart on the same address with no gap).
 
 The raw-SDK server pushes with `ctx.elicit` / `ctx.elicit_url` (what most servers do today);
 the FastMCP server does the same with FastMCP's `ctx.elicit` (`book_table` with a dataclass form, as
@@ -127,19 +129,20 @@ def sdk_server() -> None:
             return "cancelled"
         return "not cancelled"
 
-    if sys.argv[2:] == ["http"]:
-        serve_http(server.streamable_http_app())
+    if sys.argv[2:3] == ["http"]:
+        serve_http(server.streamable_http_app(), int(sys.argv[3]) if sys.argv[3:] else 0)
     else:
         server.run("stdio")
 
 
-def serve_http(app: object) -> None:
-    """Streamable HTTP on a free loopback port, printing its URL once the socket listens."""
+def serve_http(app: object, port: int = 0) -> None:
+    """Streamable HTTP on a loopback port (0: a free one), printing its URL once the socket listens."""
     import socket
 
     import uvicorn
 
-    sock = socket.create_server(("127.0.0.1", 0))  # listening already: the URL is good at once
+    # listening already: the URL is good at once
+    sock = socket.create_server(("127.0.0.1", port), reuse_port=sys.platform == "linux")
     print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])  # type: ignore[arg-type]
 

@@ -1,8 +1,10 @@
 """An upstream whose connection dies after the handshake: its tools leave the gateway's list (the
 client is told with `notifications/tools/list_changed`), the next request reconnects it once, a
 failed reconnection waits a bounded, doubling delay before the next, and once back its tools return
-(told again). Real parts: stdio upstreams as subprocesses killed with SIGKILL, the gateway
-in-process over streamable HTTP, the SDK's `Client` downstream; the pool's clock is a fake one."""
+(told again); one that dies again soon after each reconnection (flapping) waits longer each time,
+until it stays up (HTTP upstreams: test_gateway_lost_http_upstream.py). Real parts: stdio upstreams
+as subprocesses killed with SIGKILL, the gateway in-process over streamable HTTP, the SDK's `Client`
+downstream; the pool's clock is a fake one."""
 
 from __future__ import annotations
 
@@ -19,7 +21,11 @@ import anyio
 import pytest
 from mcp.shared.subscriptions import ToolsListChanged
 
-from mcp_elicit.gateway.pool import RECONNECT_FIRST_DELAY_SECONDS, RECONNECT_MAX_DELAY_SECONDS
+from mcp_elicit.gateway.pool import (
+    RECONNECT_FIRST_DELAY_SECONDS,
+    RECONNECT_MAX_DELAY_SECONDS,
+    RECONNECT_STABLE_SECONDS,
+)
 from tests.gateway.support import PEERS, http_client, http_gateway
 
 pytestmark = pytest.mark.anyio
@@ -139,6 +145,43 @@ async def test_an_upstream_that_stays_down_is_dropped_and_retried_after_a_doubli
             assert result.is_error is not True
             await changes.wait_for(2)
     assert changes.count == 2
+
+
+async def test_an_upstream_dying_soon_after_each_reconnection_waits_longer_each_time_until_it_stays_up(
+    tmp_path: Path,
+) -> None:
+    now = [1000.0]
+    changes = Changes()
+    async with (
+        http_gateway(config(tmp_path)) as (gw, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            await client.list_tools()
+            pool = gw.pools["local"]
+            pool.clock = lambda: now[0]
+            await kill_upstream(client)  # the first loss: tried again at the next request
+            await changes.wait_for(1)
+            assert (await client.call_tool("process_id", {})).is_error is not True
+            await changes.wait_for(2)
+            waits = []
+            for flap in range(4):  # back, then dead again at once (the clock has not moved)
+                await kill_upstream(client)
+                await changes.wait_for(3 + 2 * flap)
+                waits.append(pool.lost["sdk"].delay)
+                result = await client.call_tool("process_id", {})  # within its wait: not tried
+                assert result.is_error is True
+                assert starts(tmp_path) == 2 + flap
+                now[0] += pool.lost["sdk"].delay
+                assert (await client.call_tool("process_id", {})).is_error is not True  # tried: back
+                await changes.wait_for(4 + 2 * flap)
+            first = RECONNECT_FIRST_DELAY_SECONDS
+            assert waits == [first, 2 * first, 4 * first, 8 * first]
+            now[0] += RECONNECT_STABLE_SECONDS  # up long enough: its wait starts over
+            await kill_upstream(client)
+            await changes.wait_for(11)
+            assert (await client.call_tool("process_id", {})).is_error is not True  # tried at once
+    assert starts(tmp_path) == 7  # the first, then six reconnections: none within a wait
 
 
 async def test_a_call_whose_upstream_dies_during_it_gets_a_tool_error_saying_so_and_one_log_line(

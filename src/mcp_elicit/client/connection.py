@@ -60,6 +60,7 @@ from mcp_elicit.client.sdk import (
 from mcp_elicit.client.sdk_transport import (
     AccessRefusal,
     InProcessServer,
+    LinkWatch,
     StdioServerParameters,
     describe_server,
     sign_in,
@@ -164,6 +165,8 @@ class ElicitClient:
         self._read_timeout = read_timeout
         self._bad_bytes: BadBytes | None = None  # stdio only: what the server wrote that is not the protocol
         self._refusal: AccessRefusal | None = None  # HTTP only: the server's last 401/403
+        # HTTP only: whether the server is gone (unreachable, or its session forgotten), per connection
+        self.link: LinkWatch | None = None
         self._errlog = errlog
         self._sdk: KitClient | None = None
         self.url_off_reason = ""  # why URL mode is off, when a program turned it off (for display)
@@ -325,6 +328,7 @@ class ElicitClient:
         if isinstance(server, ServerSpec):
             self._bad_bytes = BadBytes()
             self._refusal = AccessRefusal()
+            self.link = LinkWatch(server.url) if server.url is not None else None
             return transport_for(
                 None,
                 self.handler,
@@ -336,6 +340,7 @@ class ElicitClient:
                 errlog=self._errlog,
                 bad_bytes=self._bad_bytes,
                 refusal=self._refusal,
+                watch=self.link,
             )
         self._bad_bytes = BadBytes()
         return transport_for(server, self.handler, errlog=self._errlog, bad_bytes=self._bad_bytes)

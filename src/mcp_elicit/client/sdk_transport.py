@@ -51,6 +51,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, TypeAdapter, ValidationError
 
+from mcp_elicit.client.http_watch import AccessRefusal, LinkWatch
 from mcp_elicit.client.oauth import LoopbackCallback, OAuthLogin, TokenFile
 from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
 from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, bound_lines, guard_stdio, note_process
@@ -60,6 +61,7 @@ from mcp_elicit.errors import AuthorizationFailed
 __all__ = [
     "AccessRefusal",
     "InProcessServer",
+    "LinkWatch",
     "Spawned",
     "StdioServerParameters",
     "describe_server",
@@ -189,47 +191,30 @@ class _RewrittenStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
-# Characters of a 401's challenge scheme kept in the error (a scheme is one short token: "Bearer").
-MAX_AUTH_SCHEME_CHARS: Final = 32
-
-
-class AccessRefusal:
-    """What an HTTP server last said about access: its 401/403 (status, the challenge's scheme,
-    whether the request carried credentials), forgotten once a request succeeds (the OAuth
-    provider's retry with a token). The SDK turns such an answer into a bare -32603; the
-    connection turns it into `AuthorizationFailed` with `error`."""
-
-    def __init__(self) -> None:
-        self.status: int | None = None
-        self.scheme = ""
-        self.had_credentials = False
-
-    def saw(self, request: httpx2.Request, response: httpx2.Response) -> None:
-        if response.status_code in (401, 403):
-            self.status = response.status_code
-            scheme = (response.headers.get("www-authenticate", "").split(None, 1) or [""])[0]
-            self.scheme = clean_text(scheme, limit=MAX_AUTH_SCHEME_CHARS, multiline=False)
-            self.had_credentials = "authorization" in request.headers
-        elif response.status_code < 400:
-            self.status = None
-
-    def error(self, url: str) -> AuthorizationFailed | None:
-        """The error to report for `url`, when the last answer refused access."""
-        if self.status is None:
-            return None
-        reason = "refused" if self.had_credentials else "required"
-        return AuthorizationFailed(url, reason, self.scheme, status=self.status)
-
-
 class _GuardedTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, inner: httpx2.AsyncBaseTransport, refusal: AccessRefusal | None = None) -> None:
+    def __init__(
+        self,
+        inner: httpx2.AsyncBaseTransport,
+        refusal: AccessRefusal | None = None,
+        watch: LinkWatch | None = None,
+    ) -> None:
         self._inner = inner
         self._refusal = refusal
+        self._watch = watch
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
+        if self._watch is not None and self._watch.moot(request):
+            return httpx2.Response(204, request=request)  # ending a session known gone: done
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx2.TransportError as exc:
+            if self._watch is not None:
+                self._watch.failed(request, exc)
+            raise
         if self._refusal is not None:
             self._refusal.saw(request, response)
+        if self._watch is not None:
+            self._watch.saw(request, response)
         stream = response.stream
         is_events = response.headers.get("content-type", "").startswith("text/event-stream")
         if is_events and isinstance(stream, httpx2.AsyncByteStream):
@@ -244,16 +229,17 @@ def guarded_http_client(
     headers: Mapping[str, str] | None = None,
     auth: httpx2.Auth | None = None,
     refusal: AccessRefusal | None = None,
+    watch: LinkWatch | None = None,
 ) -> httpx2.AsyncClient:
     """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded;
     `headers` (e.g. `Authorization`) go with every request, `auth` (the OAuth provider) signs them,
-    `refusal` notes the server's 401/403 answers."""
+    `refusal` notes the server's 401/403 answers, `watch` whether the server is gone."""
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
     return httpx2.AsyncClient(
         timeout=timeout,
         headers=dict(headers or {}),
         auth=auth,
-        transport=_GuardedTransport(httpx2.AsyncHTTPTransport(), refusal),
+        transport=_GuardedTransport(httpx2.AsyncHTTPTransport(), refusal, watch),
     )
 
 
@@ -263,10 +249,11 @@ async def guarded_streamable_http_client(
     headers: Mapping[str, str] | None = None,
     auth: httpx2.Auth | None = None,
     refusal: AccessRefusal | None = None,
+    watch: LinkWatch | None = None,
 ) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport on a guarded HTTP client (closed with the transport)."""
     async with (
-        guarded_http_client(headers, auth, refusal) as http,
+        guarded_http_client(headers, auth, refusal, watch) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
@@ -465,13 +452,16 @@ def transport_for(
     errlog: TextIO,
     bad_bytes: BadBytes | None = None,
     refusal: AccessRefusal | None = None,
+    watch: LinkWatch | None = None,
 ) -> Any:
     """What the SDK's `Client` connects to: a guarded HTTP transport for `url`, a guarded stdio one
     for `argv` (or the SDK's `StdioServerParameters`), an in-process server as it is, or any other
     SDK transport wrapped in the guard. `bad_bytes` notes what a stdio server wrote that is not
-    UTF-8 (see `stdio_guard`); `refusal` notes an HTTP server's 401/403 answers."""
+    UTF-8 (see `stdio_guard`); `refusal` notes an HTTP server's 401/403 answers, `watch` whether
+    it is gone (`LinkWatch`)."""
     if url is not None:
-        return GuardedTransport(guarded_streamable_http_client(url, headers, auth, refusal), handler)
+        transport = guarded_streamable_http_client(url, headers, auth, refusal, watch)
+        return GuardedTransport(transport, handler)
     if argv:
         # The SDK merges `env` over its default (safe) environment.
         server = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=dict(env) if env else None)

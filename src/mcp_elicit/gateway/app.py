@@ -249,11 +249,15 @@ class Gateway:
             page = f"needs a web page step first; it did not complete ({exc.reason})"
             return sdk.error_result(f"The upstream server '{call.server}' {page}.")
         except Exception as exc:
-            if sdk.connection_closed(exc):  # the upstream went away: reconnected at the next request
+            # gone (a restarted HTTP one says "Session not found" first): reconnected at the next request
+            link = client.link.why if client.link is not None and client.link.lost.is_set() else ""
+            if sdk.connection_closed(exc) or link:
                 pool.drop(call.server)
-                logger.info("upstream %s closed its connection during %s", call.server, call.tool)
-                gone = "closed its connection during the call; it is reconnected at the next request"
-                return sdk.error_result(f"The upstream server '{call.server}' {gone}.")
+                closed = "closed its connection during the call"
+                gone = f"was lost during the call ({link})" if link else closed
+                logger.info("upstream %s %s: %s", call.server, gone, call.tool)
+                reconnected = "it is reconnected at the next request"
+                return sdk.error_result(f"The upstream server '{call.server}' {gone}; {reconnected}.")
             why = await pool.refusal(call.server)
             if why is None:
                 raise

@@ -6,11 +6,14 @@ start is logged in one line and left out; the others serve on. It is tried again
 requests as a lost one is (below), first no sooner than `RECONNECT_FIRST_DELAY_SECONDS` after the
 request that first found it down: a server that comes up later (a remote one restarted) joins then.
 
-An upstream lost after its handshake (its process exited, or its connection closed during a call)
+An upstream lost after its handshake (its process exited, its connection closed during a call, or
+an HTTP one's transport found it gone: unreachable, or its session forgotten, see `LinkWatch`)
 is left out the same way, its tools, prompts and resources dropped (`on_change`: the gateway tells
 its clients the lists changed), and reconnected at the user's next request (`revive`): one
 attempt, then, while it keeps failing, one no sooner than `RECONNECT_FIRST_DELAY_SECONDS` later,
 the wait doubling up to `RECONNECT_MAX_DELAY_SECONDS`. Back, its lists return (`on_change` again).
+The wait starts over only once it stayed up `RECONNECT_STABLE_SECONDS`: one lost again sooner
+(flapping) waits longer than the last time, as a failed attempt does.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk_transport import Spawned, StdioServerParameters, noting_spawns
+from mcp_elicit.client.sdk_transport import LinkWatch, Spawned, StdioServerParameters, noting_spawns
 from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.consent import ClientIdentity
 from mcp_elicit.core.gateway_names import offered_names
@@ -50,6 +53,11 @@ UPSTREAM_START_TIMEOUT_SECONDS: Final = 30.0
 # each failed one the next waits this long, doubled each time up to the maximum.
 RECONNECT_FIRST_DELAY_SECONDS: Final = 1.0
 RECONNECT_MAX_DELAY_SECONDS: Final = 60.0
+# How long a reconnected upstream must stay up before its wait starts over (the next loss retried at
+# once). Lost sooner, it is flapping (it connects, then dies): each reconnection would cost a
+# handshake and two list changes per request, so its next wait doubles the last instead. As long
+# as the longest wait: an upstream up longer than that is not failing faster than it is retried.
+RECONNECT_STABLE_SECONDS: Final = 60.0
 # How long a request waits for a reconnection's handshake; a slower one joins when it answers.
 RECONNECT_WAIT_SECONDS: Final = 10.0
 GATEWAY_CLIENT: Final = "mcp-elicit-gateway"
@@ -100,6 +108,7 @@ class Pool:
         self._connecting: dict[str, anyio.CancelScope] = {}
         self.clock = clock
         self.lost: dict[str, _Retry] = {}  # connected once, gone since: reconnected by `revive`
+        self._back: dict[str, tuple[float, float]] = {}  # reconnected: (when, the wait it had come after)
         self.on_change: Callable[[], Awaitable[None]] | None = None  # an upstream's lists came or went
         self._dropped: dict[str, anyio.Event] = {}  # set by `drop`: the connection is known dead
         self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
@@ -223,6 +232,7 @@ class Pool:
             connecting.cancel()
         joined = False  # the handshake done and the lists taken: from now on, an end is a loss
         why = ""
+        link: LinkWatch | None = None
         try:
             with noting_spawns(spawned), connecting:
                 async with self._client(upstream, tail.errlog if tail is not None else None) as client:
@@ -231,9 +241,12 @@ class Pool:
                     self.resources[upstream.name] = await _optional(client.list_resources)
                     self.templates[upstream.name] = await _optional(client.list_resource_templates)
                     self.clients[upstream.name] = client
+                    link = client.link
                     self._connecting.pop(upstream.name, None)  # from now on `_stop` ends it
                     retried = self.lost.pop(upstream.name, None)
                     joined, back = True, retried is not None and retried.joined
+                    if retried is not None:  # its wait starts over only once it stays up (`_lose`)
+                        self._back[upstream.name] = (self.clock(), retried.delay)
                     self.failed.pop(upstream.name, None)  # a lost one's reason, said until it is back
                     logger.info(
                         "upstream %s %s %s (%s)",
@@ -246,12 +259,12 @@ class Pool:
                     self._attempt_over(upstream.name)
                     if retried is not None:  # its lists are new to the clients
                         await self._changed()
-                    why = await self._until_ended(upstream.name, spawned)
+                    why = await self._until_ended(upstream.name, spawned, link)
         except Exception as exc:  # one upstream down never takes the others with it
             if tail is not None:
                 tail.drain()  # what the process wrote before it ended
             if joined:  # the connection's end, seen as its client closed: a loss (below)
-                why = why or _exited(spawned.exit_status)
+                why = why or (link.why if link is not None else "") or _exited(spawned.exit_status)
             else:
                 why = await credentials_refused(upstream) or failure_reason(
                     exc,
@@ -263,9 +276,7 @@ class Pool:
                 self.failed[upstream.name] = why
                 retry = self.lost.get(upstream.name)
                 if retry is not None:  # a reconnection failed: wait longer before the next
-                    retry.delay = min(
-                        max(retry.delay * 2, RECONNECT_FIRST_DELAY_SECONDS), RECONNECT_MAX_DELAY_SECONDS
-                    )
+                    retry.delay = _longer(retry.delay)
                     retry.at = self.clock() + retry.delay
                 elif not self._stop.is_set():  # failed at start: tried again later, as a lost one
                     # (its wait starts at the next request, not now: the first listing may have
@@ -282,9 +293,10 @@ class Pool:
         if joined and not self._stop.is_set():
             await self._lose(upstream.name, why or _exited(spawned.exit_status))
 
-    async def _until_ended(self, name: str, spawned: Spawned) -> str:
-        """Wait until the gateway stops, the upstream's process exits, or a call saw its connection
-        close (`drop`); "" when the gateway stops, else why the connection ended."""
+    async def _until_ended(self, name: str, spawned: Spawned, link: LinkWatch | None) -> str:
+        """Wait until the gateway stops, the upstream's process exits, its HTTP transport finds it
+        gone (`link`), or a call saw its connection close (`drop`); "" when the gateway stops,
+        else why the connection ended."""
         dropped = self._dropped[name] = anyio.Event()
         why = ""
         async with anyio.create_task_group() as tg:
@@ -300,14 +312,25 @@ class Pool:
             process = spawned.process
             if process is not None:
                 tg.start_soon(until, process.wait, lambda: _exited(spawned.exit_status))
+            if link is not None:
+                tg.start_soon(until, link.lost.wait, lambda: link.why)
         self._dropped.pop(name, None)
         return why
 
     async def _lose(self, name: str, why: str) -> None:
-        """A connected upstream is gone: left out, and tried again at the next request."""
-        logger.warning("upstream %s is unavailable: %s; reconnecting at the next request", name, why)
+        """A connected upstream is gone: left out, and tried again at the next request; or, when it
+        was reconnected less than `RECONNECT_STABLE_SECONDS` ago, after a longer wait than the last."""
+        now = self.clock()
+        since, delay = self._back.pop(name, (-math.inf, 0.0))
+        if now - since < RECONNECT_STABLE_SECONDS:  # flapping: the wait goes on growing
+            delay = _longer(delay)
+            when = f"at the first request after {delay:g} s (it was back for {now - since:.3g} s only)"
+            logger.warning("upstream %s is unavailable: %s; reconnecting %s", name, why, when)
+            self.lost[name] = _Retry(at=now + delay, delay=delay)
+        else:
+            logger.warning("upstream %s is unavailable: %s; reconnecting at the next request", name, why)
+            self.lost[name] = _Retry(at=now)
         self.failed[name] = why
-        self.lost[name] = _Retry(at=self.clock())
         await self._changed()
 
     def offered(self, listings: dict[str, list[Any]] | None = None) -> dict[str, tuple[str, Any]]:
@@ -365,6 +388,11 @@ class Pool:
             if any(template_matches(r.uri_template, uri) for r in self.templates[server]):
                 return server
         return None
+
+
+def _longer(delay: float) -> float:
+    """The wait after `delay`: doubled, from `RECONNECT_FIRST_DELAY_SECONDS` up to the maximum."""
+    return min(max(delay * 2, RECONNECT_FIRST_DELAY_SECONDS), RECONNECT_MAX_DELAY_SECONDS)
 
 
 def _exited(status: int | None) -> str:

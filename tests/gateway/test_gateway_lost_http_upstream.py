@@ -1,0 +1,142 @@
+"""An HTTP upstream (an `mcpServers` entry with a `url`) that goes away is found gone by the
+gateway's own transport, with no call needed: nothing answers at its address any more, or the
+server there no longer knows the gateway's session (it was restarted). Its tools leave the list
+(the client is told), a call meanwhile gets an error naming it, and once a server answers at the
+address again it is reconnected at a request and its tools return (told again).
+
+Real parts: the raw-SDK peer served over streamable HTTP on 127.0.0.1 by a subprocess, killed with
+SIGKILL and started again on the same port; the gateway in-process over streamable HTTP; the SDK's
+`Client` downstream. The pool's clock is a fake one where a reconnection's wait matters."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from tests.gateway.support import PEERS, http_client, http_gateway
+from tests.gateway.test_gateway_lost_upstream import BOUND_SECONDS, Changes
+
+pytestmark = pytest.mark.anyio
+
+
+class Upstream:
+    """The raw-SDK peer over streamable HTTP, in a process of its own."""
+
+    def __init__(self, process: Process, url: str) -> None:
+        self.process, self.url = process, url
+        self.port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+
+    async def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)  # no goodbye: its connections just break
+        await self.process.wait()
+
+
+@asynccontextmanager
+async def http_upstream(port: int = 0) -> AsyncIterator[Upstream]:
+    """The peer listening on 127.0.0.1:`port` (0: a free one; the port is shared, so a second
+    peer can listen on it before the first is killed), killed on exit if still running."""
+    command = [sys.executable, PEERS, "sdk", "http", str(port)]
+    process = await anyio.open_process(command, stderr=subprocess.DEVNULL)
+    try:
+        with anyio.fail_after(BOUND_SECONDS):
+            assert process.stdout is not None
+            line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 1000)
+        yield Upstream(process, line.decode().split()[1])
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        await process.aclose()
+
+
+def config(url: str) -> str:
+    return json.dumps({"mcpServers": {"web": {"url": url}}})
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+async def tool_names(client: Any) -> list[str]:
+    return [t.name for t in (await client.list_tools()).tools]
+
+
+async def test_a_killed_http_upstream_leaves_unasked_and_rejoins_once_started_again_on_its_port() -> None:
+    now = [1000.0]
+    changes = Changes()
+    async with (
+        http_upstream() as first,
+        http_gateway(config(first.url)) as (gw, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
+            pool = gw.pools["local"]
+            pool.clock = lambda: now[0]
+            await first.kill()
+            await changes.wait_for(1)  # no request needed: the gateway's own stream found it gone
+            assert "process_id" not in await tool_names(client)  # this request tried it once
+            result = await client.call_tool("process_id", {})  # meanwhile: an error naming it
+            assert result.is_error is True
+            assert "'web'" in text(result)
+            async with http_upstream(first.port) as second:
+                now[0] += pool.lost["web"].delay  # the wait after the failed attempt is over
+                result = await client.call_tool("process_id", {})  # reconnects it first
+                assert result.is_error is not True
+                assert int(text(result)) == second.process.pid
+                await changes.wait_for(2)  # its tools are back
+                assert "process_id" in await tool_names(client)
+    assert changes.count == 2
+
+
+async def test_an_http_upstream_restarted_with_no_gap_is_reconnected_not_left_on_its_old_session() -> None:
+    """The new server takes requests at once, but not the old session (HTTP 404): before, every
+    call failed with "Session not found" until the gateway restarted."""
+    changes = Changes()
+    async with (
+        http_upstream() as first,
+        http_gateway(config(first.url)) as (_, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
+            async with http_upstream(first.port) as second:
+                await first.kill()
+                await changes.wait_for(1)  # its stream, opened again, met the forgotten session
+                result = await client.call_tool("process_id", {})  # reconnects it first
+                assert result.is_error is not True
+                assert int(text(result)) == second.process.pid
+                await changes.wait_for(2)
+    assert changes.count == 2
+
+
+async def test_a_call_meeting_a_restarted_http_upstreams_old_session_fails_clearly_and_the_next_passes() -> (
+    None
+):
+    changes = Changes()
+    async with (
+        http_upstream() as first,
+        http_gateway(config(first.url)) as (_, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
+            async with http_upstream(first.port) as second:
+                await first.kill()
+                result = await client.call_tool("process_id", {})  # at once: on the old session
+                if result.is_error:  # (unless the gateway's stream found the session gone first)
+                    assert "'web'" in text(result)
+                    await changes.wait_for(1)
+                    result = await client.call_tool("process_id", {})
+                assert int(text(result)) == second.process.pid
+                await changes.wait_for(2)
