@@ -132,17 +132,21 @@ def counted_answer(record: Mapping[str, Any]) -> str | None:
       `secret_guard`, `gate`, `no_terminal`) decided without asking anyone: the data server's
       `ran_unasked`, `ran_unguarded` and refusals are `policy` decisions, not a person's accept
       or decline;
-    - it has no `details`, the mark of an application's own record (the data server's record of
-      a query decision). An application reaches a person only through the server kit, which
-      records each question and its answer itself, so the application's record is a second
-      record of the same question.
+    - it is the record of the question itself: it has no `details`, or it has them and the
+      form it asked (`fields`). An application adds its facts (`details`) to the kit's record of
+      its question (`ask(record_as=...)`, the data server's record of an asked query), so one
+      question is one record. A record with `details` and no form is an application's second
+      record of a question the kit recorded too (trails written before that) or one decided
+      without asking.
 
     Per record, so filters and time bounds cannot split a pair. A form submitted with a choice
-    its server declared as a no (the data server's "Don't run it") is recorded by the kit as a
-    decline (reason `declined_in_form`), so it counts as one.
+    its server declared as a no (the data server's "Don't run it", an unticked `confirm`) is
+    recorded by the kit as a decline, so it counts as one.
     """
     action = record.get("action")
-    if action not in ACTIONS or record.get("decided_by") not in ANSWERED_BY or "details" in record:
+    if action not in ACTIONS or record.get("decided_by") not in ANSWERED_BY:
+        return None
+    if "details" in record and not record.get("fields"):
         return None
     return str(action)
 
