@@ -248,18 +248,29 @@ def digit_ids(tmp_path: Path) -> Path:
     return path
 
 
-def test_show_reads_an_all_digit_start_as_the_id_it_starts(digit_ids: Path) -> None:
-    code, out = run("show", "--db", str(digit_ids), "0293")
+def test_show_reads_an_all_digit_start_of_an_id_given_with_id(digit_ids: Path) -> None:
+    code, out = run("show", "--db", str(digit_ids), "--id", "0293")
     assert code == 0
     assert json.loads(out)["id"] == "0293aa"
+    assert run("show", "--db", str(digit_ids), "--id", "0")[0] == 2  # every id starts with 0
 
 
-def test_show_takes_a_sequence_number_as_seq_or_hash_and_asks_when_digits_name_both(digit_ids: Path) -> None:
-    for args in (("--seq", "2"), ("#2",)):
+def test_show_reads_a_bare_number_as_a_sequence_number_and_names_the_ids_it_also_starts(
+    digit_ids: Path,
+) -> None:
+    for args in (("--seq", "2"), ("#2",), ("2",), ("02",)):
         code, out = run("show", "--db", str(digit_ids), *args)
         assert code == 0
         assert json.loads(out)["seq"] == 2
-    assert run("show", "--db", str(digit_ids), "03")[0] == 2  # seq 3 and the id 0393aa of seq 1
-    assert json.loads(run("show", "--db", str(digit_ids), "3")[1])["seq"] == 3  # no id starts with 3
+    result = CliRunner().invoke(main, ["audit", "show", "--db", str(digit_ids), "03"])
+    assert result.exit_code == 0  # seq 3, though the id 0393aa (seq 1) starts with 03 too
+    assert json.loads(result.stdout)["seq"] == 3
+    assert "--id 03" in result.stderr
+    assert "#1" in result.stderr
+    missing = CliRunner().invoke(main, ["audit", "show", "--db", str(digit_ids), "0293"])
+    assert missing.exit_code == 1  # no seq 293; the id that starts so is named
+    assert "--id 0293" in missing.stderr
+    assert "#2" in missing.stderr
     assert run("show", "--db", str(digit_ids))[0] == 2
     assert run("show", "--db", str(digit_ids), "--seq", "2", "0293")[0] == 2
+    assert run("show", "--db", str(digit_ids), "--id", "0293", "2")[0] == 2
