@@ -116,9 +116,12 @@ def _when(record: Mapping[str, Any]) -> float | None:
         return None
 
 
+_UNNAMED: Final = "(unnamed)"
+
+
 def _server(record: Mapping[str, Any]) -> str:
     server = record.get("server")
-    return str(server.get("name") or "(unnamed)") if isinstance(server, dict) else "(unnamed)"
+    return str(server.get("name") or _UNNAMED) if isinstance(server, dict) else _UNNAMED
 
 
 def counted_answer(record: Mapping[str, Any]) -> str | None:
@@ -268,10 +271,20 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
             cache.put(stamp, "report", report)
         view = cache.get(stamp, key)
         if view is None:
-            read = CheckedRead(
-                sink, server=filters["server"], action=filters["action"], since=since, until=until
-            )
-            records = [r for r in read if not decided_by or r.get("decided_by") == decided_by]
+            chosen, stored = filters["server"], filters["server"]
+            if chosen is not None:  # the name as the page shows it: the stored names shown so
+                servers = _servers(sink, stamp, cache)
+                named = [s for s in servers if visible(s) == chosen]
+                # one stored name as the page shows it: the indexed filter; else (several names
+                # cleaned alike, "(unnamed)", a name nobody has) every record, matched as shown
+                stored = named[0] if len(named) == 1 and named[0] != _UNNAMED else None
+            read = CheckedRead(sink, server=stored, action=filters["action"], since=since, until=until)
+            records = [
+                r
+                for r in read
+                if (not decided_by or r.get("decided_by") == decided_by)
+                and (chosen is None or visible(_server(r)) == chosen)
+            ]
             view = {
                 "rows": records[-MAX_AUDIT_ROWS:][::-1],
                 "matched": len(records),
@@ -281,10 +294,7 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
             cache.put(stamp, key, view)
             if not (any(filters.values()) or since or until or decided_by):  # every record: its servers
                 cache.put(stamp, "servers", sorted({_server(r) for r in records}))
-        servers = cache.get(stamp, "servers")
-        if servers is None:
-            servers = sorted({_server(r) for r in sink.iter_records()})
-            cache.put(stamp, "servers", servers)
+        servers = _servers(sink, stamp, cache)
     finally:
         sink.close()
     if view["note"] is not None:
@@ -305,6 +315,15 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
         "broken": broken,
         "problems": problems,
     }
+
+
+def _servers(sink: Any, stamp: Any, cache: TrailCache) -> list[str]:
+    """The stored server names of the trail, sorted (kept while its stamp is unchanged)."""
+    servers: list[str] | None = cache.get(stamp, "servers")
+    if servers is None:
+        servers = sorted({_server(r) for r in sink.iter_records()})
+        cache.put(stamp, "servers", servers)
+    return servers
 
 
 def audit_app(open_sink: Callable[[], Any], source: str, cache: TrailCache | None = None) -> Starlette:
