@@ -274,3 +274,52 @@ def test_show_reads_a_bare_number_as_a_sequence_number_and_names_the_ids_it_also
     assert run("show", "--db", str(digit_ids))[0] == 2
     assert run("show", "--db", str(digit_ids), "--seq", "2", "0293")[0] == 2
     assert run("show", "--db", str(digit_ids), "--id", "0293", "2")[0] == 2
+
+
+def _export_to_a_terminal(trail: Path, *args: str) -> bytes:
+    """What `audit export` writes when its stdout is a terminal (a pseudo-terminal here)."""
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "mcp_elicit", "audit", "export", "--db", str(trail), *args]
+    with subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL) as process:
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert process.wait(timeout=60) == 0
+    os.close(leader)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_export_to_a_terminal_writes_server_text_inert_and_to_a_pipe_the_exact_bytes(
+    raw_trail: Path, fmt: str
+) -> None:
+    import re
+
+    # line ends as a terminal gets them: CSV's CRLF, and the terminal's own CR before each LF
+    shown = re.sub(r"\r+\n", "\n", _export_to_a_terminal(raw_trail, "--format", fmt).decode("utf-8"))
+    assert no_terminal_tricks(shown)
+    piped = subprocess_output(raw_trail, "--format", fmt)
+    assert not no_terminal_tricks(piped)  # the trail's own text, as stored
+    if fmt == "jsonl":  # the same records either way: a terminal's lines parse to them
+        assert [json.loads(line) for line in shown.splitlines()] == [
+            json.loads(line) for line in piped.splitlines()
+        ]
+
+
+def subprocess_output(trail: Path, *args: str) -> str:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "mcp_elicit", "audit", "export", "--db", str(trail), *args]
+    return subprocess.run(command, capture_output=True, check=True, timeout=60).stdout.decode("utf-8")

@@ -399,21 +399,28 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (- = stdout)."
 )
 def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, output: _typing.Any) -> None:
-    """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
-    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row, csv_writer
+    """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV
+    (flattened). To a file or a pipe the bytes are the trail's own; to a terminal the server's
+    text is written inert: JSON escapes controls, bidi and hidden characters as \\uXXXX (the same
+    values), CSV cells show them as markers such as ⟨U+202E⟩."""
+    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row, csv_writer, inert, inert_line
     from mcp_elicit.core.consent import canonical_json
 
+    isatty = getattr(output, "isatty", None)
+    to_terminal = bool(isatty()) if callable(isatty) else False
     sink = source.open()
     try:
         records = _audit_records(sink, filters)
         if fmt == "jsonl":
             for r in records:
-                output.write(canonical_json(r).decode("utf-8") + "\n")
+                line = canonical_json(r).decode("utf-8")
+                output.write((inert_line(line) if to_terminal else line) + "\n")
             return
         writer = csv_writer(output)
         writer.writerow(CSV_COLUMNS)
         for r in records:
-            writer.writerow(csv_row(r))
+            row = csv_row(r)
+            writer.writerow([inert(c) if to_terminal and isinstance(c, str) else c for c in row])
     finally:
         sink.close()
 
