@@ -290,13 +290,12 @@ class _Guarded:
     async def record(
         self, ctx: Context[Any, Any], sql: str, category: str, *, action: str, decided_by: str, **facts: Any
     ) -> None:
-        """The record of a query decided without asking anyone (an asked query's record is the
-        kit's record of its question, written through `ask(record_as=...)`, see `query`)."""
-        # A decision the guard made alone showed nothing to anyone: mode "none", not "form".
-        mode = "form" if decided_by != "policy" else "none"
+        """The record of a query decided without showing anything to anyone: mode "none" (an
+        asked query's record is the kit's record of its question, written through
+        `ask(record_as=...)`, see `query`)."""
         details = self.details(category, **facts)
         await audit_trail.record(
-            ctx, self.settings, action, decided_by, sql, reason=category, details=details, mode=mode
+            ctx, self.settings, action, decided_by, sql, reason=category, details=details, mode="none"
         )
 
     async def refuse(
