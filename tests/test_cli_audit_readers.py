@@ -248,18 +248,78 @@ def digit_ids(tmp_path: Path) -> Path:
     return path
 
 
-def test_show_reads_an_all_digit_start_as_the_id_it_starts(digit_ids: Path) -> None:
-    code, out = run("show", "--db", str(digit_ids), "0293")
+def test_show_reads_an_all_digit_start_of_an_id_given_with_id(digit_ids: Path) -> None:
+    code, out = run("show", "--db", str(digit_ids), "--id", "0293")
     assert code == 0
     assert json.loads(out)["id"] == "0293aa"
+    assert run("show", "--db", str(digit_ids), "--id", "0")[0] == 2  # every id starts with 0
 
 
-def test_show_takes_a_sequence_number_as_seq_or_hash_and_asks_when_digits_name_both(digit_ids: Path) -> None:
-    for args in (("--seq", "2"), ("#2",)):
+def test_show_reads_a_bare_number_as_a_sequence_number_and_names_the_ids_it_also_starts(
+    digit_ids: Path,
+) -> None:
+    for args in (("--seq", "2"), ("#2",), ("2",), ("02",)):
         code, out = run("show", "--db", str(digit_ids), *args)
         assert code == 0
         assert json.loads(out)["seq"] == 2
-    assert run("show", "--db", str(digit_ids), "03")[0] == 2  # seq 3 and the id 0393aa of seq 1
-    assert json.loads(run("show", "--db", str(digit_ids), "3")[1])["seq"] == 3  # no id starts with 3
+    result = CliRunner().invoke(main, ["audit", "show", "--db", str(digit_ids), "03"])
+    assert result.exit_code == 0  # seq 3, though the id 0393aa (seq 1) starts with 03 too
+    assert json.loads(result.stdout)["seq"] == 3
+    assert "--id 03" in result.stderr
+    assert "#1" in result.stderr
+    missing = CliRunner().invoke(main, ["audit", "show", "--db", str(digit_ids), "0293"])
+    assert missing.exit_code == 1  # no seq 293; the id that starts so is named
+    assert "--id 0293" in missing.stderr
+    assert "#2" in missing.stderr
     assert run("show", "--db", str(digit_ids))[0] == 2
     assert run("show", "--db", str(digit_ids), "--seq", "2", "0293")[0] == 2
+    assert run("show", "--db", str(digit_ids), "--id", "0293", "2")[0] == 2
+
+
+def _export_to_a_terminal(trail: Path, *args: str) -> bytes:
+    """What `audit export` writes when its stdout is a terminal (a pseudo-terminal here)."""
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "mcp_elicit", "audit", "export", "--db", str(trail), *args]
+    with subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL) as process:
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert process.wait(timeout=60) == 0
+    os.close(leader)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_export_to_a_terminal_writes_server_text_inert_and_to_a_pipe_the_exact_bytes(
+    raw_trail: Path, fmt: str
+) -> None:
+    import re
+
+    # line ends as a terminal gets them: CSV's CRLF, and the terminal's own CR before each LF
+    shown = re.sub(r"\r+\n", "\n", _export_to_a_terminal(raw_trail, "--format", fmt).decode("utf-8"))
+    assert no_terminal_tricks(shown)
+    piped = subprocess_output(raw_trail, "--format", fmt)
+    assert not no_terminal_tricks(piped)  # the trail's own text, as stored
+    if fmt == "jsonl":  # the same records either way: a terminal's lines parse to them
+        assert [json.loads(line) for line in shown.splitlines()] == [
+            json.loads(line) for line in piped.splitlines()
+        ]
+
+
+def subprocess_output(trail: Path, *args: str) -> str:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "mcp_elicit", "audit", "export", "--db", str(trail), *args]
+    return subprocess.run(command, capture_output=True, check=True, timeout=60).stdout.decode("utf-8")

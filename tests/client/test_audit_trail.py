@@ -121,6 +121,51 @@ async def test_every_outcome_leaves_exactly_one_record_and_the_chain_verifies_C4
     assert [r["reason"] for r in sink.records] == [o.reason for o in outcomes]
 
 
+async def test_a_question_decided_before_anything_was_shown_records_mode_none_and_the_mode_asked() -> None:
+    from mcp_elicit.client.url_stages import CheckUrl
+
+    class Checks:  # the URL check's settings: no trusted domains
+        trusted_domains: tuple[str, ...] = ()
+
+    sink = MemoryAuditSink()
+    policy = Policy(
+        form="allow", url="allow", servers=(ServerRule(ServerMatch(command="denied*"), form="deny"),)
+    )
+    pipeline = audited(ScriptedUI([{"content": {"name": "Ada"}}]), sink, policy)
+    pipeline.insert(CheckUrl(Checks()))  # type: ignore[arg-type]
+    limited = audited(
+        ScriptedUI.accept_defaults(), sink, Policy(form="allow", rate_limits=(RateLimit(0, 1.0),))
+    )
+    nobody = Pipeline(ScriptedUI(), clock=pipeline.clock, observers=[AuditTrail(sink, client=CLIENT)])
+    nobody.insert(AnswerWithoutAsking(nobody.ui))
+    cases = [
+        (pipeline, NAME_FORM, {}),  # shown: accepted by the script
+        (pipeline, {"message": "x", "requestedSchema": {"type": "array"}}, {}),  # the schema gate
+        (pipeline, API_KEY_FORM, {}),  # the secret guard
+        (pipeline, NAME_FORM, {"requester": Requester("d", "denied-server")}),  # the policy
+        (pipeline, {k: v for k, v in PAGE.items() if k != "elicitationId"}, {}),  # the URL check
+        (limited, NAME_FORM, {}),  # a rate limit
+        (nobody, NAME_FORM, {}),  # nobody to ask
+    ]
+    for p, params, kw in cases:
+        await p.run(question(p, params, **kw))
+    assert [(r["decided_by"], r["mode"], r.get("details")) for r in sink.records] == [
+        ("script", "form", None),
+        ("gate", "none", {"requested_mode": "form"}),
+        ("secret_guard", "none", {"requested_mode": "form"}),
+        ("policy", "none", {"requested_mode": "form"}),
+        ("gate", "none", {"requested_mode": "url"}),
+        ("rate_limit", "none", {"requested_mode": "form"}),
+        ("no_terminal", "none", {"requested_mode": "form"}),
+    ]
+    assert sink.records[4]["url"]["host"] == "example.org"  # a refused page still names its host
+    assert [f["name"] for f in sink.records[2]["fields"]] == [
+        "account",
+        "api_key",
+    ]  # a refused form its fields
+    assert sink.verify().ok
+
+
 async def test_a_rate_limited_question_is_recorded_as_cancel_by_rate_limit() -> None:
     sink = MemoryAuditSink()
     nothing_admitted = Policy(form="allow", rate_limits=(RateLimit(0, 1.0),))

@@ -84,3 +84,18 @@ async def test_a_client_that_can_answer_gets_the_upstreams_result_unchanged() ->
     assert result.is_error is False
     assert result.structured_content == {"result": "Booked Ann x3."}
     assert [block.text for block in result.content] == ["Booked Ann x3."]  # type: ignore[union-attr]
+
+
+async def test_a_question_the_gateway_could_not_relay_is_recorded_as_shown_to_nobody_keeping_the_mode_asked(
+    tmp_path: Path,
+) -> None:
+    trail = tmp_path / "trail.jsonl"
+    async with (
+        http_gateway(fm_only(), audit=JsonlAuditSink(trail)) as (_, url),
+        http_client(url, None, "legacy") as c,  # no elicitation capability: nobody can be asked
+    ):
+        await c.call_tool("book_table", {})
+    [record] = records(trail)
+    assert (record["decided_by"], record["mode"]) == ("no_terminal", "none")
+    assert record["details"] == {"requested_mode": "form"}
+    assert record["fields"]  # the form it asked for is still named

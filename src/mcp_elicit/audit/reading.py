@@ -75,24 +75,36 @@ def open_reader(
     )
 
 
-def find_record(sink: Any, key: str) -> list[dict[str, Any]]:
-    """The records `key` names in `sink`. ``#N``: the record of sequence number N (as `mcp-elicit
-    audit list` shows it). Anything else: the record with that id, else every record whose id
-    starts with `key`; a bare number also names the record of that sequence number (the older
-    way to give one), so digits that are both a seq and the start of an id name several records.
-    One record when the key is unambiguous, none when nothing matches, several otherwise. Raises
-    AuditReadError."""
+def find_record(
+    sink: Any, key: str, *, by_id: bool = False, namesakes: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The records `key` names in `sink`. ``#N`` or a bare number ``N`` (all digits): the record
+    of sequence number N, as `mcp-elicit audit list` shows it. Anything else, or any key with
+    `by_id`: the record with that id, else every record whose id starts with `key`. One record
+    when the key is unambiguous, none when nothing matches, several otherwise.
+
+    When a bare number is read as a seq and `namesakes` is given, the records whose id starts
+    with those digits are appended to it (found in the same pass), so a reader can say how to
+    name them instead. Raises AuditReadError."""
     key = key.strip()
-    if key.startswith("#"):
-        digits = key[1:]
-        return [r for r in sink.iter_records() if digits.isdigit() and r.get("seq") == int(digits)][:1]
-    found = sink.get(key) if key else None
-    if found is not None:
-        return [found]
+    digits = key[1:] if key.startswith("#") and not by_id else key if key.isdigit() and not by_id else None
+    if digits is not None:
+        if not digits.isdigit():
+            return []
+        seq, found = int(digits), list[dict[str, Any]]()
+        also = None if key.startswith("#") else namesakes  # only a bare number is also an id start
+        for r in sink.iter_records():
+            if r.get("seq") == seq and not found:
+                found.append(r)
+            elif also is not None and str(r.get("id", "")).startswith(digits):
+                also.append(r)
+        return found
+    found_one = sink.get(key) if key else None
+    if found_one is not None:
+        return [found_one]
     if not key:
         return []
-    seq = int(key) if key.isdigit() else None
-    return [r for r in sink.iter_records() if r.get("seq") == seq or str(r.get("id", "")).startswith(key)]
+    return [r for r in sink.iter_records() if str(r.get("id", "")).startswith(key)]
 
 
 def break_place(b: ChainBreak) -> str:

@@ -285,26 +285,41 @@ def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
 @_audit_source
 @click.argument("record_id", metavar="[RECORD]", required=False)
 @click.option("--seq", type=click.IntRange(min=1), default=None, help="The record of this sequence number.")
-def audit_show(source: _Source, record_id: str | None, seq: int | None) -> None:
-    """Print one record as JSON. RECORD is its id or the start of its id; its sequence number as
-    `list` shows it is --seq 5 or #5 (quoted: a shell drops a word starting with #). A bare
-    number also means the sequence number, unless it starts an id too: then exit 2 and ask.
-    Exit 1 when no record matches, 2 when RECORD names several."""
+@click.option(
+    "--id",
+    "by_id",
+    metavar="ID",
+    default=None,
+    help="The record with this id or id start, digits or not (a bare number is a sequence number).",
+)
+def audit_show(source: _Source, record_id: str | None, seq: int | None, by_id: str | None) -> None:
+    """Print one record as JSON. RECORD is a sequence number as `list` shows it (5, #5 or
+    --seq 5), or a record's id or the start of it; an id start of digits only is given as
+    --id 0593. Exit 1 when no record matches, 2 when RECORD names several."""
     from mcp_elicit.audit.reading import find_record
-    from mcp_elicit.cli.audit_output import inert_json
+    from mcp_elicit.cli.audit_output import inert, inert_json
 
-    if (record_id is None) == (seq is None):
-        raise click.UsageError("give RECORD (an id or its start, or '#SEQ') or --seq SEQ")
-    key = f"#{seq}" if seq is not None else str(record_id)
-    found = source.read(lambda sink: find_record(sink, key))
+    if sum(x is not None for x in (record_id, seq, by_id)) != 1:
+        raise click.UsageError("give one of RECORD (a seq, '#SEQ', an id or its start), --seq SEQ or --id ID")
+    key = f"#{seq}" if seq is not None else str(by_id if by_id is not None else record_id)
+    namesakes: list[dict[str, _typing.Any]] = []
+    found = source.read(lambda sink: find_record(sink, key, by_id=by_id is not None, namesakes=namesakes))
+    shown = inert(key.strip())
+    if key.strip().isdigit() and by_id is None:
+        shown = f"#{int(key)}"  # a bare number is a seq: say so
+    if namesakes:  # digits read as a seq that also start some ids: say how to name those
+        seqs = ", ".join(f"#{r.get('seq')}" for r in namesakes[:5]) + (", ..." if len(namesakes) > 5 else "")
+        click.echo(
+            f"{key.strip()} is read as sequence number {shown}; the id of {len(namesakes)} other"
+            f" record(s) ({seqs}) starts with it too: --id {key.strip()} names those",
+            err=True,
+        )
     if not found:
-        click.echo(f"no record {key}", err=True)
+        click.echo(f"no record {shown}", err=True)
         raise SystemExit(1)
     if len(found) > 1:
         seqs = ", ".join(f"#{r.get('seq')}" for r in found[:5]) + (", ..." if len(found) > 5 else "")
-        raise click.UsageError(
-            f"{key} names {len(found)} records ({seqs}): give more of the id, or --seq N for a seq"
-        )
+        raise click.UsageError(f"{shown} names {len(found)} records ({seqs}): give more of the id or its seq")
     click.echo(inert_json(found[0], indent=2))
 
 
@@ -384,21 +399,28 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     "--output", "-o", type=click.File("w", encoding="utf-8"), default="-", help="File to write (- = stdout)."
 )
 def audit_export(source: _Source, filters: dict[str, str | None], fmt: str, output: _typing.Any) -> None:
-    """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV (flattened)."""
-    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row, csv_writer
+    """Export records as JSON Lines (exact, re-verifiable with --jsonl when unfiltered) or CSV
+    (flattened). To a file or a pipe the bytes are the trail's own; to a terminal the server's
+    text is written inert: JSON escapes controls, bidi and hidden characters as \\uXXXX (the same
+    values), CSV cells show them as markers such as ⟨U+202E⟩."""
+    from mcp_elicit.cli.audit_output import CSV_COLUMNS, csv_row, csv_writer, inert, inert_line
     from mcp_elicit.core.consent import canonical_json
 
+    isatty = getattr(output, "isatty", None)
+    to_terminal = bool(isatty()) if callable(isatty) else False
     sink = source.open()
     try:
         records = _audit_records(sink, filters)
         if fmt == "jsonl":
             for r in records:
-                output.write(canonical_json(r).decode("utf-8") + "\n")
+                line = canonical_json(r).decode("utf-8")
+                output.write((inert_line(line) if to_terminal else line) + "\n")
             return
         writer = csv_writer(output)
         writer.writerow(CSV_COLUMNS)
         for r in records:
-            writer.writerow(csv_row(r))
+            row = csv_row(r)
+            writer.writerow([inert(c) if to_terminal and isinstance(c, str) else c for c in row])
     finally:
         sink.close()
 

@@ -75,6 +75,12 @@ def inert_json(record: object, *, indent: int | None = None) -> str:
     return _NOT_PLAIN_ASCII.sub(_escaped, text)
 
 
+def inert_line(text: str) -> str:
+    """JSON text with the characters `inert_json` escapes written as `\\uXXXX`: the same JSON
+    (it parses to the same values, so a record's hash still checks), nothing a terminal acts on."""
+    return _NOT_PLAIN_ASCII.sub(_escaped, text)
+
+
 CSV_COLUMNS = (
     "seq",
     "id",

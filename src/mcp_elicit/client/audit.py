@@ -12,7 +12,9 @@ pipeline turns an accept into ``decline`` (``on_write_error="decline"``, the def
 it was: it gives the server nothing.
 
 What a record holds: the server as the pipeline saw it (declared name and version, cleaned, and
-where it runs), the client's name and version, the protocol revision, the mode, the raw message
+where it runs), the client's name and version, the protocol revision, the mode (``none`` when the
+question was decided without showing anything to anyone, `UNSHOWN_DECIDERS`, with the mode asked
+for in ``details.requested_mode``), the raw message
 (its digest at the default level) and schema (field names and types; the secret guard's verdict
 marks the sensitive ones), the request the question served (method and target; the client does
 not see the JSON-RPC id the SDK gave that request, so `call.request_id` is null), the URL's host,
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Final, get_args
+from typing import Any, Final, Literal, get_args
 
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.audit.writer import writer_for
@@ -37,11 +39,18 @@ from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEv
 from mcp_elicit.core.sensitive import FormVerdict
 from mcp_elicit.errors import AuditWriteError, ConfigError, OutcomeNotRecorded
 
-__all__ = ["AuditTrail", "consent_event"]
+__all__ = ["UNSHOWN_DECIDERS", "AuditTrail", "consent_event"]
 
 logger = logging.getLogger(__name__)
 
 _ON_WRITE_ERROR: Final = get_args(OnWriteError)
+
+# Deciders that answer without anything being shown to a person: their records say mode "none",
+# as the server kit's own such decisions do, and keep the mode asked for in
+# details.requested_mode. The others keep the request's mode: `person`, `script` and `timeout`
+# were shown the question, and an `error` may come after it was (a UI that failed, a trail that
+# could not store the answer).
+UNSHOWN_DECIDERS: Final = frozenset({"policy", "rate_limit", "secret_guard", "gate", "no_terminal"})
 
 
 def _decider(decided_by: str) -> Any:
@@ -73,12 +82,15 @@ def consent_event(
     call = None
     if purpose.method is not None or purpose.target is not None:
         call = CallRef(method=purpose.method or "", request_id=None, name=purpose.target or "")
+    requested: Literal["form", "url"] = "url" if outcome.mode == "url" else "form"  # F4: no mode is form
+    decided_by = _decider(outcome.decided_by)
+    unshown = decided_by in UNSHOWN_DECIDERS
     return ConsentEvent(
         time=outcome.time,
         side="client",
-        mode="url" if outcome.mode == "url" else "form",  # F4: no (valid) mode means form
+        mode="none" if unshown else requested,
         action=outcome.action,
-        decided_by=_decider(outcome.decided_by),
+        decided_by=decided_by,
         server=ServerIdentity(name=server.name, version=server.version or "", where=server.where),
         client=client or ClientIdentity(),
         protocol_revision=outcome.protocol,
@@ -94,6 +106,7 @@ def consent_event(
         call=call,
         content=content,
         form_verdict=form_verdict if isinstance(form_verdict, FormVerdict) else None,
+        details={"requested_mode": requested} if unshown else None,
     )
 
 

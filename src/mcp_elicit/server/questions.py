@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 from mcp_elicit.core.actions import ACTIONS, Action
 from mcp_elicit.core.forms import Field, Form, form_of
@@ -36,7 +36,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.server import audit, rounds, sdk
 from mcp_elicit.server.eras import Era, era_of, question_key
 
-__all__ = ["Answer", "Question", "RawRequest", "ask", "client_supports", "confirm", "gather"]
+__all__ = ["Answer", "Question", "RawRequest", "RecordAs", "ask", "client_supports", "confirm", "gather"]
 
 logger = logging.getLogger("mcp_elicit.server")
 T = TypeVar("T")
@@ -45,6 +45,13 @@ _CAPABILITY_OF = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
+
+
+# An application's say in the one consent record of its question (`ask(record_as=...)`): called
+# with the answer (None when the question failed) and the kit's reason ("declined_in_form",
+# "timeout", ...), it returns the record's (message, reason, details). The kit keeps the rest:
+# action, who decided, the form, the latency, the answer values at the request_response level.
+RecordAs: TypeAlias = Callable[[Any, str], tuple[str, str, Mapping[str, Any] | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +219,16 @@ def _secret_fields(wire: dict[str, Any]) -> dict[str, tuple[str, ...]]:
 
 @sdk.carrying
 async def gather(
-    ctx: Any, items: Mapping[str, Question | RawRequest], *, timeout: float | None = None
+    ctx: Any,
+    items: Mapping[str, Question | RawRequest],
+    *,
+    timeout: float | None = None,
+    record_as: Mapping[str, RecordAs] | None = None,
 ) -> dict[str, Any]:
     """Ask several things in one step: on 2026-07-28 they travel in one InputRequiredResult.
 
     Returns, per key, an `Answer` for a `Question` and the raw result dict for a `RawRequest`.
+    `record_as` gives, per key, the application's part of that question's record (see `ask`).
     """
     if not items:
         raise InvalidArgument("items", "gather() needs at least one question")
@@ -239,16 +251,20 @@ async def gather(
             )
         raise SecretInForm({f: r for fields in step.secret_refused.values() for f, r in fields.items()})
 
+    notes = record_as or {}
+
     async def on_fail(key: str, reason: str, started: float) -> None:
-        await _record_failure(ctx, era, step, key, reason, started)
+        await _record_failure(ctx, era, step, key, reason, started, notes.get(key))
 
     async def on_answer(key: str, answer: Any, latency_ms: float) -> None:
-        await _record_answer(ctx, era, step, key, answer, latency_ms)
+        await _record_answer(ctx, era, step, key, answer, latency_ms, notes.get(key))
 
     return await era.exchange(step, on_fail, on_answer, timeout)
 
 
-async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any, latency_ms: float) -> None:
+async def _record_answer(
+    ctx: Any, era: Era, step: _Step, key: str, answer: Any, latency_ms: float, note: RecordAs | None
+) -> None:
     if key not in step.forms:
         return  # sampling and roots requests are not elicitations
     reason = "secret_guard_overridden" if key in step.secret_overridden else ""
@@ -258,6 +274,9 @@ async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any,
         chosen = _plain(content) or {}
         if any(field in chosen and chosen[field] == value for field, value in step.declines[key]):
             action, reason = "decline", reason or "declined_in_form"
+    message, details = step.message(key), None
+    if note is not None:
+        message, reason, details = note(answer, reason)
     if getattr(era.settings.audit, "level", None) != "request_response":
         content = None  # only that level stores answer values: no copy of them for the others
     await audit.record(
@@ -265,11 +284,12 @@ async def _record_answer(ctx: Any, era: Era, step: _Step, key: str, answer: Any,
         era.settings,
         action,
         "person",
-        step.message(key),
+        message,
         reason=reason,
         requested_schema=step.schema(key),
         content=_plain(content),
         latency_ms=latency_ms,
+        details=details,
     )
 
 
@@ -296,6 +316,7 @@ async def ask(
     key: str | None = None,
     timeout: float | None = None,
     declines: Mapping[str, Any] | None = None,
+    record_as: RecordAs | None = None,
 ) -> Answer[T]: ...
 @overload
 async def ask(
@@ -307,6 +328,7 @@ async def ask(
     timeout: float | None = None,
     allow_secret_fields: bool = False,
     declines: Mapping[str, Any] | None = None,
+    record_as: RecordAs | None = None,
 ) -> Answer[Any]: ...
 async def ask(
     ctx: Any,
@@ -317,12 +339,18 @@ async def ask(
     timeout: float | None = None,
     allow_secret_fields: bool = False,
     declines: Mapping[str, Any] | None = None,
+    record_as: RecordAs | None = None,
 ) -> Answer[Any]:
     """Ask the person behind the client to fill `form` (a pydantic model, dataclass, TypedDict
     or Form) and return what they did.
 
     `declines` maps a field to the choice in it that means no (`{"decision": "dont_run"}`): a
     form submitted with it is recorded as a decline (see `Question`).
+
+    `record_as(answer, reason)` lets the application write the question's one consent record
+    with its own facts instead of a second record of its own: it returns the record's message,
+    reason and details (`RecordAs`); it is called once, with None for the answer when the
+    question failed (timeout, client gone or refused, invalid answers).
 
     Raises CapabilityError (2025-11-25) or answers -32021 (2026-07-28) when the client did not
     declare form elicitation; ElicitationTimeout when a pushed question is not answered within
@@ -331,24 +359,32 @@ async def ask(
     """
     name = question_key(key)
     no = tuple((declines or {}).items())
-    answers = await gather(ctx, {name: Question(message, form, allow_secret_fields, no)}, timeout=timeout)
+    question = Question(message, form, allow_secret_fields, no)
+    notes = {name: record_as} if record_as is not None else None
+    answers = await gather(ctx, {name: question}, timeout=timeout, record_as=notes)
     answer: Answer[Any] = answers[name]
     return answer
 
 
-async def _record_failure(ctx: Any, era: Era, step: _Step, key: str, reason: str, started: float) -> None:
+async def _record_failure(
+    ctx: Any, era: Era, step: _Step, key: str, reason: str, started: float, note: RecordAs | None
+) -> None:
     if key not in step.forms:
         return
     settings = era.settings
+    message, said, details = step.message(key), reason, None
+    if note is not None:
+        message, said, details = note(None, reason)
     await audit.record(
         ctx,
         settings,
         "cancel" if reason == "timeout" else "error",
         "timeout" if reason == "timeout" else "error",
-        step.message(key),
-        reason=reason,
+        message,
+        reason=said,
         requested_schema=step.schema(key),
         latency_ms=(settings.clock() - started) * 1000,
+        details=details,
     )
 
 

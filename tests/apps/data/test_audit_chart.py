@@ -63,14 +63,18 @@ async def data_server_trail(sample_db: Path, sink: Any, era: str = "legacy") -> 
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_each_question_put_to_the_person_is_counted_once(sample_db: Path, era: str) -> None:
+async def test_each_question_put_to_the_person_is_one_record_with_the_data_servers_facts(
+    sample_db: Path, era: str
+) -> None:
     sink = MemoryAuditSink()
     await data_server_trail(sample_db, sink, era)
     decisions = query_records(sink.records)
+    assert decisions == sink.records  # no second record of any question
     assert [(r["reason"], r["action"], r["decided_by"]) for r in decisions] == DECISIONS
-    kit = [r for r in sink.records if "details" not in r]
-    assert [r["action"] for r in kit] == ["accept", "decline", "decline", "cancel"]  # the kit's, one each
-    assert [r["reason"] for r in kit[:3]] == ["", "declined_in_form", ""]  # "Don't run it" says how
+    asked = decisions[: len(ANSWERS)]
+    assert [r["mode"] for r in asked] == ["form"] * len(ANSWERS)
+    assert all(r["fields"] and r["details"]["category"] == r["reason"] for r in asked)
+    assert asked[0]["details"]["estimate"]["total"] > asked[0]["details"]["threshold"]
 
     chart = chart_of(sink.records)
     assert chart is not None
@@ -78,8 +82,15 @@ async def test_each_question_put_to_the_person_is_counted_once(sample_db: Path, 
     assert server.server == "mcp-elicit-data"
     assert dict(server.totals) == {"accept": 1, "decline": 2, "cancel": 1}
     assert sum(b.count for b in server.bars) == len(ANSWERS)
-    assert [counted_answer(r) for r in decisions] == [None] * len(DECISIONS)
-    assert [counted_answer(r) for r in kit] == ["accept", "decline", "decline", "cancel"]
+    counted = ["accept", "decline", "decline", "cancel"]
+    assert [counted_answer(r) for r in decisions] == counted + [None] * (len(DECISIONS) - len(counted))
+
+
+def test_a_trail_with_an_applications_second_record_of_a_question_counts_it_once() -> None:
+    # trails written before `ask(record_as=...)`: the kit's record, then the data server's own
+    kit = {"action": "decline", "decided_by": "person", "fields": [{"name": "decision"}]}
+    second = {"action": "decline", "decided_by": "person", "fields": [], "details": {"category": "x"}}
+    assert [counted_answer(kit), counted_answer(second)] == ["decline", None]
 
 
 async def test_queries_decided_without_asking_are_not_counted_as_answers(sample_db: Path) -> None:
@@ -99,9 +110,9 @@ async def test_a_question_nobody_answers_is_counted_once_as_cancelled(sample_db:
         await c.call_tool("query", {"sql": PII})
         away.release()
     assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
-        ("cancel", "timeout", "timeout"),  # the kit's record of the question
-        ("cancel", "timeout", "not_answered"),  # the data server's record of the query
+        ("cancel", "timeout", "not_answered"),  # one record: the question's, with the query's facts
     ]
+    assert sink.records[0]["details"]["failure"] == "timeout"
     chart = chart_of(sink.records)
     assert chart is not None
     assert dict(chart.servers[0].totals) == {"accept": 0, "decline": 0, "cancel": 1}
@@ -113,6 +124,6 @@ async def test_the_page_counts_answers_and_still_lists_every_record(sample_db: P
     app = audit_app(lambda: sink, "memory")
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test") as client:
         html = (await client.get("/")).text
-    assert len(re.findall(r'<tr id="rec-', html)) == len(sink.records) == 12
+    assert len(re.findall(r'<tr id="rec-', html)) == len(sink.records) == len(DECISIONS)
     assert "mcp-elicit-data</strong>: 1 accepted, 2 declined, 1 cancelled" in html
     assert 'id="chart-counts"' in html  # the line saying what the chart counts

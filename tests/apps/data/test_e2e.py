@@ -446,8 +446,9 @@ async def test_a_client_that_answers_with_an_error_or_answers_that_never_fit_get
     assert result.is_error
     assert payload(result)["status"] == "not_run"
     assert payload(result)["outcome"] == "not_answered"
-    [record] = query_records(sink.records)
-    assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "error", "not_answered")
+    [record] = sink.records  # the question's one record, with the query's facts
+    assert (record["action"], record["decided_by"], record["reason"]) == ("error", "error", "not_answered")
+    assert record["details"]["failure"] == ("client_refused" if reply == "error" else "invalid_answers")
     assert engine.ran == []
 
 

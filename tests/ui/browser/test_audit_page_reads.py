@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from starlette.testclient import TestClient
@@ -96,3 +97,27 @@ def test_an_edit_inside_an_unchanged_count_and_head_is_verified_again(trail: Pat
     edit(trail, f"UPDATE {TABLE} SET body = replace(body, '\"decline\"', '\"accept\"') WHERE seq = 2")
     assert "Broken:" in get(app)
     assert cache.verified == 2
+
+
+def test_choosing_a_server_as_the_page_shows_it_lists_its_records_whatever_hidden_characters_its_name_holds(
+    tmp_path: Path,
+) -> None:
+    import html
+    import re
+
+    from mcp_elicit.ui.browser.fields import visible
+
+    path = tmp_path / "names.sqlite3"
+    # a bidi override, an escape sequence, two names cleaned alike, and no name at all
+    names = ["evil\u202eman", "red\x1b[31mtext", "red\x1b[32mtext", "zero\u200bwidth", "", "plain"]
+    with SqliteAuditSink(path) as sink:
+        sink.append_many([event(i, name) for i, name in enumerate(names)])
+    app = page_of(path)
+    offered = [html.unescape(o) for o in re.findall(r"<option>([^<]*)</option>", get(app))]
+    for raw in names:
+        shown = visible(raw or "(unnamed)")
+        assert shown in offered
+        filtered = get(app, f"server={quote(shown)}")
+        alike = sum(visible(n or "(unnamed)") == shown for n in names)  # the two red ones: 2
+        assert len(re.findall(r'<tr id="rec-', filtered)) == alike, shown
+        assert f"<option selected>{html.escape(shown, quote=False)}</option>" in filtered

@@ -225,6 +225,17 @@ def _result(payload: dict[str, Any], *, error: bool = False) -> t.CallToolResult
     )
 
 
+def _asked_category(answer: Any, decision: Decision) -> tuple[str, tuple[str, ...]]:
+    """The category of the person's answer to the confirmation, and the columns it masks."""
+    data = answer.data
+    choice = data.decision.value if answer.accepted and data is not None else None
+    if choice in (None, "dont_run"):
+        return ("user_cancelled" if answer.cancelled else "user_declined"), ()
+    if choice == "run_masked":
+        return "user_accepted_masked", tuple(f"{c.table}.{c.column}" for c in decision.pii)
+    return "user_accepted", ()
+
+
 @dataclass
 class _Guarded:
     engine: Engine
@@ -242,20 +253,18 @@ class _Guarded:
         snapshot = await self.call(self.catalog.get)
         return None if snapshot is None else snapshot[0]
 
-    async def record(
+    def details(
         self,
-        ctx: Context[Any, Any],
-        sql: str,
         category: str,
         *,
-        action: str,
-        decided_by: str,
         estimate: Estimate | None = None,
         decision: Decision | None = None,
         masked: tuple[str, ...] = (),
-    ) -> None:
+        **more: Any,
+    ) -> dict[str, Any]:
+        """The data server's facts of one query decision, the record's ``details``."""
         largest = estimate.largest if estimate is not None else None
-        details = {
+        return {
             "engine": self.engine.name,
             "category": category,
             "estimate": None
@@ -275,11 +284,18 @@ class _Guarded:
             else [],
             "pii_columns": [[c.table, c.column, list(c.tags)] for c in decision.pii] if decision else [],
             "masked": list(masked),
+            **more,
         }
-        # A decision the guard made alone showed nothing to anyone: mode "none", not "form".
-        mode = "form" if decided_by != "policy" else "none"
+
+    async def record(
+        self, ctx: Context[Any, Any], sql: str, category: str, *, action: str, decided_by: str, **facts: Any
+    ) -> None:
+        """The record of a query decided without showing anything to anyone: mode "none" (an
+        asked query's record is the kit's record of its question, written through
+        `ask(record_as=...)`, see `query`)."""
+        details = self.details(category, **facts)
         await audit_trail.record(
-            ctx, self.settings, action, decided_by, sql, reason=category, details=details, mode=mode
+            ctx, self.settings, action, decided_by, sql, reason=category, details=details, mode="none"
         )
 
     async def refuse(
@@ -310,36 +326,42 @@ class _Guarded:
         if decision.kind == "ask":
             form = PiiConfirmation if decision.pii else CostConfirmation
             message = confirmation_message(sql, estimate, thresholds.total, decision)
+            noted: list[str] = []
+
+            def record_as(answer: Any, why: str) -> tuple[str, str, dict[str, Any]]:
+                # One record for the question: the kit's (its form, answer and latency) with
+                # the query as its message, the category as its reason and these facts.
+                if answer is None:  # nobody answered: `why` is the kit's timeout, client_gone, ...
+                    noted.append("not_answered")
+                    return sql, "not_answered", self.details("not_answered", failure=why, **facts)
+                category, masked = _asked_category(answer, decision)
+                noted.append(category)
+                return sql, category, self.details(category, masked=masked, **facts)
+
             try:
                 # "Don't run it" is the person's no: the trail records it as a decline
-                answer = await ask(ctx, message, form, key=CONFIRM_KEY, declines={"decision": "dont_run"})
+                no = {"decision": "dont_run"}
+                answer = await ask(ctx, message, form, key=CONFIRM_KEY, declines=no, record_as=record_as)
             except (ElicitationTimeout, ClientGone, ClientRefused, AnswerError) as exc:
                 # nobody answered in time, the client went away, refused the form, or kept sending
                 # answers that do not fit it: the query does not run, and its record says so
-                by = "timeout" if isinstance(exc, ElicitationTimeout) else "error"
-                await self.record(ctx, sql, "not_answered", action="cancel", decided_by=by, **facts)
+                if not noted:  # the kit wrote no record of it (a question it never sent)
+                    by = "timeout" if isinstance(exc, ElicitationTimeout) else "error"
+                    await self.record(ctx, sql, "not_answered", action="cancel", decided_by=by, **facts)
                 return _result(
                     {"status": "not_run", "outcome": "not_answered", "detail": str(exc)}, error=True
                 )
-            data: Any = answer.data
-            choice = data.decision.value if answer.accepted and data is not None else None
-            if choice in (None, "dont_run"):
-                category = "user_cancelled" if answer.cancelled else "user_declined"
-                action = "cancel" if answer.cancelled else "decline"
-                await self.record(ctx, sql, category, action=action, decided_by="person", **facts)
+            category, masked = _asked_category(answer, decision)
+            if category in ("user_declined", "user_cancelled"):
                 outcome = "cancelled" if answer.cancelled else "declined"
                 return _result({"status": "not_run", "outcome": outcome})
-            if choice == "run_masked":
-                masked = tuple(f"{c.table}.{c.column}" for c in decision.pii)
+            if masked:
                 schema = schema_of(tables or ())
                 run_sql = masked_sql(
                     parsed, schema, engine.default_schema, {(c.table, c.column) for c in decision.pii}
                 )
-                category = "user_accepted_masked"
-            else:
-                category = "user_accepted"
-        decided_by = "person" if decision.kind == "ask" else "policy"
-        await self.record(ctx, sql, category, action="accept", decided_by=decided_by, masked=masked, **facts)
+        else:
+            await self.record(ctx, sql, category, action="accept", decided_by="policy", **facts)
         try:
             result = await self.call(engine.run, run_sql, config.max_rows)
         except DataEngineError as exc:

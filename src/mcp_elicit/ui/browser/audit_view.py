@@ -116,9 +116,12 @@ def _when(record: Mapping[str, Any]) -> float | None:
         return None
 
 
+_UNNAMED: Final = "(unnamed)"
+
+
 def _server(record: Mapping[str, Any]) -> str:
     server = record.get("server")
-    return str(server.get("name") or "(unnamed)") if isinstance(server, dict) else "(unnamed)"
+    return str(server.get("name") or _UNNAMED) if isinstance(server, dict) else _UNNAMED
 
 
 def counted_answer(record: Mapping[str, Any]) -> str | None:
@@ -132,17 +135,21 @@ def counted_answer(record: Mapping[str, Any]) -> str | None:
       `secret_guard`, `gate`, `no_terminal`) decided without asking anyone: the data server's
       `ran_unasked`, `ran_unguarded` and refusals are `policy` decisions, not a person's accept
       or decline;
-    - it has no `details`, the mark of an application's own record (the data server's record of
-      a query decision). An application reaches a person only through the server kit, which
-      records each question and its answer itself, so the application's record is a second
-      record of the same question.
+    - it is the record of the question itself: it has no `details`, or it has them and the
+      form it asked (`fields`). An application adds its facts (`details`) to the kit's record of
+      its question (`ask(record_as=...)`, the data server's record of an asked query), so one
+      question is one record. A record with `details` and no form is an application's second
+      record of a question the kit recorded too (trails written before that) or one decided
+      without asking.
 
     Per record, so filters and time bounds cannot split a pair. A form submitted with a choice
-    its server declared as a no (the data server's "Don't run it") is recorded by the kit as a
-    decline (reason `declined_in_form`), so it counts as one.
+    its server declared as a no (the data server's "Don't run it", an unticked `confirm`) is
+    recorded by the kit as a decline, so it counts as one.
     """
     action = record.get("action")
-    if action not in ACTIONS or record.get("decided_by") not in ANSWERED_BY or "details" in record:
+    if action not in ACTIONS or record.get("decided_by") not in ANSWERED_BY:
+        return None
+    if "details" in record and not record.get("fields"):
         return None
     return str(action)
 
@@ -264,10 +271,20 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
             cache.put(stamp, "report", report)
         view = cache.get(stamp, key)
         if view is None:
-            read = CheckedRead(
-                sink, server=filters["server"], action=filters["action"], since=since, until=until
-            )
-            records = [r for r in read if not decided_by or r.get("decided_by") == decided_by]
+            chosen, stored = filters["server"], filters["server"]
+            if chosen is not None:  # the name as the page shows it: the stored names shown so
+                servers = _servers(sink, stamp, cache)
+                named = [s for s in servers if visible(s) == chosen]
+                # one stored name as the page shows it: the indexed filter; else (several names
+                # cleaned alike, "(unnamed)", a name nobody has) every record, matched as shown
+                stored = named[0] if len(named) == 1 and named[0] != _UNNAMED else None
+            read = CheckedRead(sink, server=stored, action=filters["action"], since=since, until=until)
+            records = [
+                r
+                for r in read
+                if (not decided_by or r.get("decided_by") == decided_by)
+                and (chosen is None or visible(_server(r)) == chosen)
+            ]
             view = {
                 "rows": records[-MAX_AUDIT_ROWS:][::-1],
                 "matched": len(records),
@@ -277,10 +294,7 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
             cache.put(stamp, key, view)
             if not (any(filters.values()) or since or until or decided_by):  # every record: its servers
                 cache.put(stamp, "servers", sorted({_server(r) for r in records}))
-        servers = cache.get(stamp, "servers")
-        if servers is None:
-            servers = sorted({_server(r) for r in sink.iter_records()})
-            cache.put(stamp, "servers", servers)
+        servers = _servers(sink, stamp, cache)
     finally:
         sink.close()
     if view["note"] is not None:
@@ -301,6 +315,15 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
         "broken": broken,
         "problems": problems,
     }
+
+
+def _servers(sink: Any, stamp: Any, cache: TrailCache) -> list[str]:
+    """The stored server names of the trail, sorted (kept while its stamp is unchanged)."""
+    servers: list[str] | None = cache.get(stamp, "servers")
+    if servers is None:
+        servers = sorted({_server(r) for r in sink.iter_records()})
+        cache.put(stamp, "servers", servers)
+    return servers
 
 
 def audit_app(open_sink: Callable[[], Any], source: str, cache: TrailCache | None = None) -> Starlette:
