@@ -243,3 +243,25 @@ async def test_an_upstream_that_failed_at_start_joins_at_a_later_request_once_it
             await changes.wait_for(1)
             assert "process_id" in [t.name for t in (await client.list_tools()).tools]
     assert starts(tmp_path) == 2
+
+
+async def test_a_call_right_after_one_whose_upstream_died_reaches_the_upstream_started_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by a new user: the next call came while the dead connection was still closing, was
+    sent on it, and failed with an internal error and a traceback in the gateway's log."""
+    caplog.set_level(logging.INFO)
+    async with http_gateway(config(tmp_path)) as (_, url), http_client(url, None, "legacy") as client:
+        with anyio.fail_after(BOUND_SECONDS):
+            pid = int((await client.call_tool("process_id", {})).content[0].text)
+
+            async def started(progress: float, total: float | None, message: str | None) -> None:
+                os.kill(pid, signal.SIGKILL)
+
+            lost = await client.call_tool("slow", {}, progress_callback=started)
+            again = await client.call_tool("process_id", {})  # at once: no wait for the close
+    assert lost.is_error is True
+    assert again.is_error is not True
+    assert int(again.content[0].text) != pid  # the upstream started again
+    assert starts(tmp_path) == 2
+    assert all(r.exc_info is None for r in caplog.records)  # no traceback

@@ -112,6 +112,7 @@ class Pool:
         self.on_change: Callable[[], Awaitable[None]] | None = None  # an upstream's lists came or went
         self._dropped: dict[str, anyio.Event] = {}  # set by `drop`: the connection is known dead
         self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
+        self._closing: dict[str, anyio.Event] = {}  # connections ending, set once their loss is noted
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -144,10 +145,22 @@ class Pool:
         dropped = self._dropped.get(server)
         if dropped is not None:
             dropped.set()
+            self._ending(server)
+
+    def _ending(self, server: str) -> None:
+        """`server`'s connection is ending: no call is sent on it from now, and the next request
+        waits (in `revive`) until its loss is noted, then starts it again."""
+        self.clients.pop(server, None)
+        self._closing.setdefault(server, anyio.Event())
 
     async def revive(self) -> None:
         """Reconnect each lost upstream whose wait is over (one attempt each), waiting up to
         `RECONNECT_WAIT_SECONDS` for their handshakes; a slower one joins when it answers."""
+        closing = list(self._closing.values())
+        if closing:  # a connection seen dying and still closing: its loss is noted first
+            with anyio.move_on_after(RECONNECT_WAIT_SECONDS):
+                for ended in closing:
+                    await ended.wait()
         now = self.clock()
         for retry in self.lost.values():
             if retry.at == math.inf:  # failed at start: its first wait starts now
@@ -260,6 +273,8 @@ class Pool:
                     if retried is not None:  # its lists are new to the clients
                         await self._changed()
                     why = await self._until_ended(upstream.name, spawned, link)
+                    if why:  # gone: nothing more is sent on it while it closes
+                        self._ending(upstream.name)
         except Exception as exc:  # one upstream down never takes the others with it
             if tail is not None:
                 tail.drain()  # what the process wrote before it ended
@@ -290,8 +305,13 @@ class Pool:
                 listing.pop(upstream.name, None)
             self._attempt_over(upstream.name)
             self._settle()
-        if joined and not self._stop.is_set():
-            await self._lose(upstream.name, why or _exited(spawned.exit_status))
+        try:
+            if joined and not self._stop.is_set():
+                await self._lose(upstream.name, why or _exited(spawned.exit_status))
+        finally:
+            closing = self._closing.pop(upstream.name, None)
+            if closing is not None:
+                closing.set()
 
     async def _until_ended(self, name: str, spawned: Spawned, link: LinkWatch | None) -> str:
         """Wait until the gateway stops, the upstream's process exits, its HTTP transport finds it
