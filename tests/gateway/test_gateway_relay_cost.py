@@ -88,3 +88,21 @@ async def test_a_gateway_refuses_more_users_at_once_than_its_max_pools(tmp_path:
     async with Gateway(parse_config(CONFIG), max_pools=0) as gw:
         with pytest.raises(OutOfOrder):
             await gw.pool_for("alice")
+
+
+async def test_an_answer_that_fits_after_one_that_did_not_reaches_the_upstream_with_no_notice() -> None:
+    """Found by a new user: the result began "The gateway could not relay a question: … did not fit
+    the form", though the second answer fitted and the upstream used it."""
+    answers = [{"name": 5}, {"name": "ann"}]  # a number for a text field, then a name
+
+    async def second_fits(ctx: Any, params: Any) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content=answers.pop(0))
+
+    async with Gateway(parse_config(CONFIG)) as gw:
+        await gw.pool_for("local")
+        async with Client(gw.server, mode="legacy", elicitation_callback=second_fits) as c:
+            result = await c.call_tool("greet", {})
+        for pool in gw.pools.values():
+            pool.stop()
+    assert answers == []  # asked twice
+    assert [x.text for x in result.content] == ["hello ann"]  # type: ignore[union-attr]
