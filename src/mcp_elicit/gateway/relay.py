@@ -18,6 +18,7 @@ question gets it again), so a later tool call of the same streak still says it i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
@@ -247,6 +248,7 @@ class RelayUI:
                 f"the client's answer to the server '{self.server}' ({prompt.message[:200]!r}) did not "
                 f"fit the form ({fields}); nothing was answered"
             )
+            prompt = _asked_again(prompt)
         with self.book.asking(call):
             try:
                 if call.hold is not None:
@@ -375,6 +377,15 @@ def _ui_result(raw: dict[str, Any] | None) -> ui.UIResult:
     return ui.UIResult(
         action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
     )
+
+
+def _asked_again(prompt: ui.FormPrompt) -> ui.FormPrompt:
+    """The form asked again after an answer that did not fit, its message saying which fields and
+    why: a downstream client shows the message, not the pipeline's `errors`, and the same form
+    again with no reason would leave the person guessing (found by a new user, with mcpdo)."""
+    why = "; ".join(f"{name}: {problem}" for name, problem in sorted(prompt.errors.items()))
+    again = f"{prompt.message}\n\n(Asked again: the last answer did not fit the form. {why}.)"
+    return dataclasses.replace(prompt, message=again)
 
 
 @functools.lru_cache(maxsize=WIRE_CACHE_SIZE)
