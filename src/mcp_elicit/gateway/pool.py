@@ -112,6 +112,7 @@ class Pool:
         self.on_change: Callable[[], Awaitable[None]] | None = None  # an upstream's lists came or went
         self._dropped: dict[str, anyio.Event] = {}  # set by `drop`: the connection is known dead
         self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
+        self._start_deadline: float | None = None  # the first request's wait for the upstreams ends then
         self._closing: dict[str, anyio.Event] = {}  # connections ending, set once their loss is noted
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -131,9 +132,14 @@ class Pool:
             scope.cancel()
 
     async def wait_settled(self) -> None:
-        if self.settled.is_set():  # every call after the first: no timer to arm
+        """Wait for every upstream to connect or fail, up to `UPSTREAM_START_TIMEOUT_SECONDS` from
+        the first request: once that wait is over, a request never waits for a slow one again
+        (found by a new user: with one upstream hung in its handshake, every request waited 30 s)."""
+        if self.settled.is_set() or self.timed_out:
             return
-        with anyio.move_on_after(UPSTREAM_START_TIMEOUT_SECONDS):
+        if self._start_deadline is None:
+            self._start_deadline = anyio.current_time() + UPSTREAM_START_TIMEOUT_SECONDS
+        with anyio.move_on_after(self._start_deadline - anyio.current_time()):
             await self.settled.wait()
         if not self.settled.is_set() and not self.timed_out:
             self.timed_out = True
@@ -270,8 +276,8 @@ class Pool:
                     )
                     self._settle()
                     self._attempt_over(upstream.name)
-                    if retried is not None:  # its lists are new to the clients
-                        await self._changed()
+                    if retried is not None or self.timed_out:  # its lists are new to the clients
+                        await self._changed()  # (a slow one too, joining after the first listing)
                     why = await self._until_ended(upstream.name, spawned, link)
                     if why:  # gone: nothing more is sent on it while it closes
                         self._ending(upstream.name)
