@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import anyio.to_thread
+import httpx2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -82,3 +83,38 @@ def test_a_message_stays_on_its_line_whatever_it_holds(text: str) -> None:
     line = PlainLines().format(record)
     assert line.startswith("WARNING mcp_elicit.gateway: said: ")
     assert not any((ord(c) < 0x20 and c != "\t") or 0x7F <= ord(c) < 0xA0 for c in line)
+
+
+def formatted(exc: BaseException) -> str:
+    """What the server commands write for a record logged with `exc`, as the SDK's client does."""
+    try:
+        raise exc
+    except BaseException:
+        record = logging.LogRecord(
+            "mcp.client.streamable_http",
+            logging.ERROR,
+            __file__,
+            1,
+            "Error in post_writer",
+            None,
+            sys.exc_info(),
+        )
+    return PlainLines().format(record)
+
+
+def test_an_upstream_that_cannot_be_reached_is_one_line_not_a_traceback() -> None:
+    """Found by a new user: a gateway's HTTP upstream that stopped wrote 100 lines of the SDK's
+    traceback ("Error in post_writer") to the gateway's stderr."""
+    lost = ExceptionGroup(
+        "unhandled errors in a TaskGroup", [httpx2.ConnectError("All connection attempts failed")]
+    )
+    line = formatted(lost)
+    assert "\n" not in line
+    said = "Error in post_writer (ConnectError: All connection attempts failed)"
+    assert line == f"ERROR mcp.client.streamable_http: {said}"
+
+
+def test_a_record_with_any_other_error_keeps_its_traceback() -> None:
+    mixed = ExceptionGroup("two", [httpx2.ConnectError("gone"), ValueError("a bug")])
+    for exc in (ValueError("a bug"), mixed):
+        assert "Traceback (most recent call last)" in formatted(exc)

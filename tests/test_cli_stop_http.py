@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 import subprocess
 import sys
 from functools import partial
@@ -80,6 +81,24 @@ def said_url(server: subprocess.Popen[str], name: str) -> str:
         if line.startswith(f"mcp-elicit {name}: http://"):
             return line.split()[-1]
     return ""
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not socket.has_ipv6, reason="no IPv6 on this machine")
+async def test_the_http_gateway_on_ipv6_loopback_says_a_url_a_client_reaches_it_at(tmp_path: Path) -> None:
+    """Found by a new user: `--listen [::1]:PORT` listened there but said http://127.0.0.1:PORT/mcp."""
+    config = write_config(tmp_path / "servers.json", reference=False)
+    gateway = quiet_stdout([*MCP_ELICIT, "gateway", "--config", str(config), "--listen", "[::1]:0"])
+    try:
+        with anyio.fail_after(BOUND):
+            url = await anyio.to_thread.run_sync(said_url, gateway, "gateway", abandon_on_cancel=True)
+            assert url.startswith("http://[::1]:")
+            async with http_client(url, None, "legacy", None) as client:
+                tools = await client.list_tools()
+        assert "greet" in [tool.name for tool in tools.tools]
+    finally:
+        gateway.kill()
+        gateway.wait(timeout=BOUND)
 
 
 @pytest.mark.anyio

@@ -21,6 +21,7 @@ import anyio
 import pytest
 from mcp.shared.subscriptions import ToolsListChanged
 
+from mcp_elicit.gateway import pool as pool_module
 from mcp_elicit.gateway.pool import (
     RECONNECT_FIRST_DELAY_SECONDS,
     RECONNECT_MAX_DELAY_SECONDS,
@@ -243,3 +244,56 @@ async def test_an_upstream_that_failed_at_start_joins_at_a_later_request_once_it
             await changes.wait_for(1)
             assert "process_id" in [t.name for t in (await client.list_tools()).tools]
     assert starts(tmp_path) == 2
+
+
+async def test_a_call_right_after_one_whose_upstream_died_reaches_the_upstream_started_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by a new user: the next call came while the dead connection was still closing, was
+    sent on it, and failed with an internal error and a traceback in the gateway's log."""
+    caplog.set_level(logging.INFO)
+    async with http_gateway(config(tmp_path)) as (_, url), http_client(url, None, "legacy") as client:
+        with anyio.fail_after(BOUND_SECONDS):
+            pid = int((await client.call_tool("process_id", {})).content[0].text)
+
+            async def started(progress: float, total: float | None, message: str | None) -> None:
+                os.kill(pid, signal.SIGKILL)
+
+            lost = await client.call_tool("slow", {}, progress_callback=started)
+            again = await client.call_tool("process_id", {})  # at once: no wait for the close
+    assert lost.is_error is True
+    assert again.is_error is not True
+    assert int(again.content[0].text) != pid  # the upstream started again
+    assert starts(tmp_path) == 2
+    assert all(r.exc_info is None for r in caplog.records)  # no traceback
+
+
+# The raw-SDK peer once a marker file exists: until then it has not begun its handshake.
+LATE = """
+import os, runpy, sys, time
+marker, peers = sys.argv[1:3]
+while not os.path.exists(marker):
+    time.sleep(0.05)
+sys.argv = [peers, "sdk"]
+runpy.run_path(peers, run_name="__main__")
+"""
+
+
+async def test_an_upstream_that_joins_after_the_first_listing_is_announced_to_the_clients(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by a new user: a slow upstream's tools joined the gateway's list, but no client was
+    told (`notifications/tools/list_changed`), so a desktop client never listed them."""
+    monkeypatch.setattr(pool_module, "UPSTREAM_START_TIMEOUT_SECONDS", 0.5)
+    marker = tmp_path / "go"
+    late = {"command": sys.executable, "args": ["-c", LATE, str(marker), PEERS]}
+    changes = Changes()
+    async with (
+        http_gateway(json.dumps({"mcpServers": {"late": late}})) as (_, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            assert (await client.list_tools()).tools == []  # it has not answered yet
+            marker.write_text("")
+            await changes.wait_for(1)  # it joined, and the client is told
+            assert "greet" in [t.name for t in (await client.list_tools()).tools]

@@ -130,6 +130,26 @@ async def test_an_upstream_that_never_answers_the_handshake_is_named_once_the_fi
     assert reason in result.content[0].text
 
 
+async def test_an_upstream_that_never_answers_the_handshake_delays_the_first_request_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by a new user: every request waited the whole start wait while one upstream hung."""
+    monkeypatch.setattr(pool_module, "UPSTREAM_START_TIMEOUT_SECONDS", 0.5)
+    silent = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    async with (
+        http_gateway(config({"silent": silent})) as (_, url),
+        http_client(url, None, "legacy") as client,
+    ):
+        with anyio.fail_after(CALL_BOUND_SECONDS):
+            await client.list_tools()  # the first request waits for the upstreams, a bounded while
+        monkeypatch.setattr(pool_module, "UPSTREAM_START_TIMEOUT_SECONDS", 3600.0)
+        with anyio.fail_after(CALL_BOUND_SECONDS):  # later ones never wait for it again
+            names = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("greet", {})
+    assert names == []
+    assert "'silent'" in result.content[0].text  # type: ignore[union-attr]  (the reason, at once)
+
+
 async def test_an_http_upstream_nothing_listens_on_is_reported_with_its_address_and_the_connection_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -150,7 +150,10 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
         logger.info("%s", replicas_line(*replicas[:2]))
 
     def started(port: int) -> None:
-        click.echo(f"mcp-elicit gateway: http://127.0.0.1:{port}/mcp", err=True)
+        from mcp_elicit.gateway.auth import mcp_url
+
+        host = where[0] if where is not None else "127.0.0.1"
+        click.echo(f"mcp-elicit gateway: {mcp_url(host, port)}", err=True)  # where a client reaches it
 
     async def serve(stop: anyio.Event, browser: Any = None) -> None:
         policy = settings.policy if settings is not None else None

@@ -55,11 +55,35 @@ _ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} 
 class PlainLines(logging.Formatter):
     """`LEVEL logger: message`, one line per record whatever the terminal's width (a traceback,
     for a genuine bug only, follows on the lines after it). uvicorn's `uvicorn.error` logger, which
-    says what the server does ("Started server process"), is shown as `uvicorn`."""
+    says what the server does ("Started server process"), is shown as `uvicorn`.
+
+    A record whose exception is only a peer that cannot be reached or went away (the SDK's HTTP
+    client logs "Error in post_writer" with the whole traceback when a gateway's HTTP upstream
+    stops) is an ordinary outcome: it stays on its line, the error's type and text at its end."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lost = _unreachable(record.exc_info[1]) if record.exc_info else None
+        if lost is None:
+            return super().format(record)
+        line = super().format(logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None}))
+        return f"{line} ({type(lost).__name__}: {str(lost).translate(_ESCAPES)})"
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         name = "uvicorn" if record.name == "uvicorn.error" else record.name
         return f"{record.levelname} {name}: {record.message.translate(_ESCAPES)}"
+
+
+def _unreachable(exc: BaseException | None) -> BaseException | None:
+    """The first error of `exc` when all it holds (through exception groups) says a peer could not
+    be reached or closed the connection; else None."""
+    import anyio
+    import httpx2
+
+    if isinstance(exc, BaseExceptionGroup):
+        found = [_unreachable(inner) for inner in exc.exceptions]
+        return found[0] if found and all(f is not None for f in found) else None
+    lost = (httpx2.TransportError, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError)
+    return exc if isinstance(exc, lost) else None
 
 
 def plain_logs(level: int = logging.INFO) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "GatewayOAuth",
     "Introspected",
     "Introspection",
+    "mcp_url",
     "parse_oauth",
 ]
 
@@ -72,6 +73,12 @@ class GatewayOAuth:
     resource: str | None = None
     scopes: tuple[str, ...] = ()
     audience: bool = True
+
+
+def mcp_url(host: str, port: int) -> str:
+    """The gateway's address at `host`:`port` (`--listen`): an IPv6 address goes in brackets."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/mcp"
 
 
 def _url(value: Any, where: str) -> str:

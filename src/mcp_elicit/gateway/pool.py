@@ -112,6 +112,8 @@ class Pool:
         self.on_change: Callable[[], Awaitable[None]] | None = None  # an upstream's lists came or went
         self._dropped: dict[str, anyio.Event] = {}  # set by `drop`: the connection is known dead
         self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
+        self._start_deadline: float | None = None  # the first request's wait for the upstreams ends then
+        self._closing: dict[str, anyio.Event] = {}  # connections ending, set once their loss is noted
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -130,9 +132,14 @@ class Pool:
             scope.cancel()
 
     async def wait_settled(self) -> None:
-        if self.settled.is_set():  # every call after the first: no timer to arm
+        """Wait for every upstream to connect or fail, up to `UPSTREAM_START_TIMEOUT_SECONDS` from
+        the first request: once that wait is over, a request never waits for a slow one again
+        (found by a new user: with one upstream hung in its handshake, every request waited 30 s)."""
+        if self.settled.is_set() or self.timed_out:
             return
-        with anyio.move_on_after(UPSTREAM_START_TIMEOUT_SECONDS):
+        if self._start_deadline is None:
+            self._start_deadline = anyio.current_time() + UPSTREAM_START_TIMEOUT_SECONDS
+        with anyio.move_on_after(self._start_deadline - anyio.current_time()):
             await self.settled.wait()
         if not self.settled.is_set() and not self.timed_out:
             self.timed_out = True
@@ -144,10 +151,22 @@ class Pool:
         dropped = self._dropped.get(server)
         if dropped is not None:
             dropped.set()
+            self._ending(server)
+
+    def _ending(self, server: str) -> None:
+        """`server`'s connection is ending: no call is sent on it from now, and the next request
+        waits (in `revive`) until its loss is noted, then starts it again."""
+        self.clients.pop(server, None)
+        self._closing.setdefault(server, anyio.Event())
 
     async def revive(self) -> None:
         """Reconnect each lost upstream whose wait is over (one attempt each), waiting up to
         `RECONNECT_WAIT_SECONDS` for their handshakes; a slower one joins when it answers."""
+        closing = list(self._closing.values())
+        if closing:  # a connection seen dying and still closing: its loss is noted first
+            with anyio.move_on_after(RECONNECT_WAIT_SECONDS):
+                for ended in closing:
+                    await ended.wait()
         now = self.clock()
         for retry in self.lost.values():
             if retry.at == math.inf:  # failed at start: its first wait starts now
@@ -257,9 +276,11 @@ class Pool:
                     )
                     self._settle()
                     self._attempt_over(upstream.name)
-                    if retried is not None:  # its lists are new to the clients
-                        await self._changed()
+                    if retried is not None or self.timed_out:  # its lists are new to the clients
+                        await self._changed()  # (a slow one too, joining after the first listing)
                     why = await self._until_ended(upstream.name, spawned, link)
+                    if why:  # gone: nothing more is sent on it while it closes
+                        self._ending(upstream.name)
         except Exception as exc:  # one upstream down never takes the others with it
             if tail is not None:
                 tail.drain()  # what the process wrote before it ended
@@ -290,8 +311,13 @@ class Pool:
                 listing.pop(upstream.name, None)
             self._attempt_over(upstream.name)
             self._settle()
-        if joined and not self._stop.is_set():
-            await self._lose(upstream.name, why or _exited(spawned.exit_status))
+        try:
+            if joined and not self._stop.is_set():
+                await self._lose(upstream.name, why or _exited(spawned.exit_status))
+        finally:
+            closing = self._closing.pop(upstream.name, None)
+            if closing is not None:
+                closing.set()
 
     async def _until_ended(self, name: str, spawned: Spawned, link: LinkWatch | None) -> str:
         """Wait until the gateway stops, the upstream's process exits, its HTTP transport finds it

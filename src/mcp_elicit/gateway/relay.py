@@ -18,6 +18,7 @@ question gets it again), so a later tool call of the same streak still says it i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
@@ -78,6 +79,8 @@ NO_URL_MODE: Final = "client_no_url_mode"
 # to show it beside, or the user's questions already open up to MAX_PENDING_PER_USER.
 NO_CALL: Final = "no_call_in_flight"
 TOO_MANY_OPEN: Final = "too_many_open_questions"
+# The ask stage's reason when it gave up on answers that did not fit the form.
+_UNFIT: Final = "invalid_answers"
 # Who decided a question without asking anyone, per the pipeline's outcome.
 _POLICY_DECIDERS: Final = frozenset({"policy", "rate_limit"})
 # A refused question of a streak whose notice was already given, in one line (by the policy's reason).
@@ -103,6 +106,7 @@ class DownstreamCall:
     asking: int = 0  # questions of this call open downstream now
     method: str = TOOLS_CALL
     said: set[str] = field(default_factory=set)  # what `refusals` already says, by key
+    unfit: str | None = None  # its last answer did not fit the form: said if the question ends on it
 
     def say(self, text: str, key: str | None = None) -> None:
         """Keep `text` for the call's result, once per `key` (default: the text itself), so a
@@ -237,12 +241,14 @@ class RelayUI:
             return await self._cannot_ask(call, prompt)
         if self.book.full(call):
             return ui.UIResult("cancel", decided_by="no_terminal", reason=TOO_MANY_OPEN)
-        if prompt.errors:  # the pipeline asks again after an answer that did not fit: never a silent drop
+        if prompt.errors:  # the pipeline asks again after an answer that did not fit: never a silent
+            # drop, but said only if no later answer fits (`observe`): else the question was answered
             fields = ", ".join(sorted(prompt.errors))
-            call.say(
+            call.unfit = (
                 f"the client's answer to the server '{self.server}' ({prompt.message[:200]!r}) did not "
-                f"fit the form ({fields})"
+                f"fit the form ({fields}); nothing was answered"
             )
+            prompt = _asked_again(prompt)
         with self.book.asking(call):
             try:
                 if call.hold is not None:
@@ -327,6 +333,11 @@ class RelayUI:
         """Pipeline observer (the first): a question decided without asking is said in its tool
         call's result; for a prompt or a read (no place for it) logged, its notice not counted."""
         told, self._told = self._told, []
+        asked = self._tied.get(e)
+        if asked is not None and asked.unfit is not None:  # answered at last, or ended on a bad answer
+            if outcome.reason == _UNFIT:
+                asked.say(asked.unfit)
+            asked.unfit = None
         denied = e.policy_decision if isinstance(e.policy_decision, Deny) else None
         if outcome.decided_by not in _POLICY_DECIDERS:
             denied = None
@@ -366,6 +377,15 @@ def _ui_result(raw: dict[str, Any] | None) -> ui.UIResult:
     return ui.UIResult(
         action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None
     )
+
+
+def _asked_again(prompt: ui.FormPrompt) -> ui.FormPrompt:
+    """The form asked again after an answer that did not fit, its message saying which fields and
+    why: a downstream client shows the message, not the pipeline's `errors`, and the same form
+    again with no reason would leave the person guessing (found by a new user, with mcpdo)."""
+    why = "; ".join(f"{name}: {problem}" for name, problem in sorted(prompt.errors.items()))
+    again = f"{prompt.message}\n\n(Asked again: the last answer did not fit the form. {why}.)"
+    return dataclasses.replace(prompt, message=again)
 
 
 @functools.lru_cache(maxsize=WIRE_CACHE_SIZE)

@@ -27,7 +27,7 @@ from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
-from mcp_elicit.gateway.auth import GatewayOAuth, Introspection
+from mcp_elicit.gateway.auth import GatewayOAuth, Introspection, mcp_url
 from mcp_elicit.server.stdin import stdin_lines
 
 __all__ = [
@@ -393,7 +393,7 @@ async def serve_http(
         sock = socket.create_server((host, port))  # bound here, so the port is known before serving
     options: dict[str, Any] = {}
     if oauth is not None:
-        resource = oauth.resource or f"http://{host}:{sock.getsockname()[1]}/mcp"
+        resource = oauth.resource or mcp_url(host, sock.getsockname()[1])
         options = _oauth_app_options(oauth, resource)
     app: Any = server.streamable_http_app(host=host, **options)
     if users:
