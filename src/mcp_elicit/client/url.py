@@ -46,10 +46,12 @@ ids are ignored (U6). Using a bare `mcp.client.Client`: `mode.install(pipeline)`
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
@@ -176,6 +178,9 @@ class UrlMode:
         self.settings = settings or UrlSettings()
         self.tracker = CompletionTracker()
         self._ui: UrlCapableUI | None = None
+        # Entered while the client waits on the person's page and on nothing else (a caller's
+        # deadline on the server stops meanwhile: `mcp-elicit call`); a held retry is not such a wait.
+        self.waiting_on_person: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
 
     @property
     def ui(self) -> UrlCapableUI:
@@ -314,9 +319,10 @@ class UrlMode:
             delay = 0.0
         if delay > 0:
             waiting = UrlWaiting(consent.prompt, "retry", True, consent.checks, s.max_checks, delay)
-            end = await wait_for_page(
-                self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
-            )
+            with self.waiting_on_person():
+                end = await wait_for_page(
+                    self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
+                )
             if end == "cancel":
                 return self._cancelled(consent, current)
         consent.last_check_at = s.clock()
@@ -402,16 +408,17 @@ class UrlMode:
             consent = pending[0]
             consent.shown = True
             eid = consent.elicitation_id or ""
-            end = await wait_for_page(
-                self.ui,
-                UrlWaiting(consent.prompt, "completion", can_retry=False),
-                reopen=self._reopen(consent),
-                sleep=self.settings.sleep,
-                done=None if consent.held else self.tracker.expect(eid),
-                # A held retry is bounded by the server's hold and the read timeout, not here.
-                timeout=None if consent.held else self.settings.wait_timeout,
-                interrupt=call.question,
-            )
+            with contextlib.nullcontext() if consent.held else self.waiting_on_person():
+                end = await wait_for_page(
+                    self.ui,
+                    UrlWaiting(consent.prompt, "completion", can_retry=False),
+                    reopen=self._reopen(consent),
+                    sleep=self.settings.sleep,
+                    done=None if consent.held else self.tracker.expect(eid),
+                    # A held retry is bounded by the server's hold and the read timeout, not here.
+                    timeout=None if consent.held else self.settings.wait_timeout,
+                    interrupt=call.question,
+                )
             if end == "cancel" and consent.held:
                 consent.cancel_requested = True  # told to the server when it asks again
                 await self.tell(
@@ -463,14 +470,15 @@ class UrlMode:
                 raise UrlHandoffStopped("refused", rounds, eid) from err
             waits.append((consent, self.tracker.expect(eid)))
         for consent, done in waits:
-            end = await wait_for_page(
-                self.ui,
-                UrlWaiting(consent.prompt, "completion", can_retry=True),
-                reopen=self._reopen(consent),
-                sleep=self.settings.sleep,
-                done=done,
-                timeout=self.settings.wait_timeout,
-            )
+            with self.waiting_on_person():
+                end = await wait_for_page(
+                    self.ui,
+                    UrlWaiting(consent.prompt, "completion", can_retry=True),
+                    reopen=self._reopen(consent),
+                    sleep=self.settings.sleep,
+                    done=done,
+                    timeout=self.settings.wait_timeout,
+                )
             if end == "retry":
                 return
             if end in ("cancel", "timeout", "interrupted"):
