@@ -80,7 +80,7 @@ def url_wait(seconds: float) -> tuple[anyio.CancelScope, _ServerWait, UrlMode]:
 async def test_time_on_a_web_page_the_client_waits_on_does_not_count_and_the_clock_restarts_after() -> None:
     """The waiting screen after a -32042 (or a retry's backoff): the person is on the page."""
     scope, _, mode = url_wait(5.0)
-    with mode.waiting_on_person():
+    with mode.waiting_on_person(False):
         assert scope.deadline == math.inf
     before = anyio.current_time()
     assert before <= scope.deadline <= anyio.current_time() + 5.0
@@ -110,3 +110,12 @@ async def test_a_declined_page_or_a_2026_retry_does_not_hold_the_clock() -> None
         await wait(None)
         wait.ended(push, SimpleNamespace(action=action))  # type: ignore[arg-type]
         assert scope.deadline <= anyio.current_time() + 5.0
+
+
+async def test_a_2026_retry_held_for_the_page_is_bounded_by_the_page_wait_not_the_timeout() -> None:
+    """The server holds the retry until the page is done (the person's time), yet it is a request:
+    a server that never answers still ends the call, at the page wait's bound."""
+    scope, _, mode = url_wait(5.0)
+    with mode.waiting_on_person(True):
+        assert anyio.current_time() + 599.0 <= scope.deadline <= anyio.current_time() + 600.0
+    assert scope.deadline <= anyio.current_time() + 5.0

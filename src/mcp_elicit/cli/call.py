@@ -289,14 +289,15 @@ class _ServerWait:
     person's web page, restarted when that ends.
 
     A stage placed first in the pipeline (a question opened) and an observer (it ended). With URL
-    mode, the waits on a page (`UrlMode.waiting_on_person`) hold the deadline too, and a page a
-    person accepted on a 2025-11-25 push (the server's tool waits on it, so the call does) moves it
-    to at least the page wait's bound (`UrlSettings.wait_timeout`) until its completion arrives."""
+    mode, a wait on a page (`UrlMode.waiting_on_person`) stops it too. Where the server is waiting
+    on the page as well (a page accepted on a 2025-11-25 push, until its completion arrives; a
+    2026-07-28 retry the server holds for it) it becomes at least the page wait's bound
+    (`UrlSettings.wait_timeout`): a person's time, but a server that never answers still ends."""
 
     name = "server_wait"
 
     def __init__(self, scope: anyio.CancelScope, seconds: float) -> None:
-        self.scope, self.seconds, self.open = scope, seconds, 0
+        self.scope, self.seconds, self.open, self.held = scope, seconds, 0, 0
         self.pages: set[str] = set()
         self.mode: UrlMode | None = None
         scope.deadline = anyio.current_time() + seconds
@@ -312,7 +313,7 @@ class _ServerWait:
 
     async def __call__(self, e: Any) -> None:
         self.open += 1
-        self.scope.deadline = math.inf
+        self._restart()
         return None
 
     def ended(self, e: Any = None, outcome: Outcome | None = None) -> None:
@@ -330,20 +331,28 @@ class _ServerWait:
 
     def _restart(self) -> None:
         if self.open:
+            self.scope.deadline = math.inf
             return
         seconds = self.seconds
-        if self.pages and self.mode is not None:
+        if (self.pages or self.held) and self.mode is not None:
             seconds = max(seconds, self.mode.settings.wait_timeout)
         self.scope.deadline = anyio.current_time() + seconds
 
     @contextlib.contextmanager
-    def person(self) -> Iterator[None]:
-        self.open += 1
-        self.scope.deadline = math.inf
+    def person(self, held: bool = False) -> Iterator[None]:
+        if held:
+            self.held += 1
+        else:
+            self.open += 1
+        self._restart()
         try:
             yield
         finally:
-            self.ended()
+            if held:
+                self.held -= 1
+            else:
+                self.open = max(0, self.open - 1)
+            self._restart()
 
 
 async def _in_scope(

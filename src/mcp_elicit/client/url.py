@@ -153,6 +153,10 @@ class UrlSettings:
         return float(min(self.first_delay * 2 ** min(max(check - 1, 0), 32), self.max_delay))
 
 
+def _untimed(held: bool) -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
 class UrlMode:
     """URL mode for one connection: the stages, the opener, the completion tracker, the retries.
 
@@ -178,9 +182,9 @@ class UrlMode:
         self.settings = settings or UrlSettings()
         self.tracker = CompletionTracker()
         self._ui: UrlCapableUI | None = None
-        # Entered while the client waits on the person's page and on nothing else (a caller's
-        # deadline on the server stops meanwhile: `mcp-elicit call`); a held retry is not such a wait.
-        self.waiting_on_person: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
+        # Entered, `held` or not, while the client waits on the person's page (`mcp-elicit call`'s
+        # deadline on the server stops meanwhile); `held`: a 2026-07-28 retry the server holds for it.
+        self.waiting_on_person: Callable[[bool], AbstractContextManager[object]] = _untimed
 
     @property
     def ui(self) -> UrlCapableUI:
@@ -319,7 +323,7 @@ class UrlMode:
             delay = 0.0
         if delay > 0:
             waiting = UrlWaiting(consent.prompt, "retry", True, consent.checks, s.max_checks, delay)
-            with self.waiting_on_person():
+            with self.waiting_on_person(False):
                 end = await wait_for_page(
                     self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
                 )
@@ -408,7 +412,7 @@ class UrlMode:
             consent = pending[0]
             consent.shown = True
             eid = consent.elicitation_id or ""
-            with contextlib.nullcontext() if consent.held else self.waiting_on_person():
+            with self.waiting_on_person(consent.held):
                 end = await wait_for_page(
                     self.ui,
                     UrlWaiting(consent.prompt, "completion", can_retry=False),
@@ -470,7 +474,7 @@ class UrlMode:
                 raise UrlHandoffStopped("refused", rounds, eid) from err
             waits.append((consent, self.tracker.expect(eid)))
         for consent, done in waits:
-            with self.waiting_on_person():
+            with self.waiting_on_person(False):
                 end = await wait_for_page(
                     self.ui,
                     UrlWaiting(consent.prompt, "completion", can_retry=True),
