@@ -181,6 +181,7 @@ class UrlMode:
         self.trusted_domains = tuple(trusted_domains)
         self.settings = settings or UrlSettings()
         self.tracker = CompletionTracker()
+        self.live: list[UrlCall] = []  # the requests in flight through `run`
         self._ui: UrlCapableUI | None = None
         # Entered, `held` or not, while the client waits on the person's page (`mcp-elicit call`'s
         # deadline on the server stops meanwhile); `held`: a 2026-07-28 retry the server holds for it.
@@ -294,11 +295,16 @@ class UrlMode:
 
         return reopen
 
+    def call_of(self) -> UrlCall | None:
+        """The request a question serves: the caller's, else the only one in flight (a stdio push)."""
+        current = current_url_call()
+        return self.live[0] if current is None and len(self.live) == 1 else current
+
     # -- 2026-07-28: the same page asked for again ---------------------------------------------
 
     async def check_again(self, e: Elicitation, consent: Consent) -> Decision:
         s = self.settings
-        current = current_url_call()
+        current = self.call_of()
         # The held-retry screen gives way to this one: not shown any more if it was not yet, and
         # interrupted if it is (the watch picks a screen and its interrupt in one step).
         consent.held, consent.shown = False, True
@@ -360,17 +366,21 @@ class UrlMode:
     async def run(self, send: Callable[[], Awaitable[T]], handler: ElicitationHandler) -> T:
         """Send one request with URL mode around it: pushes waited on, -32042 answered (U6, U7)."""
         with url_call() as call:
-            for rounds in itertools.count():
-                try:
-                    return await self._with_pushes(call, send)
-                except SdkError as err:
-                    session = handler.session
-                    modern = session is not None and is_modern(session.protocol_version or "")
-                    if error_code(err) != URL_ELICITATION_REQUIRED or modern:
-                        raise
-                    if rounds >= self.settings.max_required_rounds:
-                        raise UrlHandoffStopped("rounds_exceeded", rounds) from err
-                    await self._required(call, err, handler, rounds + 1)
+            self.live.append(call)
+            try:
+                for rounds in itertools.count():
+                    try:
+                        return await self._with_pushes(call, send)
+                    except SdkError as err:
+                        session = handler.session
+                        modern = session is not None and is_modern(session.protocol_version or "")
+                        if error_code(err) != URL_ELICITATION_REQUIRED or modern:
+                            raise
+                        if rounds >= self.settings.max_required_rounds:
+                            raise UrlHandoffStopped("rounds_exceeded", rounds) from err
+                        await self._required(call, err, handler, rounds + 1)
+            finally:
+                self.live.remove(call)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _with_pushes(self, call: UrlCall, send: Callable[[], Awaitable[T]]) -> T:
