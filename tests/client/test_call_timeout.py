@@ -6,6 +6,7 @@ import math
 import shlex
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
@@ -14,6 +15,9 @@ from click.testing import CliRunner
 from mcp_elicit.cli import call_command, main
 from mcp_elicit.cli.call import DEFAULT_CALL_TIMEOUT_SECONDS, _ServerWait, run_call
 from mcp_elicit.client.connection import ServerSpec
+from mcp_elicit.client.pipeline import Pipeline
+from mcp_elicit.client.url import UrlMode, UrlSettings
+from mcp_elicit.ui.scripted import ScriptedUI
 
 pytestmark = pytest.mark.anyio
 
@@ -58,3 +62,60 @@ async def test_time_with_the_person_does_not_count_and_the_clock_restarts_after(
     before = anyio.current_time()
     wait.ended(None, None)  # type: ignore[arg-type]
     assert before + 5.0 <= scope.deadline <= anyio.current_time() + 5.0
+
+
+def url_wait(seconds: float) -> tuple[anyio.CancelScope, _ServerWait, UrlMode]:
+    async def opener(url: str) -> None:
+        return None
+
+    pipeline = Pipeline(ScriptedUI())
+    mode = UrlMode(opener=opener, settings=UrlSettings(wait_timeout=600.0))
+    mode.install(pipeline)
+    scope = anyio.CancelScope()
+    wait = _ServerWait(scope, seconds)
+    wait.install(pipeline)
+    return scope, wait, mode
+
+
+async def test_time_on_a_web_page_the_client_waits_on_does_not_count_and_the_clock_restarts_after() -> None:
+    """The waiting screen after a -32042 (or a retry's backoff): the person is on the page."""
+    scope, _, mode = url_wait(5.0)
+    with mode.waiting_on_person(False):
+        assert scope.deadline == math.inf
+    before = anyio.current_time()
+    assert before <= scope.deadline <= anyio.current_time() + 5.0
+
+
+async def test_a_page_accepted_on_a_2025_push_holds_the_clock_until_its_completion_arrives() -> None:
+    """The server's tool waits on the page, so the call does: the page wait's bound applies, not
+    the wait on the server, until the server says the page is done."""
+    scope, wait, mode = url_wait(5.0)
+    mode.tracker.expect("page-1")
+    await wait(None)
+    push = SimpleNamespace(elicitation_id="page-1", url_listed=False, protocol="2025-11-25")
+    wait.ended(push, SimpleNamespace(action="accept"))  # type: ignore[arg-type]
+    assert scope.deadline >= anyio.current_time() + 599.0
+    before = anyio.current_time()
+    assert mode.tracker.complete("page-1")
+    assert before + 5.0 <= scope.deadline <= anyio.current_time() + 5.0
+
+
+async def test_a_declined_page_or_a_2026_retry_does_not_hold_the_clock() -> None:
+    scope, wait, _ = url_wait(5.0)
+    for push, action in (
+        (SimpleNamespace(elicitation_id="p", url_listed=False, protocol="2025-11-25"), "decline"),
+        (SimpleNamespace(elicitation_id=None, url_listed=False, protocol="2026-07-28"), "accept"),
+        (SimpleNamespace(elicitation_id="q", url_listed=True, protocol="2025-11-25"), "accept"),
+    ):
+        await wait(None)
+        wait.ended(push, SimpleNamespace(action=action))  # type: ignore[arg-type]
+        assert scope.deadline <= anyio.current_time() + 5.0
+
+
+async def test_a_2026_retry_held_for_the_page_is_bounded_by_the_page_wait_not_the_timeout() -> None:
+    """The server holds the retry until the page is done (the person's time), yet it is a request:
+    a server that never answers still ends the call, at the page wait's bound."""
+    scope, _, mode = url_wait(5.0)
+    with mode.waiting_on_person(True):
+        assert anyio.current_time() + 599.0 <= scope.deadline <= anyio.current_time() + 600.0
+    assert scope.deadline <= anyio.current_time() + 5.0

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from mcp_elicit.cli.call import run_call
 from mcp_elicit.client import Pipeline
+from mcp_elicit.client.connection import ServerSpec
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.model import Elicitation, Reply
 from mcp_elicit.client.opener import BROWSER_ENV, argv_opener, system_opener
@@ -394,3 +395,18 @@ def test_a_bad_url_script_is_a_config_error_naming_the_key(script: dict[str, Any
     with pytest.raises(ConfigError) as info:
         ScriptedUI.from_json(script, source="answers.json")
     assert (info.value.key, info.value.path) == (key, "answers.json")
+
+
+async def test_a_page_pushed_over_stdio_gets_the_waiting_screen_as_over_http() -> None:
+    """A 2025-11-25 push over stdio arrives in the SDK's receive task, outside the request's own
+    context: it is the request in flight all the same, so the person sees the waiting screen
+    (with its keys) until the page is done, not a silent wait."""
+    ui = ScriptedUI([{"url": "open", "match": {"tool": "connect_service"}}])
+    browser = argv_opener([sys.executable, str(Path(__file__).with_name("fake_browser.py"))])
+    spec = ServerSpec(argv=(sys.executable, "-m", "mcp_elicit", "serve-reference", "--transport", "stdio"))
+    with anyio.fail_after(BOUND_SECONDS * 6):  # two Python processes start on a shared machine
+        report = await run_call(
+            spec, "connect_service", ui=ui, protocol="legacy", url_mode=UrlMode(opener=browser), audit=False
+        )
+    assert report.completed, report.error
+    assert [(w.reason, w.can_retry) for w in ui.waits] == [("completion", False)]

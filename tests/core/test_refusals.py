@@ -144,3 +144,13 @@ def test_reason_fields_are_enumerations_that_still_compare_as_strings() -> None:
     assert stopped.reason == "declined"
     with pytest.raises(ValueError, match="no such reason"):
         errors.UrlHandoffStopped("no such reason")
+
+
+def test_a_server_without_hand_off_settings_names_them_and_does_not_say_it_cannot_ask_at_all() -> None:
+    """`handoff` on a server installed without `Handoffs`: its forms still work."""
+    handoffs = refusal_of(errors.NotInstalled("handoffs"), modern=False, method="tools/call")
+    middleware = refusal_of(errors.NotInstalled("middleware"), modern=True, method="tools/call")
+    assert (handoffs.reason, middleware.reason) == ("not_installed", "not_installed")
+    assert handoffs.error_data() == {"reason": "not_installed", "missing": "handoffs"}
+    assert middleware.error_data() == {"reason": "not_installed", "missing": "middleware"}
+    assert handoffs.text != middleware.text

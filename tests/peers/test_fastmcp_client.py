@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -17,8 +18,10 @@ import pytest
 from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 
+from mcp_elicit import ask, install
 from mcp_elicit.core import wire_codes
 from tests.peers.support import (
     LEGACY,
@@ -143,3 +146,36 @@ async def test_fastmcp_without_a_handler_on_2026_raises_minus_32021_with_the_cap
             await c.call_tool("deploy", {"service": "search"})
     assert info.value.code == wire_codes.MISSING_REQUIRED_CLIENT_CAPABILITY
     assert info.value.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+
+
+@dataclass
+class Note:
+    title: str
+    note: str | None = None  # optional, and the wire schema gives it no default
+
+
+async def test_fastmcp_refuses_its_own_typed_answer_when_an_optional_field_has_no_default() -> None:
+    """FastMCP 4.2.3's `response_type(...)` fills an optional field the form gives no default with
+    None, and its own schema check then refuses the answer before sending it (docs/interop.md,
+    "Where a peer is at fault"). A plain dict of the answered fields goes through."""
+    server = MCPServer("optional-field")
+    install(server)
+
+    @server.tool()
+    async def take(ctx: Context) -> str:
+        answer = await ask(ctx, "A note?", Note)
+        return f"{answer.action} {answer.data}"
+
+    async def typed(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        return response_type(title="t")
+
+    async def plain(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        return {"title": "t"}
+
+    async with fastmcp.Client(server, mode="legacy", elicitation_handler=typed) as fc:
+        refused = await fc.call_tool("take", {}, raise_on_error=False)
+    async with fastmcp.Client(server, mode="legacy", elicitation_handler=plain) as fc:
+        answered = await fc.call_tool("take", {}, raise_on_error=False)
+    assert refused.is_error
+    assert "None is not of type" in refused.content[0].text  # FastMCP's own check, relayed
+    assert (answered.is_error, answered.content[0].text) == (False, "accept Note(title='t', note=None)")

@@ -151,3 +151,29 @@ async def test_a_server_with_an_event_stream_still_asks() -> None:
     server = build("mcpserver", MemoryAuditSink(), [])
     async with serving_http(server) as url:
         assert await call("mcpserver", url, "order") == (False, "accept")
+
+
+@pytest.mark.parametrize("kind", ["mcpserver", "fastmcp"])
+async def test_a_stateless_server_says_it_cannot_carry_the_question_not_that_the_client_did_not_declare(
+    kind: str, logs: pytest.LogCaptureFixture
+) -> None:
+    """Stateless HTTP: each request is a session that never saw `initialize`, so the client's
+    declaration is unknown (it did declare form mode here) and nothing can be pushed on it."""
+    caught: list[BaseException] = []
+    server = build(kind, MemoryAuditSink(), caught)
+    if kind == "fastmcp":
+        app = server.http_app(path="/mcp", stateless_http=True)
+        async with serving_app(app) as origin:
+            is_error, text = await call(kind, f"{origin}/mcp", "order")
+            assert await call(kind, f"{origin}/mcp", "careful") == (False, "fell back")
+    else:
+        async with serving_http(server, stateless_http=True) as url:
+            is_error, text = await call(kind, url, "order")
+            assert await call(kind, url, "careful") == (False, "fell back")
+    assert is_error
+    assert text == refusal_of(CapabilityError("form", channel=False), modern=False, method="tools/call").text
+    [exc] = caught
+    assert isinstance(exc, CapabilityError)
+    assert (exc.mode, exc.channel) == ("form", False)
+    assert [r.getMessage() for r in logs.records if r.exc_info] == []
+    assert any("no_back_channel" in r.getMessage() for r in logs.records if r.name == "mcp_elicit.server")

@@ -23,11 +23,12 @@ says "ask first", a terminal asks the person; scripted answers and no terminal o
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -53,6 +54,7 @@ from mcp_elicit.client.ui_protocol import (
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import Config
+from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
 
@@ -283,29 +285,74 @@ def questions_of(outcomes: Iterable[Outcome]) -> list[Outcome]:
 
 
 class _ServerWait:
-    """The deadline on the server: suspended while a question is open, restarted when it ends.
+    """The deadline on the server: suspended while a question is open or the client waits on the
+    person's web page, restarted when that ends.
 
-    A stage placed first in the pipeline (a question opened) and an observer (it ended)."""
+    A stage placed first in the pipeline (a question opened) and an observer (it ended). With URL
+    mode, a wait on a page (`UrlMode.waiting_on_person`) stops it too. Where the server is waiting
+    on the page as well (a page accepted on a 2025-11-25 push, until its completion arrives; a
+    2026-07-28 retry the server holds for it) it becomes at least the page wait's bound
+    (`UrlSettings.wait_timeout`): a person's time, but a server that never answers still ends."""
 
     name = "server_wait"
 
     def __init__(self, scope: anyio.CancelScope, seconds: float) -> None:
-        self.scope, self.seconds, self.open = scope, seconds, 0
+        self.scope, self.seconds, self.open, self.held = scope, seconds, 0, 0
+        self.pages: set[str] = set()
+        self.mode: UrlMode | None = None
         scope.deadline = anyio.current_time() + seconds
 
     def install(self, pipeline: Pipeline) -> None:
         pipeline.stages.insert(0, self)
         pipeline.observers.append(self.ended)
+        mode = getattr(pipeline.stage("check_url"), "mode", None) if "check_url" in pipeline.names else None
+        if isinstance(mode, UrlMode):  # a script's page wait is bounded by --timeout (_with_url_mode)
+            self.mode = mode
+            mode.waiting_on_person = self.person
+            mode.tracker.on_complete = self.page_done
 
     async def __call__(self, e: Any) -> None:
         self.open += 1
-        self.scope.deadline = math.inf
+        self._restart()
         return None
 
-    def ended(self, e: Any, outcome: Outcome) -> None:
+    def ended(self, e: Any = None, outcome: Outcome | None = None) -> None:
+        # A page accepted on a 2025-11-25 push: the server's tool waits on it, and so does the call.
+        pushed = e is not None and e.elicitation_id is not None and not e.url_listed
+        accepted = outcome is not None and outcome.action == "accept" and pushed and not is_modern(e.protocol)
+        if accepted and self.mode is not None and not self.mode.tracker.completed(e.elicitation_id):
+            self.pages.add(e.elicitation_id)
         self.open = max(0, self.open - 1)
-        if self.open == 0:
-            self.scope.deadline = anyio.current_time() + self.seconds
+        self._restart()
+
+    def page_done(self, elicitation_id: str) -> None:
+        self.pages.discard(elicitation_id)
+        self._restart()
+
+    def _restart(self) -> None:
+        if self.open:
+            self.scope.deadline = math.inf
+            return
+        seconds = self.seconds
+        if (self.pages or self.held) and self.mode is not None:
+            seconds = max(seconds, self.mode.settings.wait_timeout)
+        self.scope.deadline = anyio.current_time() + seconds
+
+    @contextlib.contextmanager
+    def person(self, held: bool = False) -> Iterator[None]:
+        if held:
+            self.held += 1
+        else:
+            self.open += 1
+        self._restart()
+        try:
+            yield
+        finally:
+            if held:
+                self.held -= 1
+            else:
+                self.open = max(0, self.open - 1)
+            self._restart()
 
 
 async def _in_scope(

@@ -46,10 +46,12 @@ ids are ignored (U6). Using a bare `mcp.client.Client`: `mode.install(pipeline)`
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
@@ -151,6 +153,10 @@ class UrlSettings:
         return float(min(self.first_delay * 2 ** min(max(check - 1, 0), 32), self.max_delay))
 
 
+def _untimed(held: bool) -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
 class UrlMode:
     """URL mode for one connection: the stages, the opener, the completion tracker, the retries.
 
@@ -175,7 +181,11 @@ class UrlMode:
         self.trusted_domains = tuple(trusted_domains)
         self.settings = settings or UrlSettings()
         self.tracker = CompletionTracker()
+        self.live: list[UrlCall] = []  # the requests in flight through `run`
         self._ui: UrlCapableUI | None = None
+        # Entered, `held` or not, while the client waits on the person's page (`mcp-elicit call`'s
+        # deadline on the server stops meanwhile); `held`: a 2026-07-28 retry the server holds for it.
+        self.waiting_on_person: Callable[[bool], AbstractContextManager[object]] = _untimed
 
     @property
     def ui(self) -> UrlCapableUI:
@@ -285,11 +295,16 @@ class UrlMode:
 
         return reopen
 
+    def call_of(self) -> UrlCall | None:
+        """The request a question serves: the caller's, else the only one in flight (a stdio push)."""
+        current = current_url_call()
+        return self.live[0] if current is None and len(self.live) == 1 else current
+
     # -- 2026-07-28: the same page asked for again ---------------------------------------------
 
     async def check_again(self, e: Elicitation, consent: Consent) -> Decision:
         s = self.settings
-        current = current_url_call()
+        current = self.call_of()
         # The held-retry screen gives way to this one: not shown any more if it was not yet, and
         # interrupted if it is (the watch picks a screen and its interrupt in one step).
         consent.held, consent.shown = False, True
@@ -314,9 +329,10 @@ class UrlMode:
             delay = 0.0
         if delay > 0:
             waiting = UrlWaiting(consent.prompt, "retry", True, consent.checks, s.max_checks, delay)
-            end = await wait_for_page(
-                self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
-            )
+            with self.waiting_on_person(False):
+                end = await wait_for_page(
+                    self.ui, waiting, reopen=self._reopen(consent), sleep=s.sleep, retry_after=delay
+                )
             if end == "cancel":
                 return self._cancelled(consent, current)
         consent.last_check_at = s.clock()
@@ -350,17 +366,21 @@ class UrlMode:
     async def run(self, send: Callable[[], Awaitable[T]], handler: ElicitationHandler) -> T:
         """Send one request with URL mode around it: pushes waited on, -32042 answered (U6, U7)."""
         with url_call() as call:
-            for rounds in itertools.count():
-                try:
-                    return await self._with_pushes(call, send)
-                except SdkError as err:
-                    session = handler.session
-                    modern = session is not None and is_modern(session.protocol_version or "")
-                    if error_code(err) != URL_ELICITATION_REQUIRED or modern:
-                        raise
-                    if rounds >= self.settings.max_required_rounds:
-                        raise UrlHandoffStopped("rounds_exceeded", rounds) from err
-                    await self._required(call, err, handler, rounds + 1)
+            self.live.append(call)
+            try:
+                for rounds in itertools.count():
+                    try:
+                        return await self._with_pushes(call, send)
+                    except SdkError as err:
+                        session = handler.session
+                        modern = session is not None and is_modern(session.protocol_version or "")
+                        if error_code(err) != URL_ELICITATION_REQUIRED or modern:
+                            raise
+                        if rounds >= self.settings.max_required_rounds:
+                            raise UrlHandoffStopped("rounds_exceeded", rounds) from err
+                        await self._required(call, err, handler, rounds + 1)
+            finally:
+                self.live.remove(call)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _with_pushes(self, call: UrlCall, send: Callable[[], Awaitable[T]]) -> T:
@@ -402,16 +422,17 @@ class UrlMode:
             consent = pending[0]
             consent.shown = True
             eid = consent.elicitation_id or ""
-            end = await wait_for_page(
-                self.ui,
-                UrlWaiting(consent.prompt, "completion", can_retry=False),
-                reopen=self._reopen(consent),
-                sleep=self.settings.sleep,
-                done=None if consent.held else self.tracker.expect(eid),
-                # A held retry is bounded by the server's hold and the read timeout, not here.
-                timeout=None if consent.held else self.settings.wait_timeout,
-                interrupt=call.question,
-            )
+            with self.waiting_on_person(consent.held):
+                end = await wait_for_page(
+                    self.ui,
+                    UrlWaiting(consent.prompt, "completion", can_retry=False),
+                    reopen=self._reopen(consent),
+                    sleep=self.settings.sleep,
+                    done=None if consent.held else self.tracker.expect(eid),
+                    # A held retry is bounded by the server's hold and the read timeout, not here.
+                    timeout=None if consent.held else self.settings.wait_timeout,
+                    interrupt=call.question,
+                )
             if end == "cancel" and consent.held:
                 consent.cancel_requested = True  # told to the server when it asks again
                 await self.tell(
@@ -463,14 +484,15 @@ class UrlMode:
                 raise UrlHandoffStopped("refused", rounds, eid) from err
             waits.append((consent, self.tracker.expect(eid)))
         for consent, done in waits:
-            end = await wait_for_page(
-                self.ui,
-                UrlWaiting(consent.prompt, "completion", can_retry=True),
-                reopen=self._reopen(consent),
-                sleep=self.settings.sleep,
-                done=done,
-                timeout=self.settings.wait_timeout,
-            )
+            with self.waiting_on_person(False):
+                end = await wait_for_page(
+                    self.ui,
+                    UrlWaiting(consent.prompt, "completion", can_retry=True),
+                    reopen=self._reopen(consent),
+                    sleep=self.settings.sleep,
+                    done=done,
+                    timeout=self.settings.wait_timeout,
+                )
             if end == "retry":
                 return
             if end in ("cancel", "timeout", "interrupted"):

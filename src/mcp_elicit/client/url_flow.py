@@ -65,6 +65,7 @@ class CompletionTracker:
         self.limit = limit
         self._ids: OrderedDict[str, anyio.Event] = OrderedDict()
         self.ignored = 0  # completions for unknown or already completed ids
+        self.on_complete: Callable[[str], object] | None = None  # told each id as it completes
 
     def expect(self, elicitation_id: str) -> anyio.Event:
         """Start tracking `elicitation_id` (before its page opens); its event is set on completion."""
@@ -83,6 +84,8 @@ class CompletionTracker:
             logger.debug("ignored a completion for an unknown or completed elicitation id")
             return False
         event.set()
+        if self.on_complete is not None:
+            self.on_complete(elicitation_id)
         return True
 
     def completed(self, elicitation_id: str) -> bool:

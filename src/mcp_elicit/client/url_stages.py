@@ -13,7 +13,7 @@ from typing import Final, Protocol
 from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
 from mcp_elicit.client.stages import Stage
 from mcp_elicit.client.ui_protocol import Requester, UrlPrompt
-from mcp_elicit.client.url_flow import Consent, UrlCall, current_url_call
+from mcp_elicit.client.url_flow import Consent, UrlCall
 from mcp_elicit.core.urls import UrlVerdict, check_url, escape_for_display
 
 __all__ = [
@@ -40,6 +40,8 @@ class UrlModeLike(Protocol):
     async def tell(self, requester: Requester, text: str) -> None: ...
 
     async def check_again(self, e: Elicitation, consent: Consent) -> Decision: ...
+
+    def call_of(self) -> UrlCall | None: ...
 
     async def open_consented(
         self, e: Elicitation, verdict: UrlVerdict, decision: Reply, call: UrlCall | None
@@ -123,7 +125,7 @@ class CheckUrl:
                 )
             e.elicitation_id = eid
             return None
-        call = current_url_call()
+        call = self.mode.call_of()
         if call is None:
             return None
         key = page_key(verdict)
@@ -152,7 +154,7 @@ class UrlAsk:
         self.mode = mode
 
     async def __call__(self, e: Elicitation) -> Decision | None:
-        call = current_url_call()
+        call = self.mode.call_of()
         if call is not None:
             call.asking()  # a waiting screen gives way to any question
         verdict = e.url_verdict

@@ -179,6 +179,13 @@ def _config(exc: BaseException, modern: bool, running: Running) -> Refusal:
     )
 
 
+def _not_installed(exc: BaseException, modern: bool, running: Running) -> Refusal:
+    # Without hand-off settings the server still asks forms: say what it is not set up for.
+    what = cast(e.NotInstalled, exc).what
+    missing = "to send people to web pages" if what == "handoffs" else "to ask questions"
+    return Refusal(INTERNAL_ERROR, "not_installed", f"The server is not set up {missing}.", {"missing": what})
+
+
 def _client_refused(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.ClientRefused, exc)
     said = exc.detail or f"error {exc.code}"  # the detail is already one cleaned, bounded line
@@ -246,7 +253,7 @@ _MAP: dict[type[BaseException], Build] = {
     ),
     e.UnknownField: _refusal(INTERNAL_ERROR, "invalid_argument", "{running.the} used mcp-elicit wrongly."),
     e.OutOfOrder: _refusal(INTERNAL_ERROR, "out_of_order", "The client kit was used out of order."),
-    e.NotInstalled: _refusal(INTERNAL_ERROR, "not_installed", "The server is not set up to ask questions."),
+    e.NotInstalled: _not_installed,
     e.AuditWriteError: _refusal(
         INTERNAL_ERROR, "audit_write_failed", "The consent record could not be written; nothing was done."
     ),

@@ -91,7 +91,10 @@ class Era:
             if capability not in self.declared:
                 if self.modern:
                     raise CapabilityRequired(capability)
-                raise CapabilityError(capability.removeprefix("elicitation."))
+                # A session that never saw `initialize` (stateless HTTP) did not fail to declare:
+                # its declaration is unknown, and nothing can be pushed on it anyway (no channel).
+                known = sdk.capabilities_known(self.ctx)
+                raise CapabilityError(capability.removeprefix("elicitation."), channel=known)
 
 
 class Push(Era):

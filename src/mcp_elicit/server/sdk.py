@@ -83,6 +83,12 @@ def protocol_version(ctx: Any) -> str | None:
     return call.protocol_version if call is not None else None
 
 
+def capabilities_known(ctx: Any) -> bool:
+    """False on a 2025-11-25 session that never saw `initialize` (stateless HTTP): unknown, not none."""
+    call = call_of(ctx)
+    return call is None or is_modern(call.protocol_version) or call.session.client_capabilities is not None
+
+
 def declared_capabilities(ctx: Any) -> frozenset[str]:
     """What the client declared for this request and its revision allows: "elicitation.form",
     "elicitation.url", "sampling", "roots" (C1, C2). A bare `elicitation: {}` predates modes and
@@ -258,9 +264,8 @@ def url_elicitation_required(elicitations: list[dict[str, Any]]) -> MCPError:
 
 
 def _class_log_level(exc: Any) -> Any:
-    """`exc` without the log level a framework's error base set on the instance: FastMCPError's
-    __init__ sets ERROR there, which would hide the carrier class's DEBUG and log every pending
-    question as "Error calling tool"."""
+    """`exc` without the log level FastMCPError's __init__ sets (ERROR) on the instance, which would
+    hide the carrier class's DEBUG and log every pending question as "Error calling tool"."""
     vars(exc).pop("log_level", None)
     return exc
 
@@ -361,11 +366,9 @@ def carrying(fn: Callable[Concatenate[Any, P], Awaitable[R]]) -> Callable[Concat
 
 
 class _Pending(MCPError):
-    """Ends this run of a handler with an InputRequiredResult (2026-07-28).
-
-    An MCPError, so the SDK's tool, prompt and resource wrappers let it through untouched to
-    `ElicitMiddleware`. Without the middleware the client sees this error.
-    """
+    """Ends this run of a handler with an InputRequiredResult (2026-07-28). An MCPError, so the
+    SDK's tool, prompt and resource wrappers let it through untouched to `ElicitMiddleware`;
+    without the middleware the client sees this error."""
 
     result: t.InputRequiredResult
 
@@ -446,11 +449,8 @@ def add_route(server: Any, path: str, methods: list[str], endpoint: Any) -> None
 
 
 def wrap_lifespan(low: Any, context: Any) -> None:
-    """Run the async context manager factory `context()` around a low-level server's lifespan.
-
-    The SDK enters the lifespan once per HTTP app (and once per in-memory connection); there is
-    no public hook for a library to add to it, so this wraps the low-level server's.
-    """
+    """Run the async context manager factory `context()` around a low-level server's lifespan: the
+    SDK enters it once per HTTP app (and in-memory connection) and has no public hook to add to it."""
     inner = low.lifespan
 
     @asynccontextmanager
