@@ -426,3 +426,55 @@ def test_a_built_in_stays_allowed_when_a_namesake_in_the_database_is_not_the_one
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f"DROP SCHEMA {util} CASCADE")
                 conn.execute(f"DROP FUNCTION {target.schema}.initcap(text), {target.schema}.upper(integer)")
+
+
+def test_a_postgres_operator_cast_or_domain_over_a_function_of_the_database_is_refused_like_a_call_of_it(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    peek = f"(SELECT count(*) FROM {schema}.customers)::int"  # reads a table the query does not name
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"SET search_path = {schema}")
+        conn.execute(
+            f"CREATE FUNCTION peek(int, int) RETURNS bool LANGUAGE sql AS $$SELECT $1 + $2 < {peek}$$"
+        )
+        conn.execute("CREATE OPERATOR @> (leftarg = int, rightarg = int, function = peek)")
+        conn.execute("CREATE TYPE amount AS (v int)")
+        conn.execute(
+            f"CREATE FUNCTION to_amount(int) RETURNS amount LANGUAGE sql AS $$SELECT ROW({peek})::amount$$"
+        )
+        conn.execute("CREATE CAST (int AS amount) WITH FUNCTION to_amount(int)")
+        conn.execute(f"CREATE FUNCTION small(int) RETURNS bool LANGUAGE sql AS $$SELECT $1 < {peek}$$")
+        conn.execute("CREATE DOMAIN small_id AS int CHECK (small(VALUE))")
+        # over built-ins only: nothing hidden
+        conn.execute("CREATE OPERATOR && (leftarg = int, rightarg = int, function = int4eq)")
+        conn.execute("CREATE DOMAIN positive AS int CHECK (VALUE > 0 AND length(VALUE::text) < 9)")
+    engine = CountingEngine(open_engine("postgres", dsn))
+    try:
+        for sql, function in (
+            ("SELECT id @> 1 FROM events", "peek"),
+            (f"SELECT id OPERATOR({schema}.@>) 1 FROM events", "peek"),
+            ("SELECT id::amount FROM events", "to_amount"),
+            ("SELECT CAST(id AS small_id) FROM events", "small"),
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "opaque_source", sql
+            assert f"{function}()" in refused.value.detail
+        assert engine.planned == []  # refused before EXPLAIN, which may run them
+        fine = "SELECT id && 1, id::positive, id + 1 FROM events ORDER BY id"
+        assert assess(engine, DataConfig(), fine, can_ask=True).decision.kind in ("run", "ask")
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"SET search_path = {schema}")
+            conn.execute("DROP OPERATOR @> (int, int), && (int, int)")
+            conn.execute("DROP CAST (int AS amount)")
+            conn.execute("DROP DOMAIN small_id, positive")
+            conn.execute("DROP FUNCTION peek(int, int), to_amount(int), small(int)")
+            conn.execute("DROP TYPE amount")

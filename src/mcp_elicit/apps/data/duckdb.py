@@ -105,6 +105,10 @@ class DuckDBEngine:
             self._macros = frozenset(str(r[0]).casefold() for r in rows)
         return self._macros if names is None else self._macros & frozenset(names)
 
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        """Nothing: a DuckDB database cannot define operators, casts or domain checks of its own."""
+        return ()
+
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")
         try:

@@ -220,3 +220,52 @@ def called_names(text: str, dialect: str) -> frozenset[str]:
         for token, following in itertools.pairwise(tokens)
         if following.token_type is TokenType.L_PAREN and _WORD.match(token.text)
     )
+
+
+# The characters PostgreSQL builds an operator name from.
+_OPERATOR_CHARS: Final = frozenset("+-*/<>=~!@#%^&|`?")
+_QUOTED: Final = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.BYTE_STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+        TokenType.RAW_STRING,
+        TokenType.HEREDOC_STRING,
+        TokenType.UNICODE_STRING,
+    }
+)
+_OPERATOR_RUN: Final = re.compile(r"[+\-*/<>=~!@#%^&|`?]+")
+
+
+def operators_and_words(text: str, dialect: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What the text may name outside a call: the runs of operator characters written outside
+    string literals and quoted names (`a <+> b`, `OPERATOR(s.<+>)`: "<+>"; a run holds every
+    operator written within it), and every word, quoted names unquoted, case-folded (a type in
+    `x::money2`, a table). Used to look up the database's own operators, casts and types, so a
+    run or a word too many costs a lookup, never a missed one."""
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(text)
+    except SqlglotError:
+        return frozenset(), frozenset()
+    runs: list[str] = []
+    words: set[str] = set()
+    code: list[str] = []
+    last_end = -2
+    for token in tokens:
+        if token.token_type in _QUOTED:
+            code.append(" ")
+            last_end = -2
+            continue
+        raw = text[token.start : token.end + 1]
+        if token.token_type is TokenType.IDENTIFIER:
+            words.add(token.text.casefold())
+            code.append(" ")
+        else:
+            code.append(raw if token.start == last_end + 1 else " " + raw)
+            words.update(w.casefold() for w in re.findall(r"[^\W\d]\w*", raw))
+        last_end = token.end
+    runs.extend(_OPERATOR_RUN.findall("".join(code)))
+    return frozenset(runs), frozenset(words)

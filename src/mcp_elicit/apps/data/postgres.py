@@ -15,6 +15,7 @@ import psycopg
 from psycopg import pq
 
 from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
+from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, operators_and_words
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
@@ -115,6 +116,100 @@ JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
 JOIN pg_proc p ON p.oid = d.refobjid JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
  (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
+"""
+
+# The database's own operators, casts, domains and operator classes (made after initdb, not by an
+# extension) that run a function which is not a built-in computing from its arguments (one on the
+# allow-list, or behind a built-in operator, cast or operator class), and that the query may reach
+# without calling that function by name: an operator written in one of its runs of operator
+# characters (`a <+> b`, `OPERATOR(s.<+>)`), or in an operator class of a type it handles (ORDER BY,
+# DISTINCT, a join); a cast from or to a type it handles (of the database's own; one between two
+# built-in types applies silently anywhere); a domain it handles whose CHECK calls one. A type is
+# handled when the query names it or a relation with a column of it, or of a type made from it.
+# A superset: a name or a type too many refuses a query it did not need to, never the reverse.
+_HIDDEN_SQL: Final = """
+WITH RECURSIVE
+made AS (  -- made in the database (after initdb), not by an extension
+  SELECT 'pg_operator'::regclass AS classid, oid AS objid FROM pg_operator WHERE oid >= 16384
+  UNION ALL SELECT 'pg_cast'::regclass, oid FROM pg_cast WHERE oid >= 16384
+  UNION ALL SELECT 'pg_type'::regclass, oid FROM pg_type WHERE oid >= 16384 AND typtype = 'd'
+  UNION ALL SELECT 'pg_amproc'::regclass, oid FROM pg_amproc WHERE oid >= 16384 AND amprocfamily NOT IN
+   (SELECT objid FROM pg_depend WHERE classid = 'pg_opfamily'::regclass AND deptype = 'e')
+  EXCEPT SELECT classid, objid FROM pg_depend WHERE deptype = 'e'
+),
+used(oid) AS (  -- the functions behind them, and those their CHECK constraints call
+  SELECT o.oprcode FROM pg_operator o
+   JOIN made ON made.classid = 'pg_operator'::regclass AND made.objid = o.oid
+  UNION SELECT c.castfunc FROM pg_cast c
+   JOIN made ON made.classid = 'pg_cast'::regclass AND made.objid = c.oid
+  UNION SELECT a.amproc FROM pg_amproc a
+   JOIN made ON made.classid = 'pg_amproc'::regclass AND made.objid = a.oid
+  UNION SELECT d.refobjid FROM pg_depend d JOIN pg_constraint c ON d.classid = 'pg_constraint'::regclass
+   AND d.objid = c.oid AND c.contypid <> 0 AND d.refclassid = 'pg_proc'::regclass
+),
+opaque_proc AS (  -- those that are not built-ins computing from their arguments
+  SELECT p.oid FROM pg_proc p JOIN used ON used.oid = p.oid WHERE NOT (p.oid < 16384 AND (
+   p.proname = ANY(%(allowed)s::text[])
+   OR p.oid IN (SELECT oprcode FROM pg_operator WHERE oid < 16384)
+   OR p.oid IN (SELECT castfunc FROM pg_cast WHERE oid < 16384)
+   OR p.oid IN (SELECT amproc FROM pg_amproc WHERE oid < 16384)))
+),
+own_op AS (
+  SELECT o.oid, o.oprname, o.oprleft, o.oprright, o.oprcode FROM pg_operator o
+   JOIN made ON made.classid = 'pg_operator'::regclass AND made.objid = o.oid
+  WHERE o.oprcode IN (SELECT oid FROM opaque_proc)
+),
+named_rel AS (SELECT c.oid, c.reltype FROM pg_class c WHERE lower(c.relname) = ANY(%(words)s::text[])),
+in_play(oid) AS (  -- types named, a named relation's own and its columns', what they are made of
+  SELECT t.oid FROM pg_type t WHERE lower(t.typname) = ANY(%(words)s::text[])
+  UNION SELECT reltype FROM named_rel
+  UNION SELECT a.atttypid FROM pg_attribute a JOIN named_rel r ON a.attrelid = r.oid WHERE a.attnum > 0
+  UNION
+  SELECT x.oid FROM in_play p JOIN pg_type t ON t.oid = p.oid
+  CROSS JOIN LATERAL (SELECT t.typelem UNION ALL SELECT t.typbasetype
+   UNION ALL SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0) x(oid)
+  WHERE x.oid <> 0
+),
+opaque_domain(oid, fn) AS (  -- a CHECK calls one (or a base domain's does)
+  SELECT t.oid, coalesce(p.oid, op.oprcode)::regproc::text FROM pg_type t
+   JOIN made ON made.classid = 'pg_type'::regclass AND made.objid = t.oid
+  JOIN pg_constraint c ON c.contypid = t.oid
+  JOIN pg_depend d ON d.classid = 'pg_constraint'::regclass AND d.objid = c.oid
+  LEFT JOIN opaque_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+  LEFT JOIN own_op op ON d.refclassid = 'pg_operator'::regclass AND op.oid = d.refobjid
+  WHERE p.oid IS NOT NULL OR op.oid IS NOT NULL
+  UNION SELECT t.oid, od.fn FROM opaque_domain od JOIN pg_type t ON t.typbasetype = od.oid
+)
+SELECT 'operator ' || o.oprname, o.oprcode::regproc::text FROM own_op o
+ WHERE EXISTS (SELECT 1 FROM unnest(%(operators)s::text[]) r WHERE strpos(r, o.oprname) > 0)
+  OR EXISTS (SELECT 1 FROM pg_amop a WHERE a.amopopr = o.oid)
+   AND (o.oprleft IN (SELECT oid FROM in_play) OR o.oprright IN (SELECT oid FROM in_play))
+UNION ALL
+SELECT 'cast from ' || format_type(c.castsource, NULL) || ' to ' || format_type(c.casttarget, NULL),
+ c.castfunc::regproc::text FROM pg_cast c
+   JOIN made ON made.classid = 'pg_cast'::regclass AND made.objid = c.oid
+ WHERE c.castfunc IN (SELECT oid FROM opaque_proc) AND (
+  c.castsource >= 16384 AND c.castsource IN (SELECT oid FROM in_play)
+  OR c.casttarget >= 16384 AND c.casttarget IN (SELECT oid FROM in_play)
+  OR c.castsource < 16384 AND c.casttarget < 16384)
+UNION ALL
+SELECT 'domain ' || format_type(d.oid, NULL), d.fn FROM opaque_domain d
+ WHERE d.oid IN (SELECT oid FROM in_play)
+UNION ALL
+SELECT 'operator class of ' || format_type(a.amproclefttype, NULL), a.amproc::regproc::text FROM pg_amproc a
+   JOIN made ON made.classid = 'pg_amproc'::regclass AND made.objid = a.oid
+ WHERE a.amproc IN (SELECT oid FROM opaque_proc)
+  AND (a.amproclefttype IN (SELECT oid FROM in_play) OR a.amprocrighttype IN (SELECT oid FROM in_play))
+LIMIT 5
+"""
+# Whether the database made any operator, cast, domain or operator-class function at all: the
+# common answer, no, costs four index probes; only a yes needs `_HIDDEN_SQL`.
+_ANY_MADE_SQL: Final = """
+SELECT 1 FROM pg_operator WHERE oid >= 16384
+UNION ALL SELECT 1 FROM pg_cast WHERE oid >= 16384
+UNION ALL SELECT 1 FROM pg_type WHERE oid >= 16384 AND typtype = 'd'
+UNION ALL SELECT 1 FROM pg_amproc WHERE oid >= 16384
+LIMIT 1
 """
 
 
@@ -244,6 +339,21 @@ class PostgresEngine(CatalogEngine):
         if wanted is not None and not self._fetch(_NAMESAKES_SQL, {"names": wanted}):
             return frozenset()
         return frozenset(str(r[0]).casefold() for r in self._fetch(_FUNCTIONS_SQL, {"names": wanted}))
+
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        """The database's own operators, casts, domains and operator classes the query may reach,
+        each (what it is, the function it runs), when that function is not a built-in that
+        computes from its arguments (`_HIDDEN_SQL`): a query reaching one is refused as one
+        calling that function by name would be."""
+        if not self._fetch(_ANY_MADE_SQL):
+            return ()
+        operators, words = operators_and_words(sql, self.dialect)
+        params = {
+            "allowed": sorted(ALLOWED_FUNCTIONS["postgres"]),
+            "operators": sorted(operators),
+            "words": sorted(words),
+        }
+        return tuple((str(what), str(fn)) for what, fn in self._fetch(_HIDDEN_SQL, params))
 
     def _read_plan(self, plan: Any) -> Estimate:
         return plan_estimate(plan)

@@ -35,6 +35,7 @@ __all__ = [
     "masked_sql",
     "parse_read_only",
     "read_columns",
+    "refuse_hidden_functions",
     "view_query",
 ]
 
@@ -220,6 +221,19 @@ def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> No
             "opaque_source",
             f"calls {found[0]}(), a function defined in the database whose body the guard cannot see"
             " into; name the tables instead",
+        )
+
+
+def refuse_hidden_functions(hidden: Iterable[tuple[str, str]]) -> None:
+    """QueryRefused ("opaque_source") when the query reaches one of the database's own operators,
+    casts, domains or operator classes (`hidden`: what it is, the function it runs) whose function
+    the guard cannot see into: as if the query called that function by name."""
+    for what, function in hidden:
+        raise QueryRefused(
+            "opaque_source",
+            f"uses the {what} the database defines, which runs {function}(), a function the guard"
+            " cannot see into (it may read a table, file, setting or session); write the query"
+            " without it",
         )
 
 
