@@ -478,3 +478,31 @@ def test_a_postgres_operator_cast_or_domain_over_a_function_of_the_database_is_r
             conn.execute("DROP DOMAIN small_id, positive")
             conn.execute("DROP FUNCTION peek(int, int), to_amount(int), small(int)")
             conn.execute("DROP TYPE amount")
+
+
+def test_a_limit_over_a_plain_scan_counts_the_rows_it_takes_and_one_over_a_sort_or_aggregate_the_whole_table(
+    target: Target,
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        events = f"{target.schema}.events"
+        taken = assess(engine, target.config, "SELECT * FROM events LIMIT 10", can_ask=True)
+        assert taken.estimate is not None
+        assert 10 <= taken.estimate.tables[events] < 10_000  # what it takes (DuckDB: a vector per thread)
+        assert taken.estimate.processed <= taken.estimate.total
+        assert taken.decision.kind == "run"
+        if target.engine == "postgres":  # the OFFSET is read too (DuckDB plans one as a join)
+            skipped = engine.estimate("SELECT * FROM events LIMIT 10 OFFSET 500")
+            assert 510 <= skipped.tables[events] < 600
+        for blocking in (
+            "SELECT * FROM events ORDER BY kind LIMIT 10",
+            "SELECT kind, count(*) FROM events GROUP BY kind LIMIT 10",
+        ):
+            seen = assess(engine, target.config, blocking, can_ask=True)
+            assert seen.estimate is not None
+            assert seen.estimate.tables[events] >= seen.thresholds.total, blocking
+            assert seen.decision.kind == "ask", blocking
+    finally:
+        engine.close()

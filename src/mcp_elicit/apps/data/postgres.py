@@ -213,11 +213,56 @@ LIMIT 1
 """
 
 
+# Nodes that hand on each input row as it comes, one out for one in (without a Filter), and the
+# scans that read no more rows than they return when nothing filters them.
+_ROW_FOR_ROW: Final = frozenset(
+    {"Limit", "Result", "Subquery Scan", "Append", "Seq Scan", "Index Scan", "Index Only Scan"}
+)
+
+
 def _plan_rows(node: dict[str, Any]) -> float:
     try:
         return max(0.0, float(node.get("Plan Rows", 0)))
     except (TypeError, ValueError):
         return 0.0
+
+
+def _cost(node: dict[str, Any], key: str) -> float | None:
+    try:
+        value = float(node[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value if value >= 0 else None
+
+
+def _limit_cap(node: dict[str, Any], children: list[dict[str, Any]]) -> float | None:
+    """The rows a Limit pulls from its input, as the planner costs it: PostgreSQL charges a Limit
+    its input's startup cost plus the share of the input's run cost for the rows it fetches
+    (OFFSET and LIMIT together), so that share of the input's rows is what it reads. None when the
+    costs do not say (the Limit then caps nothing)."""
+    if node.get("Node Type") != "Limit":
+        return None
+    outer = [c for c in children if c.get("Parent Relationship") == "Outer"]
+    if len(outer) != 1:
+        return None
+    total, start, end = (
+        _cost(node, "Total Cost"),
+        _cost(outer[0], "Startup Cost"),
+        _cost(outer[0], "Total Cost"),
+    )
+    if total is None or start is None or end is None:
+        return None
+    rows = _plan_rows(outer[0])
+    if end <= start:
+        return rows
+    return min(rows, rows * max(0.0, total - start) / (end - start))
+
+
+def _row_for_row(node: dict[str, Any]) -> bool:
+    """True for a node that hands on its input's rows as they come, without dropping any (no
+    Filter), so a Limit above it stops what is below it too."""
+    kind = node.get("Node Type")
+    return kind in _ROW_FOR_ROW and "Filter" not in node and not node.get("Parallel Aware")
 
 
 def plan_estimate(plan: Any) -> Estimate:
@@ -227,20 +272,41 @@ def plan_estimate(plan: Any) -> Estimate:
 
     A parallel-aware scan's rows are per process: times the planner's own divisor for the workers
     of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them; so are
-    those of every node under the Gather, each process running its own copy."""
+    those of every node under the Gather, each process running its own copy.
+
+    A Limit stops a scan that filters nothing when only nodes that hand on each row unchanged
+    stand between them (`_ROW_FOR_ROW`): that scan reads and hands on the rows the Limit pulls
+    (`_limit_cap`), not the table. A Sort, an aggregate, a hash, a join or a filter between
+    them (one that may drop every row it reads) leaves the scan's whole estimate counted."""
     tables: dict[str, float] = {}
     processed = 0.0
     roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack: list[tuple[dict[str, Any], float, bool]] = [(r, 1.0, False) for r in roots if isinstance(r, dict)]
+    stack: list[tuple[dict[str, Any], float, bool, float | None]] = [
+        (r, 1.0, False, None) for r in roots if isinstance(r, dict)
+    ]
     while stack:
-        node, divisor, parallel = stack.pop()
+        node, divisor, parallel, cap = stack.pop()
         workers = node.get("Workers Planned")
         gather = isinstance(workers, int) and workers > 0
         if isinstance(workers, int) and gather:
             divisor = workers + max(0.0, 1.0 - 0.3 * workers)
         children = [p for p in node.get("Plans") or [] if isinstance(p, dict)]
-        stack.extend((p, divisor, parallel or gather) for p in children)
-        handled = _plan_rows(node)
+        limit = _limit_cap(node, children)
+        through = cap if _row_for_row(node) else None
+        for child in children:
+            feeds = child.get("Parent Relationship") in ("Outer", "Member", "Subquery")
+            stack.append(
+                (
+                    child,
+                    divisor,
+                    parallel or gather,
+                    limit if limit is not None else through if feeds else None,
+                )
+            )
+        own = _plan_rows(node)
+        if cap is not None and _row_for_row(node):
+            own = min(own, cap)
+        handled = own
         if node.get("Node Type") == "Nested Loop":
             sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}
             handled = max(handled, sides.get("Outer", 0.0) * sides.get("Inner", 0.0))
@@ -248,7 +314,7 @@ def plan_estimate(plan: Any) -> Estimate:
         relation = node.get("Relation Name")
         if isinstance(relation, str):
             key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            rows = _plan_rows(node) * (divisor if node.get("Parallel Aware") else 1.0)
+            rows = own * (divisor if node.get("Parallel Aware") else 1.0)
             tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
