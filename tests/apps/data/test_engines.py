@@ -506,3 +506,27 @@ def test_a_limit_over_a_plain_scan_counts_the_rows_it_takes_and_one_over_a_sort_
             assert seen.decision.kind == "ask", blocking
     finally:
         engine.close()
+
+
+def test_a_postgres_subquery_run_once_per_outer_row_counts_its_rows_each_time(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    config = config_from_mapping(CATALOG)
+    engine = open_engine("postgres", dsn)
+    try:
+        per_row = (
+            "SELECT c.id, (SELECT count(*) FROM events e WHERE e.customer_id = c.id) AS n FROM customers c"
+        )
+        once = engine.estimate("SELECT count(*) FROM events e WHERE e.customer_id = 7")
+        seen = assess(engine, config, per_row, can_ask=True)
+        assert seen.estimate is not None
+        # the subquery runs for each of the 1,000 customers
+        assert seen.estimate.tables[f"{schema}.events"] >= 1_000 * once.tables[f"{schema}.events"]
+        assert seen.decision.kind == "ask"
+        hashed = engine.estimate("SELECT id FROM customers WHERE id IN (SELECT customer_id FROM events)")
+        assert hashed.tables[f"{schema}.events"] <= PG_EVENTS  # run once, not per row
+    finally:
+        engine.close()

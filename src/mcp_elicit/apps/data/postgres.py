@@ -265,6 +265,31 @@ def _row_for_row(node: dict[str, Any]) -> bool:
     return kind in _ROW_FOR_ROW and "Filter" not in node and not node.get("Parallel Aware")
 
 
+def _child_loops(
+    node: dict[str, Any], child: dict[str, Any], children: list[dict[str, Any]], loops: float, base: float
+) -> tuple[float, float]:
+    """How many times `child` runs, and the count a Materialize under it falls back to: a Nested
+    Loop's inner side once per outer row; a correlated SubPlan once per row its parent evaluates
+    it on, which is at least the parent's rows and, in a filter, the rows the parent reads; the
+    planner charges the parent the SubPlan's cost for each, so the parent's cost over the
+    SubPlan's bounds that count (a hashed SubPlan runs once, an InitPlan once); a Materialize's
+    input once per run of what encloses the loop."""
+    role = child.get("Parent Relationship")
+    kind = node.get("Node Type")
+    if kind == "Materialize":
+        return base, base
+    if role == "Inner" and kind == "Nested Loop":
+        outer = max((_plan_rows(c) for c in children if c.get("Parent Relationship") == "Outer"), default=1.0)
+        return loops * max(1.0, outer), loops
+    if role == "SubPlan" and not str(child.get("Subplan Name", "")).startswith("hashed"):
+        per_row = _plan_rows(node)
+        parent_cost, cost = _cost(node, "Total Cost"), _cost(child, "Total Cost")
+        if parent_cost is not None and cost:
+            per_row = max(per_row, parent_cost / cost)
+        return loops * max(1.0, per_row), loops
+    return loops, base
+
+
 def plan_estimate(plan: Any) -> Estimate:
     """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE),
     and the most rows one node handles: its own "Plan Rows", or for a Nested Loop the pairs it
@@ -277,32 +302,32 @@ def plan_estimate(plan: Any) -> Estimate:
     A Limit stops a scan that filters nothing when only nodes that hand on each row unchanged
     stand between them (`_ROW_FOR_ROW`): that scan reads and hands on the rows the Limit pulls
     (`_limit_cap`), not the table. A Sort, an aggregate, a hash, a join or a filter between
-    them (one that may drop every row it reads) leaves the scan's whole estimate counted."""
+    them (one that may drop every row it reads) leaves the scan's whole estimate counted.
+
+    A node that runs many times counts its rows each time (`_child_loops`): a Nested Loop's inner
+    side once per outer row, a correlated SubPlan once per row it is evaluated on."""
     tables: dict[str, float] = {}
     processed = 0.0
     roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack: list[tuple[dict[str, Any], float, bool, float | None]] = [
-        (r, 1.0, False, None) for r in roots if isinstance(r, dict)
+    # (node, parallel divisor, under a Gather, LIMIT cap, times it runs, times what encloses its
+    # nearest loop runs: a Materialize below a loop reads its input once per those)
+    stack: list[tuple[dict[str, Any], float, bool, float | None, float, float]] = [
+        (r, 1.0, False, None, 1.0, 1.0) for r in roots if isinstance(r, dict)
     ]
     while stack:
-        node, divisor, parallel, cap = stack.pop()
+        node, divisor, parallel, cap, loops, base = stack.pop()
         workers = node.get("Workers Planned")
         gather = isinstance(workers, int) and workers > 0
         if isinstance(workers, int) and gather:
             divisor = workers + max(0.0, 1.0 - 0.3 * workers)
         children = [p for p in node.get("Plans") or [] if isinstance(p, dict)]
         limit = _limit_cap(node, children)
-        through = cap if _row_for_row(node) else None
+        below = limit if limit is not None else cap if _row_for_row(node) else None
         for child in children:
-            feeds = child.get("Parent Relationship") in ("Outer", "Member", "Subquery")
-            stack.append(
-                (
-                    child,
-                    divisor,
-                    parallel or gather,
-                    limit if limit is not None else through if feeds else None,
-                )
-            )
+            role = child.get("Parent Relationship")
+            feeds = role in ("Outer", "Member", "Subquery")
+            runs, runs_base = _child_loops(node, child, children, loops, base)
+            stack.append((child, divisor, parallel or gather, below if feeds else None, runs, runs_base))
         own = _plan_rows(node)
         if cap is not None and _row_for_row(node):
             own = min(own, cap)
@@ -310,11 +335,11 @@ def plan_estimate(plan: Any) -> Estimate:
         if node.get("Node Type") == "Nested Loop":
             sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}
             handled = max(handled, sides.get("Outer", 0.0) * sides.get("Inner", 0.0))
-        processed = max(processed, handled * (divisor if parallel else 1.0))
+        processed = max(processed, handled * loops * (divisor if parallel else 1.0))
         relation = node.get("Relation Name")
         if isinstance(relation, str):
             key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            rows = own * (divisor if node.get("Parallel Aware") else 1.0)
+            rows = own * loops * (divisor if node.get("Parallel Aware") else 1.0)
             tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
