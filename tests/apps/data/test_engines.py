@@ -530,3 +530,38 @@ def test_a_postgres_subquery_run_once_per_outer_row_counts_its_rows_each_time(
         assert hashed.tables[f"{schema}.events"] <= PG_EVENTS  # run once, not per row
     finally:
         engine.close()
+
+
+def test_a_query_the_engine_cannot_plan_is_refused_in_one_bounded_line_that_says_it_was_not_run(
+    target: Target,
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+    from mcp_elicit.apps.data.guard import Decision
+    from mcp_elicit.apps.data.server import MAX_QUOTED_ENGINE_CHARS, refusal_detail
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        # DuckDB's error lists every candidate function; PostgreSQL's quotes the EXPLAIN it ran
+        sql = (
+            "SELECT abs(kind) FROM events"
+            if target.engine == "duckdb"
+            else "SELECT id FROM events WHERE id = 'x'"
+        )
+        seen = assess(engine, target.config, sql, can_ask=True)
+        assert seen.decision.category == "no_estimate"
+        assert "\n" in seen.no_estimate_why  # the engine's own text runs on
+        detail = refusal_detail(seen.decision, seen.no_estimate_why)
+        assert "not run" in detail
+        assert "could not plan" in detail
+        for internal in ("Candidate", "EXPLAIN", "LINE 1", "^", "\n"):
+            assert internal not in detail
+        assert len(detail) < MAX_QUOTED_ENGINE_CHARS + 120
+    finally:
+        engine.close()
+    crashed = refusal_detail(
+        Decision("refuse", "no_estimate"),
+        "duckdb: INTERNAL Error: Attempted to access index 3 within vector of size 3\nStack Trace: 0x7f",
+    )
+    assert "not run" in crashed
+    assert "Attempted" not in crashed
+    assert "Stack" not in crashed

@@ -214,6 +214,20 @@ LIMIT 1
 """
 
 
+# SQLSTATE classes of a fault of the server's own: internal, system, configuration file, resources,
+# operator intervention.
+_SERVER_FAULTS: Final = frozenset({"XX", "58", "F0", "53", "57"})
+
+
+def _error_text(exc: psycopg.Error) -> str:
+    """The server's message, marked as an internal error when its SQLSTATE class says the fault is
+    the server's, not the query's (internal, system, configuration file, resources, operator
+    intervention): a refusal then withholds its words, which may name files or internals."""
+    text = str(exc).strip()
+    state = exc.sqlstate or ""
+    return f"internal error (SQLSTATE {state}): {text}" if state[:2] in _SERVER_FAULTS else text
+
+
 class PostgresEngine(CatalogEngine):
     name = "postgres"
     dialect = "postgres"
@@ -353,7 +367,7 @@ class PostgresEngine(CatalogEngine):
                     cur.execute(sql, params)
                     return cur.fetchall()
             except psycopg.Error as exc:
-                raise DataEngineError("postgres", str(exc).strip()) from None
+                raise DataEngineError("postgres", _error_text(exc)) from None
 
     def close(self) -> None:
         self._closed = True
