@@ -146,7 +146,7 @@ def test_a_duckdb_view_carries_the_tags_of_every_column_it_reads(tmp_path: Path)
         conn.execute("CREATE VIEW contacts AS SELECT email AS address FROM customers")
         conn.execute("CREATE VIEW contact_ids AS SELECT 1 AS one FROM contacts WHERE address LIKE 'a%'")
         conn.execute("CREATE VIEW segments AS SELECT segment FROM customers")
-        conn.execute("CREATE VIEW opaque AS SELECT * FROM range(3)")
+        conn.execute("CREATE VIEW opaque AS SELECT * FROM query_table('customers')")
     engine = open_engine("duckdb", path)
     try:
         names = {t.name for t in engine.tables()}
@@ -565,3 +565,36 @@ def test_a_query_the_engine_cannot_plan_is_refused_in_one_bounded_line_that_says
     assert "not run" in crashed
     assert "Attempted" not in crashed
     assert "Stack" not in crashed
+
+
+def test_version_and_a_series_of_whole_numbers_run_and_a_long_series_asks_as_its_rows_are_counted(
+    target: Target,
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        for sql in (
+            "SELECT version(), current_database(), current_schema()",
+            "SELECT count(*) FROM generate_series(1, 1000) AS g(x)",
+            "SELECT c.id, g.x FROM customers c CROSS JOIN generate_series(1, 3) AS g(x) WHERE c.id < 2",
+        ):
+            seen = assess(engine, target.config, sql, can_ask=True)
+            assert seen.decision.kind == "run", sql
+            assert engine.run(sql, 10).rows
+        long = assess(
+            engine, target.config, "SELECT max(x) FROM generate_series(1, 100000000) AS g(x)", can_ask=True
+        )
+        assert long.estimate is not None
+        assert long.estimate.processed >= 100_000_000
+        assert long.decision.kind == "ask"
+        for refused_sql in (
+            "SELECT pg_stat_get_backend_activity(1)",
+            "SELECT * FROM generate_series(1, (SELECT max(id) FROM customers))",  # rows guessed, not counted
+            "SELECT c.id FROM customers c, generate_series(1, c.id) AS g(x)",
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, target.config, refused_sql, can_ask=True)
+            assert refused.value.reason == "opaque_source", refused_sql
+    finally:
+        engine.close()

@@ -27,10 +27,14 @@ from sqlglot.errors import SqlglotError
 __all__ = [
     "ALLOWED_FUNCTIONS",
     "GRAMMAR",
+    "SERIES_AS_VALUE",
+    "SERIES_FUNCTIONS",
     "FunctionCall",
     "called_names",
     "function_calls",
     "parsed_as_grammar",
+    "whole_number_arguments",
+    "written_name",
 ]
 
 
@@ -98,6 +102,7 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
         to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery ts_rank
         ts_rank_cd ts_headline setweight
         gen_random_uuid pg_typeof pg_size_pretty pg_size_bytes
+        version current_database current_schema generate_series
         """
     ),
     "duckdb": _COMMON
@@ -132,6 +137,7 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
         json_valid json_array json_structure json_merge_patch json_group_array json_group_object
         json_quote json_transform
         typeof gen_random_uuid uuid
+        version current_database current_schema generate_series range
         """
     ),
     "trino": _COMMON
@@ -161,6 +167,18 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
 }
 
 
+# Functions that make a series of numbers: allowed only with whole-number literal arguments, so the
+# planner counts the rows exactly (PostgreSQL's support function; DuckDB from the arguments) rather
+# than guessing (PostgreSQL guesses 1,000 rows for a series of timestamps or one from a subquery).
+# In FROM on both engines; as a value only on PostgreSQL: DuckDB's `range(n)` as a value is a list
+# it builds whole while it plans the query, before any estimate.
+SERIES_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
+    "postgres": frozenset({"generate_series"}),
+    "duckdb": frozenset({"generate_series", "range"}),
+}
+SERIES_AS_VALUE: Final[dict[str, frozenset[str]]] = {"postgres": frozenset({"generate_series"})}
+
+
 @dataclass(frozen=True, slots=True)
 class FunctionCall:
     """One call by name in a query: `name` as written (case-folded, unquoted) and `schema`, the
@@ -180,15 +198,35 @@ def function_calls(tree: exp.Expression, text: str) -> Iterable[FunctionCall]:
     an alias the parser maps to another function (`substr` read as SUBSTRING) is checked under
     its own name."""
     for func in tree.find_all(exp.Func):
-        start, end = func.meta.get("start"), func.meta.get("end")
-        if not isinstance(start, int) or not isinstance(end, int):
+        name = written_name(func, text)
+        if name is None:
             continue  # grammar: CAST, CASE, EXTRACT, operators, current_date
-        name = _unquoted(text[start : end + 1])
         parent = func.parent
         schema = ""
         if isinstance(parent, exp.Dot) and parent.expression is func:
             schema = _unquoted(parent.this.sql()) if isinstance(parent.this, exp.Expression) else "?"
         yield FunctionCall(name, schema)
+
+
+def written_name(func: exp.Expr, text: str) -> str | None:
+    """The name a function node was called by in `text` (unquoted, case-folded), from the place the
+    parser kept for it; None for grammar, which keeps none."""
+    start, end = func.meta.get("start"), func.meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return _unquoted(text[start : end + 1])
+
+
+def whole_number_arguments(func: exp.Expr) -> bool:
+    """True when every argument of `func` is a whole-number literal (`1`, `-5`, `10000000000`)."""
+    for value in func.args.values():
+        for arg in value if isinstance(value, list) else [value]:
+            if arg is None or isinstance(arg, bool):
+                continue
+            number = arg.this if isinstance(arg, exp.Neg) else arg
+            if not (isinstance(number, exp.Literal) and not number.is_string and str(number.this).isdigit()):
+                return False
+    return True
 
 
 _WORD: Final = re.compile(r'["`]?[^\W\d]')

@@ -120,7 +120,8 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
         big = f" (largest: {largest[0]}, {_rows(largest[1])})" if largest else ""
         parts.append(f"Estimated rows read: {_rows(estimate.total)}{big}; threshold {_rows(threshold)} rows.")
         if estimate.multiplied:
-            parts.append(f"One step of the plan (a join) handles {_rows(estimate.processed)} rows.")
+            handled = _rows(estimate.processed)
+            parts.append(f"One step of the plan (a join or a series) handles {handled} rows.")
     for e in decision.exceeded:
         where = "one step of the plan" if e.processed else e.table or "the whole query"
         parts.append(f"Over the limit: {where} {_rows(e.rows)} > {_rows(e.limit)}.")
@@ -133,8 +134,8 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
 
 def _over(decision: Decision) -> list[str]:
     return [
-        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join), over the limit of"
-        f" {_rows(e.limit)}"
+        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join or a series), over the"
+        f" limit of {_rows(e.limit)}"
         if e.processed
         else f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
         if not e.table
