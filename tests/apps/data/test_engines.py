@@ -598,3 +598,25 @@ def test_version_and_a_series_of_whole_numbers_run_and_a_long_series_asks_as_its
             assert refused.value.reason == "opaque_source", refused_sql
     finally:
         engine.close()
+
+
+def test_duckdb_answers_a_whole_table_count_from_its_stored_statistics_so_it_reads_no_rows(
+    sample_db: Path,
+) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine("duckdb", str(sample_db))
+    try:
+        whole = assess(engine, DataConfig(), "SELECT count(*) FROM events", can_ask=True)
+        assert whole.estimate is not None
+        assert whole.estimate.total == 0  # the plan is one constant row: no scan at all
+        assert whole.decision.kind == "run"
+        filtered = engine.estimate("SELECT count(*) FROM events WHERE kind = 'click'")
+        assert filtered.tables["main.events"] > 0  # a filter needs the scan, and it is counted
+    finally:
+        engine.close()
+    with duckdb.connect(str(sample_db), read_only=True) as conn:
+        profile = conn.execute("EXPLAIN ANALYZE SELECT count(*) FROM events").fetchall()[0][1]
+    assert "Table Scan" not in profile  # as run, not only as planned
