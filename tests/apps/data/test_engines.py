@@ -621,3 +621,21 @@ def test_duckdb_answers_a_whole_table_count_from_its_stored_statistics_so_it_rea
     with duckdb.connect(str(sample_db), read_only=True, config={"enable_external_access": False}) as conn:
         profile = conn.execute("EXPLAIN ANALYZE SELECT count(*) FROM events").fetchall()[0][1]
     assert "Table Scan" not in profile  # as run, not only as planned
+
+
+def test_a_filtered_scan_counts_the_whole_table_it_reads_not_the_rows_that_pass(target: Target) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        events = f"{target.schema}.events"
+        whole = engine.estimate("SELECT id FROM events").tables[events]
+        seen = assess(engine, target.config, "SELECT id FROM events WHERE customer_id = 5", can_ask=True)
+        assert seen.estimate is not None
+        assert seen.estimate.tables[events] >= whole  # every row is read to find the few that pass
+        assert seen.decision.kind == "ask"
+        if target.engine == "postgres":  # an index lookup reads only what it finds
+            found = engine.estimate("SELECT country FROM customers WHERE id = 5")
+            assert found.tables[f"{target.schema}.customers"] <= 1
+    finally:
+        engine.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import duckdb
@@ -61,7 +61,7 @@ def _limit_cap(node: dict[str, Any], threads: int) -> float | None:
     return float(limit + offset + _VECTOR_ROWS * max(1, threads))
 
 
-def plan_estimate(plan: Any, threads: int = 1) -> Estimate:
+def plan_estimate(plan: Any, threads: int = 1, sizes: Mapping[str, float] | None = None) -> Estimate:
     """Per-table rows from DuckDB's ``EXPLAIN (FORMAT JSON)`` plan: each scan's "Estimated
     Cardinality" under its "Table" (``catalog.schema.table``, kept as ``schema.table``); and the
     most rows one operator handles: its own estimate or, for a cross product or nested-loop join,
@@ -70,7 +70,11 @@ def plan_estimate(plan: Any, threads: int = 1) -> Estimate:
     A LIMIT stops the scan that feeds it when only projections stand between them and the scan
     filters nothing (`_limit_cap`): that scan reads and hands on about what the LIMIT takes, not
     the table. Anything else between them (an ORDER BY, an aggregate, a join, a filter, which
-    may drop every row it reads) leaves the scan's whole estimate counted."""
+    may drop every row it reads) leaves the scan's whole estimate counted.
+
+    A scan with a filter reads its table, not only the rows that pass (its zone maps may skip some
+    row groups, never more): it counts the table's stored row count (`sizes`, by
+    ``schema.table``) when that is more."""
     tables: dict[str, float] = {}
     processed = 0.0
     roots = list(plan) if isinstance(plan, list) else [plan]
@@ -86,7 +90,10 @@ def plan_estimate(plan: Any, threads: int = 1) -> Estimate:
         rows = _cardinality(node)
         info = node.get("extra_info") or {}
         table = info.get("Table") if isinstance(info, dict) else None
-        if cap is not None and rows is not None and isinstance(table, str) and not info.get("Filters"):
+        key = ".".join(part.strip('"') for part in table.split(".")[-2:]) if isinstance(table, str) else ""
+        if rows is not None and isinstance(table, str) and info.get("Filters"):
+            rows = max(rows, (sizes or {}).get(key, 0.0))
+        elif cap is not None and rows is not None and isinstance(table, str):
             rows = min(rows, cap)
         handled = rows or 0.0
         if cap is not None:
@@ -95,7 +102,6 @@ def plan_estimate(plan: Any, threads: int = 1) -> Estimate:
             handled = max(handled, (_cardinality(children[0]) or 0.0) * (_cardinality(children[1]) or 0.0))
         processed = max(processed, handled)
         if isinstance(table, str) and rows is not None:
-            key = ".".join(part.strip('"') for part in table.split(".")[-2:])
             tables[key] = tables.get(key, 0.0) + rows
     return Estimate.of(tables, processed=processed)
 
@@ -112,6 +118,7 @@ class DuckDBEngine:
             raise DataEngineError("duckdb", f"cannot open {path}: {exc}") from None
         self._lock = threading.Lock()  # one DuckDB connection serves one statement at a time
         self._macros: frozenset[str] | None = None
+        self._sizes: dict[str, float] | None = None
         self._threads = int(self._fetch("SELECT current_setting('threads')")[0][0])
 
     def tables(self) -> tuple[TableInfo, ...]:
@@ -154,7 +161,18 @@ class DuckDBEngine:
             plan = json.loads(rows[0][1])
         except (IndexError, ValueError) as exc:
             raise DataEngineError("duckdb", f"unreadable EXPLAIN output: {exc}") from None
-        return plan_estimate(plan, self._threads)
+        return plan_estimate(plan, self._threads, self._table_rows())
+
+    def _table_rows(self) -> dict[str, float]:
+        """Each table's stored row count (``schema.table``), read once: while this read-only
+        connection is open no other process can write the file."""
+        if self._sizes is None:
+            rows = self._fetch(
+                "SELECT schema_name, table_name, estimated_size FROM duckdb_tables()"
+                " WHERE database_name = current_database()"
+            )
+            self._sizes = {f"{schema}.{table}": float(size or 0) for schema, table, size in rows}
+        return self._sizes
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:

@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any, Final
 
 import psycopg
-from psycopg import pq
+from psycopg import pq, sql
 
 from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
 from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, operators_and_words
 from mcp_elicit.apps.data.guard import Estimate
-from mcp_elicit.apps.data.postgres_plan import plan_estimate
+from mcp_elicit.apps.data.postgres_plan import filtered_scans, plan_estimate
 from mcp_elicit.errors import DataEngineError
 
 __all__ = ["STATEMENT_TIMEOUT_MS", "PostgresEngine", "plan_estimate"]
@@ -329,7 +329,18 @@ class PostgresEngine(CatalogEngine):
         return tuple((str(what), str(fn)) for what, fn in self._fetch(_HIDDEN_SQL, params))
 
     def _read_plan(self, plan: Any) -> Estimate:
-        return plan_estimate(plan)
+        """The plan's estimate; a Seq Scan with a Filter counts its whole relation, whose rows the
+        planner estimates for a plain scan of it alone (one more EXPLAIN, only when there is one)."""
+        scans = sorted(filtered_scans(plan))
+        if not scans:
+            return plan_estimate(plan)
+        each = sql.SQL(" UNION ALL ").join(
+            sql.SQL("SELECT 1 FROM ONLY {}").format(sql.Identifier(schema, relation))
+            for schema, relation in scans
+        )
+        rows = self._fetch(sql.SQL("EXPLAIN (FORMAT JSON, VERBOSE) {}").format(each).as_string(self._conn))
+        sizes = plan_estimate(rows[0][0] if rows else None).tables
+        return plan_estimate(plan, {f"{s}.{r}": float(sizes.get(f"{s}.{r}", 0.0)) for s, r in scans})
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:

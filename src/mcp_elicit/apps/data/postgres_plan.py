@@ -3,12 +3,13 @@ from ``EXPLAIN (FORMAT JSON, VERBOSE)``. Pure: the plan comes in as parsed JSON.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
-__all__ = ["plan_estimate"]
+__all__ = ["filtered_scans", "plan_estimate"]
 
 # Nodes that hand on each input row as it comes, one out for one in (without a Filter), and the
 # scans that read no more rows than they return when nothing filters them.
@@ -87,7 +88,27 @@ def _child_loops(
     return loops, base
 
 
-def plan_estimate(plan: Any) -> Estimate:
+def filtered_scans(plan: Any) -> set[tuple[str, str]]:
+    """(schema, relation) of every Seq Scan with a Filter in the plan: each reads its whole relation
+    (every run) though its "Plan Rows" count only the rows that pass the filter."""
+    found: set[tuple[str, str]] = set()
+    stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        stack.extend(node.get("Plans") or [])
+        relation, schema = node.get("Relation Name"), node.get("Schema")
+        if _reads_whole(node) and isinstance(relation, str) and isinstance(schema, str):
+            found.add((schema, relation))
+    return found
+
+
+def _reads_whole(node: dict[str, Any]) -> bool:
+    return node.get("Node Type") == "Seq Scan" and "Filter" in node
+
+
+def plan_estimate(plan: Any, sizes: Mapping[str, float] | None = None) -> Estimate:
     """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE),
     and the most rows one node handles: its own "Plan Rows", or for a Nested Loop the pairs it
     compares (its outer rows times its inner rows, which are per loop).
@@ -100,6 +121,10 @@ def plan_estimate(plan: Any) -> Estimate:
     stand between them (`_ROW_FOR_ROW`): that scan reads and hands on the rows the Limit pulls
     (`_limit_cap`), not the table. A Sort, an aggregate, a hash, a join or a filter between
     them (one that may drop every row it reads) leaves the scan's whole estimate counted.
+
+    A Seq Scan with a Filter reads its whole relation, not only the rows that pass: it counts the
+    relation's rows as the planner estimates them (`sizes`, by qualified name; `filtered_scans`
+    says which are needed), each time it runs.
 
     A node that runs many times counts its rows each time (`_child_loops`): a Nested Loop's inner
     side once per outer row, a correlated SubPlan once per row it is evaluated on."""
@@ -125,18 +150,22 @@ def plan_estimate(plan: Any) -> Estimate:
             feeds = role in ("Outer", "Member", "Subquery")
             runs, runs_base = _child_loops(node, child, children, loops, base)
             stack.append((child, divisor, parallel or gather, below if feeds else None, runs, runs_base))
+        relation = node.get("Relation Name")
+        key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else str(relation)
         own = _plan_rows(node)
         if cap is not None and _row_for_row(node):
             own = min(own, cap)
+        share = divisor if node.get("Parallel Aware") else 1.0
+        whole = (sizes or {}).get(key) if _reads_whole(node) else None
+        if whole is not None:
+            own = max(own, whole / share)  # per process, as the scan's own rows are
         handled = own
         if node.get("Node Type") == "Nested Loop":
             sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}
             handled = max(handled, sides.get("Outer", 0.0) * sides.get("Inner", 0.0))
         processed = max(processed, handled * loops * (divisor if parallel else 1.0))
-        relation = node.get("Relation Name")
         if isinstance(relation, str):
-            key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            rows = own * loops * (divisor if node.get("Parallel Aware") else 1.0)
+            rows = own * loops * share
             tables[key] = tables.get(key, 0.0) + round(rows)
     if not roots:
         raise DataEngineError("postgres", "EXPLAIN returned no plan")
