@@ -131,12 +131,15 @@ WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
 _HIDDEN_SQL: Final = """
 WITH RECURSIVE
 made AS (  -- made in the database (after initdb), not by an extension
-  SELECT 'pg_operator'::regclass AS classid, oid AS objid FROM pg_operator WHERE oid >= 16384
-  UNION ALL SELECT 'pg_cast'::regclass, oid FROM pg_cast WHERE oid >= 16384
-  UNION ALL SELECT 'pg_type'::regclass, oid FROM pg_type WHERE oid >= 16384 AND typtype = 'd'
-  UNION ALL SELECT 'pg_amproc'::regclass, oid FROM pg_amproc WHERE oid >= 16384 AND amprocfamily NOT IN
-   (SELECT objid FROM pg_depend WHERE classid = 'pg_opfamily'::regclass AND deptype = 'e')
-  EXCEPT SELECT classid, objid FROM pg_depend WHERE deptype = 'e'
+  SELECT m.classid, m.objid FROM (
+    SELECT 'pg_operator'::regclass AS classid, oid AS objid FROM pg_operator WHERE oid >= 16384
+    UNION ALL SELECT 'pg_cast'::regclass, oid FROM pg_cast WHERE oid >= 16384
+    UNION ALL SELECT 'pg_type'::regclass, oid FROM pg_type WHERE oid >= 16384 AND typtype = 'd'
+    UNION ALL SELECT 'pg_amproc'::regclass, a.oid FROM pg_amproc a WHERE a.oid >= 16384 AND NOT EXISTS
+     (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_opfamily'::regclass AND e.objid = a.amprocfamily
+      AND e.deptype = 'e')
+  ) m WHERE NOT EXISTS
+   (SELECT 1 FROM pg_depend e WHERE e.classid = m.classid AND e.objid = m.objid AND e.deptype = 'e')
 ),
 used(oid) AS (  -- the functions behind them, and those their CHECK constraints call
   SELECT o.oprcode FROM pg_operator o
