@@ -444,6 +444,10 @@ def test_a_postgres_operator_cast_or_domain_over_a_function_of_the_database_is_r
             f"CREATE FUNCTION peek(int, int) RETURNS bool LANGUAGE sql AS $$SELECT $1 + $2 < {peek}$$"
         )
         conn.execute("CREATE OPERATOR @> (leftarg = int, rightarg = int, function = peek)")
+        conn.execute(
+            f"CREATE FUNCTION peek_like(int, text) RETURNS bool LANGUAGE sql AS $$SELECT $1 < {peek}$$"
+        )
+        conn.execute("CREATE OPERATOR ~~ (leftarg = int, rightarg = text, function = peek_like)")
         conn.execute("CREATE TYPE amount AS (v int)")
         conn.execute(
             f"CREATE FUNCTION to_amount(int) RETURNS amount LANGUAGE sql AS $$SELECT ROW({peek})::amount$$"
@@ -461,6 +465,7 @@ def test_a_postgres_operator_cast_or_domain_over_a_function_of_the_database_is_r
             (f"SELECT id OPERATOR({schema}.@>) 1 FROM events", "peek"),
             ("SELECT id::amount FROM events", "to_amount"),
             ("SELECT CAST(id AS small_id) FROM events", "small"),
+            ("SELECT id FROM events WHERE id LIKE '1%'", "peek_like"),  # LIKE is the operator ~~
         ):
             with pytest.raises(QueryRefused) as refused:
                 assess(engine, DataConfig(), sql, can_ask=True)
@@ -473,10 +478,10 @@ def test_a_postgres_operator_cast_or_domain_over_a_function_of_the_database_is_r
         engine.close()
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"SET search_path = {schema}")
-            conn.execute("DROP OPERATOR @> (int, int), && (int, int)")
+            conn.execute("DROP OPERATOR @> (int, int), && (int, int), ~~ (int, text)")
             conn.execute("DROP CAST (int AS amount)")
             conn.execute("DROP DOMAIN small_id, positive")
-            conn.execute("DROP FUNCTION peek(int, int), to_amount(int), small(int)")
+            conn.execute("DROP FUNCTION peek(int, int), peek_like(int, text), to_amount(int), small(int)")
             conn.execute("DROP TYPE amount")
 
 

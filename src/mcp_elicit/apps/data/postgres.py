@@ -206,6 +206,16 @@ SELECT 'operator class of ' || format_type(a.amproclefttype, NULL), a.amproc::re
   AND (a.amproclefttype IN (SELECT oid FROM in_play) OR a.amprocrighttype IN (SELECT oid FROM in_play))
 LIMIT 5
 """
+# Grammar that runs an operator looked up by name though the query writes no symbol for it: `CASE x
+# WHEN`, `IN (…)`, `NULLIF`, `IS DISTINCT FROM`, `JOIN … USING`, `NATURAL JOIN` compare with `=`;
+# `BETWEEN` with `>=` and `<=`; `LIKE` and `ILIKE` are `~~` and `~~*`; `SIMILAR TO` is `~`.
+_IMPLIED_OPERATORS: Final[dict[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("case", "in", "nullif", "distinct", "using", "natural"), ("=",)),
+    "between": (">=", "<=", ">", "<"),
+    "like": ("~~", "!~~"),
+    "ilike": ("~~*", "!~~*"),
+    "similar": ("~", "!~"),
+}
 # Whether the database made any operator, cast, domain or operator-class function at all: the
 # common answer, no, costs four index probes; only a yes needs `_HIDDEN_SQL`.
 _ANY_MADE_SQL: Final = """
@@ -324,6 +334,9 @@ class PostgresEngine(CatalogEngine):
         if not self._fetch(_ANY_MADE_SQL):
             return ()
         operators, words = operators_and_words(sql, self.dialect)
+        operators |= {
+            symbol for word in words & _IMPLIED_OPERATORS.keys() for symbol in _IMPLIED_OPERATORS[word]
+        }
         params = {
             "allowed": sorted(ALLOWED_FUNCTIONS["postgres"]),
             "operators": sorted(operators),
