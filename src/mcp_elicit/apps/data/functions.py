@@ -9,7 +9,9 @@ role's other queries). Names are the engine's, as written in the query, case-fol
 
 Syntax that the parser turns into a function without a name of its own (`CAST(x AS int)`,
 `x::int`, `CASE`, `EXTRACT(... FROM ...)`, `current_date`, operators such as `->>`) is the
-engine's grammar, not a call by name, and is not checked here.
+engine's grammar, not a call by name, and is not checked here; on PostgreSQL an operator, cast
+or domain the database made itself is looked up per query (`operators_and_words` gives the
+operator runs and words to look up; `PostgresEngine.hidden_functions`).
 """
 
 from __future__ import annotations
