@@ -182,6 +182,11 @@ class CountingEngine:
             raise DataEngineError(self.inner.name, "catalog unavailable (injected)")
         return self.inner.functions(names)
 
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        if self.tables_fail:
+            raise DataEngineError(self.inner.name, "catalog unavailable (injected)")
+        return self.inner.hidden_functions(sql)
+
     def estimate(self, sql: str) -> Estimate:
         self.planned.append(sql)
         if self.estimate_fails:

@@ -146,7 +146,7 @@ def test_a_duckdb_view_carries_the_tags_of_every_column_it_reads(tmp_path: Path)
         conn.execute("CREATE VIEW contacts AS SELECT email AS address FROM customers")
         conn.execute("CREATE VIEW contact_ids AS SELECT 1 AS one FROM contacts WHERE address LIKE 'a%'")
         conn.execute("CREATE VIEW segments AS SELECT segment FROM customers")
-        conn.execute("CREATE VIEW opaque AS SELECT * FROM range(3)")
+        conn.execute("CREATE VIEW opaque AS SELECT * FROM query_table('customers')")
     engine = open_engine("duckdb", path)
     try:
         names = {t.name for t in engine.tables()}
@@ -426,3 +426,221 @@ def test_a_built_in_stays_allowed_when_a_namesake_in_the_database_is_not_the_one
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f"DROP SCHEMA {util} CASCADE")
                 conn.execute(f"DROP FUNCTION {target.schema}.initcap(text), {target.schema}.upper(integer)")
+
+
+def test_a_postgres_operator_cast_or_domain_over_a_function_of_the_database_is_refused_like_a_call_of_it(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    admin = dsn.split("?")[0]
+    peek = f"(SELECT count(*) FROM {schema}.customers)::int"  # reads a table the query does not name
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"SET search_path = {schema}")
+        conn.execute(
+            f"CREATE FUNCTION peek(int, int) RETURNS bool LANGUAGE sql AS $$SELECT $1 + $2 < {peek}$$"
+        )
+        conn.execute("CREATE OPERATOR @> (leftarg = int, rightarg = int, function = peek)")
+        conn.execute(
+            f"CREATE FUNCTION peek_like(int, text) RETURNS bool LANGUAGE sql AS $$SELECT $1 < {peek}$$"
+        )
+        conn.execute("CREATE OPERATOR ~~ (leftarg = int, rightarg = text, function = peek_like)")
+        conn.execute("CREATE TYPE amount AS (v int)")
+        conn.execute(
+            f"CREATE FUNCTION to_amount(int) RETURNS amount LANGUAGE sql AS $$SELECT ROW({peek})::amount$$"
+        )
+        conn.execute("CREATE CAST (int AS amount) WITH FUNCTION to_amount(int)")
+        conn.execute(f"CREATE FUNCTION small(int) RETURNS bool LANGUAGE sql AS $$SELECT $1 < {peek}$$")
+        conn.execute("CREATE DOMAIN small_id AS int CHECK (small(VALUE))")
+        # over built-ins only: nothing hidden
+        conn.execute("CREATE OPERATOR && (leftarg = int, rightarg = int, function = int4eq)")
+        conn.execute("CREATE DOMAIN positive AS int CHECK (VALUE > 0 AND length(VALUE::text) < 9)")
+    engine = CountingEngine(open_engine("postgres", dsn))
+    try:
+        for sql, function in (
+            ("SELECT id @> 1 FROM events", "peek"),
+            (f"SELECT id OPERATOR({schema}.@>) 1 FROM events", "peek"),
+            ("SELECT id::amount FROM events", "to_amount"),
+            ("SELECT CAST(id AS small_id) FROM events", "small"),
+            ("SELECT id FROM events WHERE id LIKE '1%'", "peek_like"),  # LIKE is the operator ~~
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "opaque_source", sql
+            assert f"{function}()" in refused.value.detail
+        assert engine.planned == []  # refused before EXPLAIN, which may run them
+        fine = "SELECT id && 1, id::positive, id + 1 FROM events ORDER BY id"
+        assert assess(engine, DataConfig(), fine, can_ask=True).decision.kind in ("run", "ask")
+    finally:
+        engine.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"SET search_path = {schema}")
+            conn.execute("DROP OPERATOR @> (int, int), && (int, int), ~~ (int, text)")
+            conn.execute("DROP CAST (int AS amount)")
+            conn.execute("DROP DOMAIN small_id, positive")
+            conn.execute("DROP FUNCTION peek(int, int), peek_like(int, text), to_amount(int), small(int)")
+            conn.execute("DROP TYPE amount")
+
+
+def test_a_limit_over_a_plain_scan_counts_the_rows_it_takes_and_one_over_a_sort_or_aggregate_the_whole_table(
+    target: Target,
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        events = f"{target.schema}.events"
+        taken = assess(engine, target.config, "SELECT * FROM events LIMIT 10", can_ask=True)
+        assert taken.estimate is not None
+        assert 10 <= taken.estimate.tables[events] < 10_000  # what it takes (DuckDB: a vector per thread)
+        assert taken.estimate.processed <= taken.estimate.total
+        assert taken.decision.kind == "run"
+        if target.engine == "postgres":  # the OFFSET is read too (DuckDB plans one as a join)
+            skipped = engine.estimate("SELECT * FROM events LIMIT 10 OFFSET 500")
+            assert 510 <= skipped.tables[events] < 600
+        for blocking in (
+            "SELECT * FROM events ORDER BY kind LIMIT 10",
+            "SELECT kind, count(*) FROM events GROUP BY kind LIMIT 10",
+        ):
+            seen = assess(engine, target.config, blocking, can_ask=True)
+            assert seen.estimate is not None
+            assert seen.estimate.tables[events] >= seen.thresholds.total, blocking
+            assert seen.decision.kind == "ask", blocking
+    finally:
+        engine.close()
+
+
+def test_a_postgres_subquery_run_once_per_outer_row_counts_its_rows_each_time(
+    postgres_dsn: tuple[str, str],
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    dsn, schema = postgres_dsn
+    config = config_from_mapping(CATALOG)
+    engine = open_engine("postgres", dsn)
+    try:
+        per_row = (
+            "SELECT c.id, (SELECT count(*) FROM events e WHERE e.customer_id = c.id) AS n FROM customers c"
+        )
+        once = engine.estimate("SELECT count(*) FROM events e WHERE e.customer_id = 7")
+        seen = assess(engine, config, per_row, can_ask=True)
+        assert seen.estimate is not None
+        # the subquery runs for each of the 1,000 customers
+        assert seen.estimate.tables[f"{schema}.events"] >= 1_000 * once.tables[f"{schema}.events"]
+        assert seen.decision.kind == "ask"
+        hashed = engine.estimate("SELECT id FROM customers WHERE id IN (SELECT customer_id FROM events)")
+        assert hashed.tables[f"{schema}.events"] <= PG_EVENTS  # run once, not per row
+    finally:
+        engine.close()
+
+
+def test_a_query_the_engine_cannot_plan_is_refused_in_one_bounded_line_that_says_it_was_not_run(
+    target: Target,
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+    from mcp_elicit.apps.data.guard import Decision
+    from mcp_elicit.apps.data.server import MAX_QUOTED_ENGINE_CHARS, refusal_detail
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        # DuckDB's error lists every candidate function; PostgreSQL's quotes the EXPLAIN it ran
+        sql = (
+            "SELECT abs(kind) FROM events"
+            if target.engine == "duckdb"
+            else "SELECT id FROM events WHERE id = 'x'"
+        )
+        seen = assess(engine, target.config, sql, can_ask=True)
+        assert seen.decision.category == "no_estimate"
+        assert "\n" in seen.no_estimate_why  # the engine's own text runs on
+        detail = refusal_detail(seen.decision, seen.no_estimate_why)
+        assert "not run" in detail
+        assert "could not plan" in detail
+        for internal in ("Candidate", "EXPLAIN", "LINE 1", "^", "\n"):
+            assert internal not in detail
+        assert len(detail) < MAX_QUOTED_ENGINE_CHARS + 120
+    finally:
+        engine.close()
+    crashed = refusal_detail(
+        Decision("refuse", "no_estimate"),
+        "duckdb: INTERNAL Error: Attempted to access index 3 within vector of size 3\nStack Trace: 0x7f",
+    )
+    assert "not run" in crashed
+    assert "Attempted" not in crashed
+    assert "Stack" not in crashed
+
+
+def test_version_and_a_series_of_whole_numbers_run_and_a_long_series_asks_as_its_rows_are_counted(
+    target: Target,
+) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        for sql in (
+            "SELECT version(), current_database(), current_schema()",
+            "SELECT count(*) FROM generate_series(1, 1000) AS g(x)",
+            "SELECT c.id, g.x FROM customers c CROSS JOIN generate_series(1, 3) AS g(x) WHERE c.id < 2",
+        ):
+            seen = assess(engine, target.config, sql, can_ask=True)
+            assert seen.decision.kind == "run", sql
+            assert engine.run(sql, 10).rows
+        long = assess(
+            engine, target.config, "SELECT max(x) FROM generate_series(1, 100000000) AS g(x)", can_ask=True
+        )
+        assert long.estimate is not None
+        assert long.estimate.processed >= 100_000_000
+        assert long.decision.kind == "ask"
+        for refused_sql in (
+            "SELECT pg_stat_get_backend_activity(1)",
+            "SELECT * FROM generate_series(1, (SELECT max(id) FROM customers))",  # rows guessed, not counted
+            "SELECT c.id FROM customers c, generate_series(1, c.id) AS g(x)",
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, target.config, refused_sql, can_ask=True)
+            assert refused.value.reason == "opaque_source", refused_sql
+    finally:
+        engine.close()
+
+
+def test_duckdb_answers_a_whole_table_count_from_its_stored_statistics_so_it_reads_no_rows(
+    sample_db: Path,
+) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine("duckdb", str(sample_db))
+    try:
+        whole = assess(engine, DataConfig(), "SELECT count(*) FROM events", can_ask=True)
+        assert whole.estimate is not None
+        assert whole.estimate.total == 0  # the plan is one constant row: no scan at all
+        assert whole.decision.kind == "run"
+        filtered = engine.estimate("SELECT count(*) FROM events WHERE kind = 'click'")
+        assert filtered.tables["main.events"] > 0  # a filter needs the scan, and it is counted
+    finally:
+        engine.close()
+    # the engine's own settings: DuckDB refuses a second connection to a file open with others
+    with duckdb.connect(str(sample_db), read_only=True, config={"enable_external_access": False}) as conn:
+        profile = conn.execute("EXPLAIN ANALYZE SELECT count(*) FROM events").fetchall()[0][1]
+    assert "Table Scan" not in profile  # as run, not only as planned
+
+
+def test_a_filtered_scan_counts_the_whole_table_it_reads_not_the_rows_that_pass(target: Target) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        events = f"{target.schema}.events"
+        whole = engine.estimate("SELECT id FROM events").tables[events]
+        seen = assess(engine, target.config, "SELECT id FROM events WHERE customer_id = 5", can_ask=True)
+        assert seen.estimate is not None
+        assert seen.estimate.tables[events] >= whole  # every row is read to find the few that pass
+        assert seen.decision.kind == "ask"
+        if target.engine == "postgres":  # an index lookup reads only what it finds
+            found = engine.estimate("SELECT country FROM customers WHERE id = 5")
+            assert found.tables[f"{target.schema}.customers"] <= 1
+    finally:
+        engine.close()

@@ -26,6 +26,7 @@ from mcp_elicit.apps.data.sql import (
     parse_read_only,
     read_columns,
     refuse_database_functions,
+    refuse_hidden_functions,
 )
 from mcp_elicit.errors import DataEngineError, QueryRefused
 
@@ -92,6 +93,16 @@ class CatalogCache:
             logger.warning("function lookup failed: %s", exc)
             return None
 
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...] | None:
+        """The database's own operators, casts, domains and operator classes `sql` may reach,
+        with the function each runs (`Engine.hidden_functions`), read now; None when they
+        cannot be read."""
+        try:
+            return self.engine.hidden_functions(sql)
+        except DataEngineError as exc:
+            logger.warning("operator and cast lookup failed: %s", exc)
+            return None
+
 
 def _estimate(engine: Engine, sql: str) -> tuple[Estimate | None, str]:
     """The engine's estimate, or None with the engine's error in words."""
@@ -133,7 +144,8 @@ def assess(
     snapshot = catalog.get()
     # Before planning, which may run one; looked up now, not from the snapshot, which may predate it.
     defined = catalog.functions(called_names(parsed.text, parsed.dialect))
-    if defined is None:
+    hidden = catalog.hidden_functions(parsed.text) if defined is not None else None
+    if defined is None or hidden is None:
         if config.fail_closed.catalog:
             raise QueryRefused(
                 "no_catalog",
@@ -143,6 +155,7 @@ def assess(
         snapshot = None
     else:
         refuse_database_functions(parsed, defined)
+        refuse_hidden_functions(hidden)
     planning = _PLANNER.submit(_estimate, engine, sql)
     try:
         tables, read = _read(parsed, catalog, engine.default_schema, snapshot)

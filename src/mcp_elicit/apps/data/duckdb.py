@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import duckdb
@@ -22,6 +22,13 @@ __all__ = ["DuckDBEngine", "plan_estimate"]
 
 # Joins that compare every pair of their inputs' rows: the work is the product of the two.
 _PAIRWISE_JOINS: Final = frozenset({"CROSS_PRODUCT", "NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN"})
+# Operators that stop pulling rows once they have their count; and those that hand on each row as
+# it comes, one out for one in, so a LIMIT above them stops the scan below them too.
+_LIMITS: Final = frozenset({"STREAMING_LIMIT", "LIMIT"})
+_ROW_FOR_ROW: Final = frozenset({"PROJECTION", "STREAMING_LIMIT", "LIMIT"})
+# Rows DuckDB reads at a time (its vector size): each thread scanning may have read one more
+# vector when the LIMIT above it is met.
+_VECTOR_ROWS: Final = 2048
 
 
 def _cardinality(node: Any) -> float | None:
@@ -35,29 +42,66 @@ def _cardinality(node: Any) -> float | None:
         raise DataEngineError("duckdb", f"unreadable estimate {rows!r} for {node.get('name')}") from None
 
 
-def plan_estimate(plan: Any) -> Estimate:
+def _whole_rows(text: Any) -> int | None:
+    """A LIMIT's or OFFSET's row count as the plan writes it; None for anything else (a percentage,
+    an expression computed while the query runs)."""
+    text = str(text).strip()
+    return int(text) if text.isdigit() else None
+
+
+def _limit_cap(node: dict[str, Any], threads: int) -> float | None:
+    """The rows a LIMIT lets the scan below it read, when it streams (`_LIMITS`): what it returns
+    and skips, plus one vector per thread each may have read ahead when the limit was met."""
+    info = node.get("extra_info")
+    if node.get("name") not in _LIMITS or not isinstance(info, dict):
+        return None
+    limit, offset = _whole_rows(info.get("Limit")), _whole_rows(info.get("Offset", 0))
+    if limit is None or offset is None:
+        return None
+    return float(limit + offset + _VECTOR_ROWS * max(1, threads))
+
+
+def plan_estimate(plan: Any, threads: int = 1, sizes: Mapping[str, float] | None = None) -> Estimate:
     """Per-table rows from DuckDB's ``EXPLAIN (FORMAT JSON)`` plan: each scan's "Estimated
     Cardinality" under its "Table" (``catalog.schema.table``, kept as ``schema.table``); and the
     most rows one operator handles: its own estimate or, for a cross product or nested-loop join,
-    the pairs it compares (the product of its two inputs' estimates)."""
+    the pairs it compares (the product of its two inputs' estimates).
+
+    A LIMIT stops the scan that feeds it when only projections stand between them and the scan
+    filters nothing (`_limit_cap`): that scan reads and hands on about what the LIMIT takes, not
+    the table. Anything else between them (an ORDER BY, an aggregate, a join, a filter, which
+    may drop every row it reads) leaves the scan's whole estimate counted.
+
+    A scan with a filter reads its table, not only the rows that pass (its zone maps may skip some
+    row groups, never more): it counts the table's stored row count (`sizes`, by
+    ``schema.table``) when that is more."""
     tables: dict[str, float] = {}
     processed = 0.0
-    stack = list(plan) if isinstance(plan, list) else [plan]
+    roots = list(plan) if isinstance(plan, list) else [plan]
+    stack: list[tuple[Any, float | None]] = [(node, None) for node in roots]
     while stack:
-        node = stack.pop()
+        node, cap = stack.pop()
         if not isinstance(node, dict):
             continue
         children = [c for c in node.get("children") or [] if isinstance(c, dict)]
-        stack.extend(children)
+        limit = _limit_cap(node, threads)
+        below = limit if limit is not None else cap if node.get("name") in _ROW_FOR_ROW else None
+        stack.extend((c, below) for c in children)
         rows = _cardinality(node)
+        info = node.get("extra_info") or {}
+        table = info.get("Table") if isinstance(info, dict) else None
+        key = ".".join(part.strip('"') for part in table.split(".")[-2:]) if isinstance(table, str) else ""
+        if rows is not None and isinstance(table, str) and info.get("Filters"):
+            rows = max(rows, (sizes or {}).get(key, 0.0))
+        elif cap is not None and rows is not None and isinstance(table, str):
+            rows = min(rows, cap)
         handled = rows or 0.0
+        if cap is not None:
+            handled = min(handled, cap)
         if node.get("name") in _PAIRWISE_JOINS and len(children) == 2:
             handled = max(handled, (_cardinality(children[0]) or 0.0) * (_cardinality(children[1]) or 0.0))
         processed = max(processed, handled)
-        info = node.get("extra_info") or {}
-        table = info.get("Table") if isinstance(info, dict) else None
         if isinstance(table, str) and rows is not None:
-            key = ".".join(part.strip('"') for part in table.split(".")[-2:])
             tables[key] = tables.get(key, 0.0) + rows
     return Estimate.of(tables, processed=processed)
 
@@ -74,6 +118,8 @@ class DuckDBEngine:
             raise DataEngineError("duckdb", f"cannot open {path}: {exc}") from None
         self._lock = threading.Lock()  # one DuckDB connection serves one statement at a time
         self._macros: frozenset[str] | None = None
+        self._sizes: dict[str, float] | None = None
+        self._threads = int(self._fetch("SELECT current_setting('threads')")[0][0])
 
     def tables(self) -> tuple[TableInfo, ...]:
         rows = self._fetch(
@@ -105,13 +151,28 @@ class DuckDBEngine:
             self._macros = frozenset(str(r[0]).casefold() for r in rows)
         return self._macros if names is None else self._macros & frozenset(names)
 
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        """Nothing: a DuckDB database cannot define operators, casts or domain checks of its own."""
+        return ()
+
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")
         try:
             plan = json.loads(rows[0][1])
         except (IndexError, ValueError) as exc:
             raise DataEngineError("duckdb", f"unreadable EXPLAIN output: {exc}") from None
-        return plan_estimate(plan)
+        return plan_estimate(plan, self._threads, self._table_rows())
+
+    def _table_rows(self) -> dict[str, float]:
+        """Each table's stored row count (``schema.table``), read once: while this read-only
+        connection is open no other process can write the file."""
+        if self._sizes is None:
+            rows = self._fetch(
+                "SELECT schema_name, table_name, estimated_size FROM duckdb_tables()"
+                " WHERE database_name = current_database()"
+            )
+            self._sizes = {f"{schema}.{table}": float(size or 0) for schema, table, size in rows}
+        return self._sizes
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:

@@ -77,6 +77,13 @@ class Engine(Protocol):
         read any table."""
         ...
 
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        """The database's own objects that `sql` may reach without calling a function by name and
+        that run a function the guard cannot see into (PostgreSQL: an operator, a cast, a domain's
+        CHECK, an operator class), each as (what it is, the function it runs), read from the
+        database at each call: a query reaching one is refused like a call of that function."""
+        ...
+
     def estimate(self, sql: str) -> Estimate:
         """Rows per table from the engine's planner; DataEngineError when it cannot plan."""
         ...
@@ -176,6 +183,9 @@ class CatalogEngine:
 
     def functions(self, names: Collection[str] | None = None) -> frozenset[str]:
         return frozenset()
+
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        return ()
 
     def estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"{self.explain} {sql}")

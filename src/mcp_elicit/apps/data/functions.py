@@ -9,7 +9,9 @@ role's other queries). Names are the engine's, as written in the query, case-fol
 
 Syntax that the parser turns into a function without a name of its own (`CAST(x AS int)`,
 `x::int`, `CASE`, `EXTRACT(... FROM ...)`, `current_date`, operators such as `->>`) is the
-engine's grammar, not a call by name, and is not checked here.
+engine's grammar, not a call by name, and is not checked here; on PostgreSQL an operator, cast
+or domain the database made itself is looked up per query (`operators_and_words` gives the
+operator runs and words to look up; `PostgresEngine.hidden_functions`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,14 @@ from sqlglot.errors import SqlglotError
 __all__ = [
     "ALLOWED_FUNCTIONS",
     "GRAMMAR",
+    "SERIES_AS_VALUE",
+    "SERIES_FUNCTIONS",
     "FunctionCall",
     "called_names",
     "function_calls",
     "parsed_as_grammar",
+    "whole_number_arguments",
+    "written_name",
 ]
 
 
@@ -98,6 +104,7 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
         to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery ts_rank
         ts_rank_cd ts_headline setweight
         gen_random_uuid pg_typeof pg_size_pretty pg_size_bytes
+        version current_database current_schema generate_series
         """
     ),
     "duckdb": _COMMON
@@ -132,6 +139,7 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
         json_valid json_array json_structure json_merge_patch json_group_array json_group_object
         json_quote json_transform
         typeof gen_random_uuid uuid
+        version current_database current_schema generate_series range
         """
     ),
     "trino": _COMMON
@@ -161,6 +169,18 @@ ALLOWED_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
 }
 
 
+# Functions that make a series of numbers: allowed only with whole-number literal arguments, so the
+# planner counts the rows exactly (PostgreSQL's support function; DuckDB from the arguments) rather
+# than guessing (PostgreSQL guesses 1,000 rows for a series of timestamps or one from a subquery).
+# In FROM on both engines; as a value only on PostgreSQL: DuckDB's `range(n)` as a value is a list
+# it builds whole while it plans the query, before any estimate.
+SERIES_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
+    "postgres": frozenset({"generate_series"}),
+    "duckdb": frozenset({"generate_series", "range"}),
+}
+SERIES_AS_VALUE: Final[dict[str, frozenset[str]]] = {"postgres": frozenset({"generate_series"})}
+
+
 @dataclass(frozen=True, slots=True)
 class FunctionCall:
     """One call by name in a query: `name` as written (case-folded, unquoted) and `schema`, the
@@ -180,15 +200,35 @@ def function_calls(tree: exp.Expression, text: str) -> Iterable[FunctionCall]:
     an alias the parser maps to another function (`substr` read as SUBSTRING) is checked under
     its own name."""
     for func in tree.find_all(exp.Func):
-        start, end = func.meta.get("start"), func.meta.get("end")
-        if not isinstance(start, int) or not isinstance(end, int):
+        name = written_name(func, text)
+        if name is None:
             continue  # grammar: CAST, CASE, EXTRACT, operators, current_date
-        name = _unquoted(text[start : end + 1])
         parent = func.parent
         schema = ""
         if isinstance(parent, exp.Dot) and parent.expression is func:
             schema = _unquoted(parent.this.sql()) if isinstance(parent.this, exp.Expression) else "?"
         yield FunctionCall(name, schema)
+
+
+def written_name(func: exp.Expr, text: str) -> str | None:
+    """The name a function node was called by in `text` (unquoted, case-folded), from the place the
+    parser kept for it; None for grammar, which keeps none."""
+    start, end = func.meta.get("start"), func.meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return _unquoted(text[start : end + 1])
+
+
+def whole_number_arguments(func: exp.Expr) -> bool:
+    """True when every argument of `func` is a whole-number literal (`1`, `-5`, `10000000000`)."""
+    for value in func.args.values():
+        for arg in value if isinstance(value, list) else [value]:
+            if arg is None or isinstance(arg, bool):
+                continue
+            number = arg.this if isinstance(arg, exp.Neg) else arg
+            if not (isinstance(number, exp.Literal) and not number.is_string and str(number.this).isdigit()):
+                return False
+    return True
 
 
 _WORD: Final = re.compile(r'["`]?[^\W\d]')
@@ -220,3 +260,52 @@ def called_names(text: str, dialect: str) -> frozenset[str]:
         for token, following in itertools.pairwise(tokens)
         if following.token_type is TokenType.L_PAREN and _WORD.match(token.text)
     )
+
+
+# The characters PostgreSQL builds an operator name from.
+_OPERATOR_CHARS: Final = frozenset("+-*/<>=~!@#%^&|`?")
+_QUOTED: Final = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.BYTE_STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+        TokenType.RAW_STRING,
+        TokenType.HEREDOC_STRING,
+        TokenType.UNICODE_STRING,
+    }
+)
+_OPERATOR_RUN: Final = re.compile(r"[+\-*/<>=~!@#%^&|`?]+")
+
+
+def operators_and_words(text: str, dialect: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What the text may name outside a call: the runs of operator characters written outside
+    string literals and quoted names (`a <+> b`, `OPERATOR(s.<+>)`: "<+>"; a run holds every
+    operator written within it), and every word, quoted names unquoted, case-folded (a type in
+    `x::money2`, a table). Used to look up the database's own operators, casts and types, so a
+    run or a word too many costs a lookup, never a missed one."""
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(text)
+    except SqlglotError:
+        return frozenset(), frozenset()
+    runs: list[str] = []
+    words: set[str] = set()
+    code: list[str] = []
+    last_end = -2
+    for token in tokens:
+        if token.token_type in _QUOTED:
+            code.append(" ")
+            last_end = -2
+            continue
+        raw = text[token.start : token.end + 1]
+        if token.token_type is TokenType.IDENTIFIER:
+            words.add(token.text.casefold())
+            code.append(" ")
+        else:
+            code.append(raw if token.start == last_end + 1 else " " + raw)
+            words.update(w.casefold() for w in re.findall(r"[^\W\d]\w*", raw))
+        last_end = token.end
+    runs.extend(_OPERATOR_RUN.findall("".join(code)))
+    return frozenset(runs), frozenset(words)

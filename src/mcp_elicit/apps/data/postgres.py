@@ -12,10 +12,12 @@ from dataclasses import replace
 from typing import Any, Final
 
 import psycopg
-from psycopg import pq
+from psycopg import pq, sql
 
 from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
+from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, operators_and_words
 from mcp_elicit.apps.data.guard import Estimate
+from mcp_elicit.apps.data.postgres_plan import filtered_scans, plan_estimate
 from mcp_elicit.errors import DataEngineError
 
 __all__ = ["STATEMENT_TIMEOUT_MS", "PostgresEngine", "plan_estimate"]
@@ -117,47 +119,126 @@ WHERE n.nspname <> 'information_schema' AND n.nspname !~ '^pg_' AND NOT EXISTS
  (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
 """
 
+# The database's own operators, casts, domains and operator classes (made after initdb, not by an
+# extension) that run a function which is not a built-in computing from its arguments (one on the
+# allow-list, or behind a built-in operator, cast or operator class), and that the query may reach
+# without calling that function by name: an operator written in one of its runs of operator
+# characters (`a <+> b`, `OPERATOR(s.<+>)`), or in an operator class of a type it handles (ORDER BY,
+# DISTINCT, a join); a cast from or to a type it handles (of the database's own; one between two
+# built-in types applies silently anywhere); a domain it handles whose CHECK calls one. A type is
+# handled when the query names it or a relation with a column of it, or of a type made from it.
+# A superset: a name or a type too many refuses a query it did not need to, never the reverse.
+_HIDDEN_SQL: Final = """
+WITH RECURSIVE
+made AS (  -- made in the database (after initdb), not by an extension
+  SELECT m.classid, m.objid FROM (
+    SELECT 'pg_operator'::regclass AS classid, oid AS objid FROM pg_operator WHERE oid >= 16384
+    UNION ALL SELECT 'pg_cast'::regclass, oid FROM pg_cast WHERE oid >= 16384
+    UNION ALL SELECT 'pg_type'::regclass, oid FROM pg_type WHERE oid >= 16384 AND typtype = 'd'
+    UNION ALL SELECT 'pg_amproc'::regclass, a.oid FROM pg_amproc a WHERE a.oid >= 16384 AND NOT EXISTS
+     (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_opfamily'::regclass AND e.objid = a.amprocfamily
+      AND e.deptype = 'e')
+  ) m WHERE NOT EXISTS
+   (SELECT 1 FROM pg_depend e WHERE e.classid = m.classid AND e.objid = m.objid AND e.deptype = 'e')
+),
+used(oid) AS (  -- the functions behind them, and those their CHECK constraints call
+  SELECT o.oprcode FROM pg_operator o
+   JOIN made ON made.classid = 'pg_operator'::regclass AND made.objid = o.oid
+  UNION SELECT c.castfunc FROM pg_cast c
+   JOIN made ON made.classid = 'pg_cast'::regclass AND made.objid = c.oid
+  UNION SELECT a.amproc FROM pg_amproc a
+   JOIN made ON made.classid = 'pg_amproc'::regclass AND made.objid = a.oid
+  UNION SELECT d.refobjid FROM pg_depend d JOIN pg_constraint c ON d.classid = 'pg_constraint'::regclass
+   AND d.objid = c.oid AND c.contypid <> 0 AND d.refclassid = 'pg_proc'::regclass
+),
+opaque_proc AS (  -- those that are not built-ins computing from their arguments
+  SELECT p.oid FROM pg_proc p JOIN used ON used.oid = p.oid WHERE NOT (p.oid < 16384 AND (
+   p.proname = ANY(%(allowed)s::text[])
+   OR p.oid IN (SELECT oprcode FROM pg_operator WHERE oid < 16384)
+   OR p.oid IN (SELECT castfunc FROM pg_cast WHERE oid < 16384)
+   OR p.oid IN (SELECT amproc FROM pg_amproc WHERE oid < 16384)))
+),
+own_op AS (
+  SELECT o.oid, o.oprname, o.oprleft, o.oprright, o.oprcode FROM pg_operator o
+   JOIN made ON made.classid = 'pg_operator'::regclass AND made.objid = o.oid
+  WHERE o.oprcode IN (SELECT oid FROM opaque_proc)
+),
+named_rel AS (SELECT c.oid, c.reltype FROM pg_class c WHERE lower(c.relname) = ANY(%(words)s::text[])),
+in_play(oid) AS (  -- types named, a named relation's own and its columns', what they are made of
+  SELECT t.oid FROM pg_type t WHERE lower(t.typname) = ANY(%(words)s::text[])
+  UNION SELECT reltype FROM named_rel
+  UNION SELECT a.atttypid FROM pg_attribute a JOIN named_rel r ON a.attrelid = r.oid WHERE a.attnum > 0
+  UNION
+  SELECT x.oid FROM in_play p JOIN pg_type t ON t.oid = p.oid
+  CROSS JOIN LATERAL (SELECT t.typelem UNION ALL SELECT t.typbasetype
+   UNION ALL SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0) x(oid)
+  WHERE x.oid <> 0
+),
+opaque_domain(oid, fn) AS (  -- a CHECK calls one (or a base domain's does)
+  SELECT t.oid, coalesce(p.oid, op.oprcode)::regproc::text FROM pg_type t
+   JOIN made ON made.classid = 'pg_type'::regclass AND made.objid = t.oid
+  JOIN pg_constraint c ON c.contypid = t.oid
+  JOIN pg_depend d ON d.classid = 'pg_constraint'::regclass AND d.objid = c.oid
+  LEFT JOIN opaque_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+  LEFT JOIN own_op op ON d.refclassid = 'pg_operator'::regclass AND op.oid = d.refobjid
+  WHERE p.oid IS NOT NULL OR op.oid IS NOT NULL
+  UNION SELECT t.oid, od.fn FROM opaque_domain od JOIN pg_type t ON t.typbasetype = od.oid
+)
+SELECT 'operator ' || o.oprname, o.oprcode::regproc::text FROM own_op o
+ WHERE EXISTS (SELECT 1 FROM unnest(%(operators)s::text[]) r WHERE strpos(r, o.oprname) > 0)
+  OR EXISTS (SELECT 1 FROM pg_amop a WHERE a.amopopr = o.oid)
+   AND (o.oprleft IN (SELECT oid FROM in_play) OR o.oprright IN (SELECT oid FROM in_play))
+UNION ALL
+SELECT 'cast from ' || format_type(c.castsource, NULL) || ' to ' || format_type(c.casttarget, NULL),
+ c.castfunc::regproc::text FROM pg_cast c
+   JOIN made ON made.classid = 'pg_cast'::regclass AND made.objid = c.oid
+ WHERE c.castfunc IN (SELECT oid FROM opaque_proc) AND (
+  c.castsource >= 16384 AND c.castsource IN (SELECT oid FROM in_play)
+  OR c.casttarget >= 16384 AND c.casttarget IN (SELECT oid FROM in_play)
+  OR c.castsource < 16384 AND c.casttarget < 16384)
+UNION ALL
+SELECT 'domain ' || format_type(d.oid, NULL), d.fn FROM opaque_domain d
+ WHERE d.oid IN (SELECT oid FROM in_play)
+UNION ALL
+SELECT 'operator class of ' || format_type(a.amproclefttype, NULL), a.amproc::regproc::text FROM pg_amproc a
+   JOIN made ON made.classid = 'pg_amproc'::regclass AND made.objid = a.oid
+ WHERE a.amproc IN (SELECT oid FROM opaque_proc)
+  AND (a.amproclefttype IN (SELECT oid FROM in_play) OR a.amprocrighttype IN (SELECT oid FROM in_play))
+LIMIT 5
+"""
+# Grammar that runs an operator looked up by name though the query writes no symbol for it: `CASE x
+# WHEN`, `IN (…)`, `NULLIF`, `IS DISTINCT FROM`, `JOIN … USING`, `NATURAL JOIN` compare with `=`;
+# `BETWEEN` with `>=` and `<=`; `LIKE` and `ILIKE` are `~~` and `~~*`; `SIMILAR TO` is `~`.
+_IMPLIED_OPERATORS: Final[dict[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("case", "in", "nullif", "distinct", "using", "natural"), ("=",)),
+    "between": (">=", "<=", ">", "<"),
+    "like": ("~~", "!~~"),
+    "ilike": ("~~*", "!~~*"),
+    "similar": ("~", "!~"),
+}
+# Whether the database made any operator, cast, domain or operator-class function at all: the
+# common answer, no, costs four index probes; only a yes needs `_HIDDEN_SQL`.
+_ANY_MADE_SQL: Final = """
+SELECT 1 FROM pg_operator WHERE oid >= 16384
+UNION ALL SELECT 1 FROM pg_cast WHERE oid >= 16384
+UNION ALL SELECT 1 FROM pg_type WHERE oid >= 16384 AND typtype = 'd'
+UNION ALL SELECT 1 FROM pg_amproc WHERE oid >= 16384
+LIMIT 1
+"""
 
-def _plan_rows(node: dict[str, Any]) -> float:
-    try:
-        return max(0.0, float(node.get("Plan Rows", 0)))
-    except (TypeError, ValueError):
-        return 0.0
+
+# SQLSTATE classes of a fault of the server's own: internal, system, configuration file, resources,
+# operator intervention.
+_SERVER_FAULTS: Final = frozenset({"XX", "58", "F0", "53", "57"})
 
 
-def plan_estimate(plan: Any) -> Estimate:
-    """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE),
-    and the most rows one node handles: its own "Plan Rows", or for a Nested Loop the pairs it
-    compares (its outer rows times its inner rows, which are per loop).
-
-    A parallel-aware scan's rows are per process: times the planner's own divisor for the workers
-    of the Gather above it (workers, plus the leader's share), as PostgreSQL divides them; so are
-    those of every node under the Gather, each process running its own copy."""
-    tables: dict[str, float] = {}
-    processed = 0.0
-    roots = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    stack: list[tuple[dict[str, Any], float, bool]] = [(r, 1.0, False) for r in roots if isinstance(r, dict)]
-    while stack:
-        node, divisor, parallel = stack.pop()
-        workers = node.get("Workers Planned")
-        gather = isinstance(workers, int) and workers > 0
-        if isinstance(workers, int) and gather:
-            divisor = workers + max(0.0, 1.0 - 0.3 * workers)
-        children = [p for p in node.get("Plans") or [] if isinstance(p, dict)]
-        stack.extend((p, divisor, parallel or gather) for p in children)
-        handled = _plan_rows(node)
-        if node.get("Node Type") == "Nested Loop":
-            sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}
-            handled = max(handled, sides.get("Outer", 0.0) * sides.get("Inner", 0.0))
-        processed = max(processed, handled * (divisor if parallel else 1.0))
-        relation = node.get("Relation Name")
-        if isinstance(relation, str):
-            key = f"{node.get('Schema')}.{relation}" if node.get("Schema") else relation
-            rows = _plan_rows(node) * (divisor if node.get("Parallel Aware") else 1.0)
-            tables[key] = tables.get(key, 0.0) + round(rows)
-    if not roots:
-        raise DataEngineError("postgres", "EXPLAIN returned no plan")
-    return Estimate.of(tables, processed=round(processed))
+def _error_text(exc: psycopg.Error) -> str:
+    """The server's message, marked as an internal error when its SQLSTATE class says the fault is
+    the server's, not the query's (internal, system, configuration file, resources, operator
+    intervention): a refusal then withholds its words, which may name files or internals."""
+    text = str(exc).strip()
+    state = exc.sqlstate or ""
+    return f"internal error (SQLSTATE {state}): {text}" if state[:2] in _SERVER_FAULTS else text
 
 
 class PostgresEngine(CatalogEngine):
@@ -245,8 +326,37 @@ class PostgresEngine(CatalogEngine):
             return frozenset()
         return frozenset(str(r[0]).casefold() for r in self._fetch(_FUNCTIONS_SQL, {"names": wanted}))
 
+    def hidden_functions(self, sql: str) -> tuple[tuple[str, str], ...]:
+        """The database's own operators, casts, domains and operator classes the query may reach,
+        each (what it is, the function it runs), when that function is not a built-in that
+        computes from its arguments (`_HIDDEN_SQL`): a query reaching one is refused as one
+        calling that function by name would be."""
+        if not self._fetch(_ANY_MADE_SQL):
+            return ()
+        operators, words = operators_and_words(sql, self.dialect)
+        operators |= {
+            symbol for word in words & _IMPLIED_OPERATORS.keys() for symbol in _IMPLIED_OPERATORS[word]
+        }
+        params = {
+            "allowed": sorted(ALLOWED_FUNCTIONS["postgres"]),
+            "operators": sorted(operators),
+            "words": sorted(words),
+        }
+        return tuple((str(what), str(fn)) for what, fn in self._fetch(_HIDDEN_SQL, params))
+
     def _read_plan(self, plan: Any) -> Estimate:
-        return plan_estimate(plan)
+        """The plan's estimate; a Seq Scan with a Filter counts its whole relation, whose rows the
+        planner estimates for a plain scan of it alone (one more EXPLAIN, only when there is one)."""
+        scans = sorted(filtered_scans(plan))
+        if not scans:
+            return plan_estimate(plan)
+        each = sql.SQL(" UNION ALL ").join(
+            sql.SQL("SELECT 1 FROM ONLY {}").format(sql.Identifier(schema, relation))
+            for schema, relation in scans
+        )
+        rows = self._fetch(sql.SQL("EXPLAIN (FORMAT JSON, VERBOSE) {}").format(each).as_string(self._conn))
+        sizes = plan_estimate(rows[0][0] if rows else None).tables
+        return plan_estimate(plan, {f"{s}.{r}": float(sizes.get(f"{s}.{r}", 0.0)) for s, r in scans})
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:
@@ -284,7 +394,7 @@ class PostgresEngine(CatalogEngine):
                     cur.execute(sql, params)
                     return cur.fetchall()
             except psycopg.Error as exc:
-                raise DataEngineError("postgres", str(exc).strip()) from None
+                raise DataEngineError("postgres", _error_text(exc)) from None
 
     def close(self) -> None:
         self._closed = True

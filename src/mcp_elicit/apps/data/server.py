@@ -20,6 +20,7 @@ import functools
 import json
 import logging
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
@@ -48,7 +49,14 @@ from mcp_elicit.errors import (
 from mcp_elicit.server import ElicitSettings, ask, client_supports, install
 from mcp_elicit.server import audit as audit_trail
 
-__all__ = ["DATA_SERVER_NAME", "CostChoice", "PiiChoice", "build_data_server", "refusal_detail"]
+__all__ = [
+    "DATA_SERVER_NAME",
+    "CostChoice",
+    "PiiChoice",
+    "build_data_server",
+    "engine_reason",
+    "refusal_detail",
+]
 
 logger = logging.getLogger("mcp_elicit.data")
 
@@ -56,7 +64,7 @@ DATA_SERVER_NAME: Final = "mcp-elicit-data"
 CONFIRM_KEY: Final = "confirm-query"
 # Characters of SQL quoted in the confirmation message (the rest is elided; the digest is recorded).
 MAX_QUOTED_SQL_CHARS: Final = 600
-# Characters of the engine's own error quoted in a no_estimate refusal (its first line only).
+# Characters of the engine's own error quoted in a no_estimate refusal (its first sentence only).
 MAX_QUOTED_ENGINE_CHARS: Final = 300
 MASKED_ERROR: Final = (
     "the masked run failed; the engine's message is withheld, as it may quote a masked value"
@@ -112,7 +120,8 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
         big = f" (largest: {largest[0]}, {_rows(largest[1])})" if largest else ""
         parts.append(f"Estimated rows read: {_rows(estimate.total)}{big}; threshold {_rows(threshold)} rows.")
         if estimate.multiplied:
-            parts.append(f"One step of the plan (a join) handles {_rows(estimate.processed)} rows.")
+            handled = _rows(estimate.processed)
+            parts.append(f"One step of the plan (a join or a series) handles {handled} rows.")
     for e in decision.exceeded:
         where = "one step of the plan" if e.processed else e.table or "the whole query"
         parts.append(f"Over the limit: {where} {_rows(e.rows)} > {_rows(e.limit)}.")
@@ -125,14 +134,35 @@ def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, 
 
 def _over(decision: Decision) -> list[str]:
     return [
-        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join), over the limit of"
-        f" {_rows(e.limit)}"
+        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join or a series), over the"
+        f" limit of {_rows(e.limit)}"
         if e.processed
         else f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
         if not e.table
         else f"{e.table} estimated at {_rows(e.rows)} rows, over its limit of {_rows(e.limit)}"
         for e in decision.exceeded
     ]
+
+
+_INTERNAL_ERROR = re.compile(r"(?i)(internal|fatal) error\b")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def engine_reason(why: str) -> tuple[str, str]:
+    """(engine, reason) from a planning failure's text ("duckdb: Binder Error: …"): the first
+    sentence of its first line, at most `MAX_QUOTED_ENGINE_CHARS` characters, which says what the
+    query got wrong; not the lines after it (the query quoted back with a caret, candidate
+    functions, a stack), and not an internal error's own words (the server's log has them)."""
+    engine, sep, text = why.strip().partition(": ")
+    if not sep or not engine.isidentifier():
+        engine, text = "", why.strip()
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if not line:
+        return engine, ""
+    if _INTERNAL_ERROR.match(line):
+        return engine, "an internal error in the engine; the server's log has its message"
+    sentence = _SENTENCE_END.split(line, maxsplit=1)[0]
+    return engine, "it said: " + clean_text(sentence, limit=MAX_QUOTED_ENGINE_CHARS, multiline=False)
 
 
 def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
@@ -164,10 +194,10 @@ def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
             "ask the person to use a client with elicitation, or narrow the query: " + " and ".join(narrow)
         )
     elif category == "no_estimate":
-        text = "the engine could not estimate this query's cost, so it is refused"
-        said = no_estimate_why.strip().splitlines()[0] if no_estimate_why.strip() else ""
-        if said:
-            text += f" (the engine said: {clean_text(said, limit=MAX_QUOTED_ENGINE_CHARS, multiline=False)})"
+        engine, reason = engine_reason(no_estimate_why)
+        text = f"the query was not run: {engine or 'the engine'} could not plan it, so its cost is unknown"
+        if reason:
+            text += f" ({reason})"
     elif category == "no_catalog":
         text = (
             "the catalog could not be read to check which columns hold personal data, so the query "

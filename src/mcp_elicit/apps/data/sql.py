@@ -22,9 +22,13 @@ from sqlglot.schema import MappingSchema
 from mcp_elicit.apps.data.functions import (
     ALLOWED_FUNCTIONS,
     GRAMMAR,
+    SERIES_AS_VALUE,
+    SERIES_FUNCTIONS,
     called_names,
     function_calls,
     parsed_as_grammar,
+    whole_number_arguments,
+    written_name,
 )
 from mcp_elicit.errors import QueryRefused
 
@@ -35,6 +39,7 @@ __all__ = [
     "masked_sql",
     "parse_read_only",
     "read_columns",
+    "refuse_hidden_functions",
     "view_query",
 ]
 
@@ -170,7 +175,10 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
     on the engine's allow-list of built-ins (`functions.ALLOWED_FUNCTIONS`: it may run a query or
     read a table, file, setting or session), or one named with a schema; and ("not_read_only") a
     function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason)."""
+    series = SERIES_FUNCTIONS.get(dialect, frozenset())
     for table in tree.find_all(exp.Table):
+        if _is_series(table.this, text, series):
+            continue
         if not isinstance(table.this, exp.Identifier):
             name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
             raise QueryRefused(
@@ -179,6 +187,18 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
                 " name the tables instead",
             )
     allowed = ALLOWED_FUNCTIONS.get(dialect, frozenset())
+    as_value = SERIES_AS_VALUE.get(dialect, frozenset())
+    for func in tree.find_all(exp.Func):
+        written = written_name(func, text) or ""
+        if written in series and not isinstance(func.parent, exp.Table):
+            if written not in as_value:
+                raise QueryRefused(
+                    "opaque_source",
+                    f"calls {written}() as a value, a list the engine builds whole while it plans the"
+                    " query; call it in the FROM clause instead, as a table of numbers",
+                )
+            if not whole_number_arguments(func):
+                raise _series_refused(written)
     for call in function_calls(tree, text):
         if call.name in _STATEFUL_FUNCTIONS:
             raise QueryRefused(
@@ -196,6 +216,27 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
     unplaced = sorted(called_names(text, dialect) & parsed_as_grammar(dialect) - allowed - GRAMMAR)
     if unplaced:
         raise _not_allowed(unplaced[0])
+
+
+def _is_series(source: object, text: str, series: frozenset[str]) -> bool:
+    """True for a series function in FROM (`generate_series(1, 10)`) whose arguments are whole-number
+    literals; QueryRefused for one with any other argument, whose rows the planner guesses."""
+    if not isinstance(source, exp.Func):
+        return False
+    name = written_name(source, text)
+    if name is None or name not in series:
+        return False
+    if not whole_number_arguments(source):
+        raise _series_refused(name)
+    return True
+
+
+def _series_refused(name: str) -> QueryRefused:
+    return QueryRefused(
+        "opaque_source",
+        f"calls {name}() with arguments other than whole numbers written in the query, so the"
+        " engine cannot count its rows before it runs; write them as numbers",
+    )
 
 
 def _not_allowed(label: str) -> QueryRefused:
@@ -223,6 +264,19 @@ def refuse_database_functions(query: ParsedQuery, defined: frozenset[str]) -> No
         )
 
 
+def refuse_hidden_functions(hidden: Iterable[tuple[str, str]]) -> None:
+    """QueryRefused ("opaque_source") when the query reaches one of the database's own operators,
+    casts, domains or operator classes (`hidden`: what it is, the function it runs) whose function
+    the guard cannot see into: as if the query called that function by name."""
+    for what, function in hidden:
+        raise QueryRefused(
+            "opaque_source",
+            f"uses the {what} the database defines, which runs {function}(), a function the guard"
+            " cannot see into (it may read a table, file, setting or session); write the query"
+            " without it",
+        )
+
+
 def _base_columns(
     tree: exp.Expression, schema: MappingSchema | None = None
 ) -> Iterable[tuple[exp.Expression, str, str]]:
@@ -234,13 +288,15 @@ def _base_columns(
     for scope in traverse_scope(tree):
         for column in scope.columns:
             source = scope.sources.get(column.table)
-            if isinstance(source, exp.Table):
+            if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
                 yield column, _table_name(source), _real_name(source, column.name, schema)
         if schema is None:
             continue
         for row, alias in _whole_rows(scope):
             found = _source(scope, alias)
-            if isinstance(found, exp.Table):  # (a CTE's or subquery's rows: their own scopes count)
+            if isinstance(found, exp.Table) and isinstance(
+                found.this, exp.Identifier
+            ):  # (a CTE's or subquery's rows: their own scopes count)
                 for name in schema.column_names(found):
                     yield row, _table_name(found), name
 
@@ -320,7 +376,7 @@ def _check_known(tree: exp.Expression, schema: MappingSchema, read: set[tuple[st
     known: dict[str, list[str]] = {}
     for scope in traverse_scope(tree):
         for source in scope.sources.values():
-            if isinstance(source, exp.Table):
+            if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
                 names = schema.column_names(source)
                 if not names:
                     raise QueryRefused(
