@@ -49,14 +49,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.server import ElicitSettings, ask, client_supports, install
 from mcp_elicit.server import audit as audit_trail
 
-__all__ = [
-    "DATA_SERVER_NAME",
-    "CostChoice",
-    "PiiChoice",
-    "build_data_server",
-    "engine_reason",
-    "refusal_detail",
-]
+__all__ = ["DATA_SERVER_NAME", "CostChoice", "PiiChoice", "build_data_server", "refusal_detail"]
 
 logger = logging.getLogger("mcp_elicit.data")
 
@@ -148,7 +141,7 @@ _INTERNAL_ERROR = re.compile(r"(?i)(internal|fatal) error\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-def engine_reason(why: str) -> tuple[str, str]:
+def _engine_reason(why: str) -> tuple[str, str]:
     """(engine, reason) from a planning failure's text ("duckdb: Binder Error: …"): the first
     sentence of its first line, at most `MAX_QUOTED_ENGINE_CHARS` characters, which says what the
     query got wrong; not the lines after it (the query quoted back with a caret, candidate
@@ -194,7 +187,7 @@ def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
             "ask the person to use a client with elicitation, or narrow the query: " + " and ".join(narrow)
         )
     elif category == "no_estimate":
-        engine, reason = engine_reason(no_estimate_why)
+        engine, reason = _engine_reason(no_estimate_why)
         text = f"the query was not run: {engine or 'the engine'} could not plan it, so its cost is unknown"
         if reason:
             text += f" ({reason})"
