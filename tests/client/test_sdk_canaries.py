@@ -78,8 +78,8 @@ async def test_a_form_only_client_still_declares_form_only_through_the_patched_b
 def test_the_session_can_still_be_asked_who_the_server_is() -> None:
     from mcp.client.session import ClientSession
 
-    assert callable(getattr(ClientSession, "send_discover", None)), hook(
-        "ClientSession.send_discover", "client/sdk.py discover_identity"
+    assert callable(getattr(ClientSession, "send_request", None)), hook(
+        "ClientSession.send_request", "client/sdk.py discover_identity"
     )
     assert callable(getattr(ClientSession, "adopt", None)), hook(
         "ClientSession.adopt", "client/sdk.py discover_identity"

@@ -454,7 +454,7 @@ async def _discover_identity(client: ElicitClient) -> None:
     (`--protocol modern`): the SDK then knows no name, and a question would show none."""
     sdk = client.sdk
     if sdk.server_info is None and sdk.protocol_version == LATEST:
-        await discover_identity(sdk.session, sdk.protocol_version)
+        await discover_identity(sdk.session)
 
 
 def _describe(exc: BaseException) -> str:

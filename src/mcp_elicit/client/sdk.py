@@ -149,14 +149,20 @@ def completed_elicitation_id(message: object) -> str | None:
     return message.params.elicitation_id if isinstance(message, t.ElicitCompleteNotification) else None
 
 
-async def discover_identity(session: ClientSession, version: str) -> None:
+async def discover_identity(session: ClientSession) -> None:
     """Ask a server who it is (`server/discover`) when a pinned 2026-07-28 connection skipped it.
+
+    Sent as any request on the connection is (the session stamps the adopted version, this
+    client and its capabilities), so it waits as long as they do: the connection's read timeout,
+    unbounded by default, as the 2025-11-25 handshake waits. Not the SDK's `send_discover`, whose
+    fixed ten-second probe bound a server still starting can miss (a gateway starts its upstreams
+    before it reads its input): it then stayed anonymous for the whole connection.
 
     Identity is display-only: a server that will not say stays anonymous (logged, never raised).
     """
     try:
-        raw = await session.send_discover(version)
-        session.adopt(t.DiscoverResult.model_validate(raw))
+        result = await session.send_request(t.DiscoverRequest(), t.DiscoverResult)
+        session.adopt(result)
     except (MCPError, ValidationError, RuntimeError) as exc:
         logger.info("server/discover failed (%s); the server stays anonymous", exc)
 
@@ -272,7 +278,7 @@ class KitClient(Client):
         if self.mode in MODERN_PROTOCOL_VERSIONS and self.prior_discover is None:
             # A pinned modern version skips discovery, and with it the server's name. Ask once, so
             # every prompt can say who is asking; a server that will not say stays anonymous.
-            await discover_identity(self.session, self.mode)
+            await discover_identity(self.session)
         return self
 
 
