@@ -71,8 +71,23 @@ async def tool_names(client: Any) -> list[str]:
     return [t.name for t in (await client.list_tools()).tools]
 
 
-async def test_a_killed_http_upstream_leaves_unasked_and_rejoins_once_started_again_on_its_port() -> None:
-    now = [1000.0]
+class Through:
+    """The peer as the gateway's upstream `web`, the gateway, and a downstream client."""
+
+    def __init__(self, first: Upstream, gateway: Any, client: Any, changes: Changes) -> None:
+        self.first, self.gateway, self.client, self.changes = first, gateway, client, changes
+
+    async def pid(self) -> int:
+        """The pid of the upstream process the gateway reaches now (the call must succeed)."""
+        result = await self.client.call_tool("process_id", {})
+        assert result.is_error is not True
+        return int(text(result))
+
+
+@asynccontextmanager
+async def through_gateway() -> AsyncIterator[Through]:
+    """A gateway fronting a fresh peer, with a client whose first call reached that peer; every
+    step after it bounded by BOUND_SECONDS."""
     changes = Changes()
     async with (
         http_upstream() as first,
@@ -80,63 +95,50 @@ async def test_a_killed_http_upstream_leaves_unasked_and_rejoins_once_started_ag
         http_client(url, None, "legacy", message_handler=changes) as client,
     ):
         with anyio.fail_after(BOUND_SECONDS):
-            assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
-            pool = gw.pools["local"]
-            pool.clock = lambda: now[0]
-            await first.kill()
-            await changes.wait_for(1)  # no request needed: the gateway's own stream found it gone
-            assert "process_id" not in await tool_names(client)  # this request tried it once
-            result = await client.call_tool("process_id", {})  # meanwhile: an error naming it
-            assert result.is_error is True
-            assert "'web'" in text(result)
-            async with http_upstream(first.port) as second:
-                now[0] += pool.lost["web"].delay  # the wait after the failed attempt is over
-                result = await client.call_tool("process_id", {})  # reconnects it first
-                assert result.is_error is not True
-                assert int(text(result)) == second.process.pid
-                await changes.wait_for(2)  # its tools are back
-                assert "process_id" in await tool_names(client)
-    assert changes.count == 2
+            through = Through(first, gw, client, changes)
+            assert await through.pid() == first.process.pid
+            yield through
+
+
+async def test_a_killed_http_upstream_leaves_unasked_and_rejoins_once_started_again_on_its_port() -> None:
+    now = [1000.0]
+    async with through_gateway() as t:
+        pool = t.gateway.pools["local"]
+        pool.clock = lambda: now[0]
+        await t.first.kill()
+        await t.changes.wait_for(1)  # no request needed: the gateway's own stream found it gone
+        assert "process_id" not in await tool_names(t.client)  # this request tried it once
+        result = await t.client.call_tool("process_id", {})  # meanwhile: an error naming it
+        assert result.is_error is True
+        assert "'web'" in text(result)
+        async with http_upstream(t.first.port) as second:
+            now[0] += pool.lost["web"].delay  # the wait after the failed attempt is over
+            assert await t.pid() == second.process.pid  # reconnects it first
+            await t.changes.wait_for(2)  # its tools are back
+            assert "process_id" in await tool_names(t.client)
+    assert t.changes.count == 2
 
 
 async def test_an_http_upstream_restarted_with_no_gap_is_reconnected_not_left_on_its_old_session() -> None:
     """The new server takes requests at once, but not the old session (HTTP 404): before, every
     call failed with "Session not found" until the gateway restarted."""
-    changes = Changes()
-    async with (
-        http_upstream() as first,
-        http_gateway(config(first.url)) as (_, url),
-        http_client(url, None, "legacy", message_handler=changes) as client,
-    ):
-        with anyio.fail_after(BOUND_SECONDS):
-            assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
-            async with http_upstream(first.port) as second:
-                await first.kill()
-                await changes.wait_for(1)  # its stream, opened again, met the forgotten session
-                result = await client.call_tool("process_id", {})  # reconnects it first
-                assert result.is_error is not True
-                assert int(text(result)) == second.process.pid
-                await changes.wait_for(2)
-    assert changes.count == 2
+    async with through_gateway() as t, http_upstream(t.first.port) as second:
+        await t.first.kill()
+        await t.changes.wait_for(1)  # its stream, opened again, met the forgotten session
+        assert await t.pid() == second.process.pid  # reconnects it first
+        await t.changes.wait_for(2)
+    assert t.changes.count == 2
 
 
 async def test_a_call_meeting_a_restarted_http_upstreams_old_session_fails_clearly_and_the_next_passes() -> (
     None
 ):
-    changes = Changes()
-    async with (
-        http_upstream() as first,
-        http_gateway(config(first.url)) as (_, url),
-        http_client(url, None, "legacy", message_handler=changes) as client,
-    ):
-        with anyio.fail_after(BOUND_SECONDS):
-            assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
-            async with http_upstream(first.port) as second:
-                await first.kill()
-                result = await client.call_tool("process_id", {})  # at once: on the old session
-                if result.is_error:  # (unless the gateway's stream found the session gone first)
-                    assert "'web'" in text(result)
-                    await changes.wait_for(1)
-                    result = await client.call_tool("process_id", {})
-                assert int(text(result)) == second.process.pid
-                await changes.wait_for(2)
+    async with through_gateway() as t, http_upstream(t.first.port) as second:
+        await t.first.kill()
+        result = await t.client.call_tool("process_id", {})  # at once: on the old session
+        if result.is_error:  # (unless the gateway's stream found the session gone first)
+            assert "'web'" in text(result)
+            await t.changes.wait_for(1)
+            result = await t.client.call_tool("process_id", {})
+        assert int(text(result)) == second.process.pid
+        await t.changes.wait_for(2)
