@@ -45,6 +45,7 @@ PUBLIC = {
     "QueryRefused",
     "Question",
     "RawRequest",
+    "RecordAs",
     "SchemaError",
     "SchemaProblem",
     "ScriptedUI",

@@ -22,6 +22,7 @@ from mcp_elicit.server.pages import mount_handoff_pages as mount_handoff_pages
 from mcp_elicit.server.questions import Answer as Answer
 from mcp_elicit.server.questions import Question as Question
 from mcp_elicit.server.questions import RawRequest as RawRequest
+from mcp_elicit.server.questions import RecordAs as RecordAs
 from mcp_elicit.server.questions import ask as ask
 from mcp_elicit.server.questions import client_supports as client_supports
 from mcp_elicit.server.questions import confirm as confirm

@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, overload
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from mcp_elicit.core.actions import ACTIONS, Action
 from mcp_elicit.core.forms import Field, Form, form_of
@@ -47,11 +47,15 @@ _CAPABILITY_OF = {
 }
 
 
-# An application's say in the one consent record of its question (`ask(record_as=...)`): called
-# with the answer (None when the question failed) and the kit's reason ("declined_in_form",
-# "timeout", ...), it returns the record's (message, reason, details). The kit keeps the rest:
-# action, who decided, the form, the latency, the answer values at the request_response level.
-RecordAs: TypeAlias = Callable[[Any, str], tuple[str, str, Mapping[str, Any] | None]]
+class RecordAs(Protocol):
+    """An application's say in the one consent record of its question (`ask(record_as=...)`).
+
+    Called once with the answer (None when the question failed) and the kit's reason
+    ("declined_in_form", "timeout", ...), it returns the record's (message, reason, details).
+    The kit keeps the rest: action, who decided, the form, the latency, the answer values at
+    the request_response level. A plain function of that shape is one."""
+
+    def __call__(self, answer: Any, reason: str, /) -> tuple[str, str, Mapping[str, Any] | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
