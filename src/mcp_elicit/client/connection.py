@@ -42,6 +42,7 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrails
 from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.names import cleaned_requester
 from mcp_elicit.client.oauth import OAuthLogin
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import (
@@ -67,7 +68,6 @@ from mcp_elicit.client.sdk_transport import (
     transport_for,
 )
 from mcp_elicit.client.servers import ServerSpec, parse_server_spec
-from mcp_elicit.client.stages import cleaned_requester
 from mcp_elicit.client.stdio_guard import BadBytes
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode

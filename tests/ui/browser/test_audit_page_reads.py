@@ -143,7 +143,7 @@ def offered_values(page: str) -> list[str]:
 def test_every_server_name_the_page_offers_comes_back_as_a_filter_that_lists_its_records(
     tmp_path: Path,
 ) -> None:
-    from mcp_elicit.client.stages import cleaned_requester
+    from mcp_elicit.client.names import cleaned_requester
     from mcp_elicit.client.ui_protocol import Requester
 
     long_cut = cleaned_requester(Requester(name="y" * 400 + "\x1b[1m", where="w")).name  # cut, then marked
