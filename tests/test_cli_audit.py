@@ -22,7 +22,7 @@ from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.cli import main
 from mcp_elicit.client import ElicitClient
-from mcp_elicit.client.stages import CLEANED_NAME_MARK
+from mcp_elicit.client.names import CLEANED_NAME_MARK
 from mcp_elicit.core.consent import ConsentEvent, ServerIdentity
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.audit.conftest import POSTGRES_DEFAULT, POSTGRES_ENV, postgres_url

@@ -17,8 +17,9 @@ from mcp_elicit.client import Elicitation, Outcome, Pipeline, Reply
 from mcp_elicit.client.audit import AuditTrail, consent_event
 from mcp_elicit.client.connection import ElicitClient
 from mcp_elicit.client.guardrails import install_guardrails
+from mcp_elicit.client.names import CLEANED_NAME_MARK, cleaned_requester
 from mcp_elicit.client.pipeline import WITHDRAWN
-from mcp_elicit.client.stages import CLEANED_NAME_MARK, AnswerWithoutAsking, cleaned_requester
+from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.config import AuditConfig
 from mcp_elicit.core.consent import DECIDERS, ClientIdentity

@@ -2,7 +2,7 @@
 
 `python fastmcp_logging_server.py MODE`: MODE "plain" configures no logging (as most FastMCP
 servers), "twice" installs the kit on a second server as well; "before" and "after" call
-`logging.basicConfig` before or after `install`.
+`logging.basicConfig` before or after `install`; "quiet" calls it after `install` at WARNING.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def main(mode: str) -> None:
         install(fastmcp.FastMCP("another"))
     if mode == "after":
         logging.basicConfig(level=logging.INFO, format=ROOT_FORMAT)
+    if mode == "quiet":
+        logging.basicConfig(level=logging.WARNING, format=ROOT_FORMAT)
 
     async def greet(ctx: fastmcp.Context) -> str:
         answer = await ask(ctx, "Who are you?", Name)

@@ -35,6 +35,7 @@ from typing import Any, Final, TextIO
 
 import anyio
 
+from mcp_elicit.cli.options import MODERN_REFUSED_HINT
 from mcp_elicit.client.connection import ElicitClient, ServerSpec
 from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.oauth import OAuthLogin, link_printer
@@ -273,6 +274,8 @@ async def run_call(
                 }
             else:
                 report.error = _describe(exc)
+                if client.discover_refused is not None and "hint" not in report.error:
+                    report.error["hint"] = MODERN_REFUSED_HINT
                 report.server_log = _tail(errlog) or None
     report.elicitations = questions_of(client.handler.outcomes)
     return report

@@ -34,6 +34,7 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
+from mcp_elicit.cli.options import MODERN_REFUSED_HINT
 from mcp_elicit.client import ElicitClient
 from mcp_elicit.client.connection import ProtocolChoice
 from mcp_elicit.client.oauth import OAuthLogin
@@ -173,6 +174,7 @@ class ConnectSession:
         self._call_scope: anyio.CancelScope | None = None
         self._errlog: TextIO | None = None  # the stdio server's stderr, while connected
         self.url_mode = url_mode
+        self._noted = False  # the note on a server that refused server/discover was said
 
     def _say(self, text: str, style: str = "") -> None:
         self.console.print(Text(text, style=style))
@@ -221,9 +223,17 @@ class ConnectSession:
                 self._say(
                     f"Connection to {plain(self.where)} failed or broke: {plain(_describe(exc))}", "red"
                 )
+                if isinstance(connection, ElicitClient):
+                    self._note_discover_refused(connection)
                 self._show_log()
                 return 1
             return code
+
+    def _note_discover_refused(self, client: ElicitClient) -> None:
+        """Once per run: a connection pinned to 2026-07-28 whose server refused `server/discover`."""
+        if client.discover_refused is not None and not self._noted:
+            self._noted = True
+            self._say(f"Note: {MODERN_REFUSED_HINT}.", "yellow")
 
     def _url_mode(self, client: ElicitClient) -> None:
         """Add URL mode to the connection when asked for, or by default when a browser can open."""
@@ -263,6 +273,7 @@ class ConnectSession:
         )
         if isinstance(client, ElicitClient):
             self._say(url_mode_line(client), "dim")
+            self._note_discover_refused(client)
         while True:
             try:
                 line = (await self.read("mcp> ")).strip()

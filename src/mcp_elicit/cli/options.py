@@ -138,6 +138,13 @@ def _oauth_login(server: typing.Any, oauth: bool | None) -> typing.Any:
     return OAuthLogin(when="always" if oauth else "asked")
 
 
+# Said after a failure on a connection pinned to 2026-07-28 whose server refused `server/discover`.
+MODERN_REFUSED_HINT: typing.Final = (
+    "the server refused server/discover, which every 2026-07-28 server answers, so it may speak only "
+    "2025-11-25: leave out --protocol (auto, the default, takes its 2025-11-25 handshake) or use "
+    "--protocol legacy"
+)
+
 _protocol_option = click.option(
     "--protocol",
     type=click.Choice(["legacy", "modern", "auto"]),

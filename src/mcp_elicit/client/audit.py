@@ -32,7 +32,7 @@ from typing import Any, Final, Literal, get_args
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.audit.writer import writer_for
 from mcp_elicit.client.model import Elicitation, Outcome, Reply
-from mcp_elicit.client.stages import cleaned_requester
+from mcp_elicit.client.names import cleaned_requester
 from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import DEFAULT_ON_WRITE_ERROR, OnWriteError
 from mcp_elicit.core.consent import DECIDERS, CallRef, ClientIdentity, ConsentEvent, ServerIdentity

@@ -42,6 +42,7 @@ from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.audit import AuditTrail
 from mcp_elicit.client.guardrails import Approval, Guardrails, install_guardrails
 from mcp_elicit.client.model import Outcome
+from mcp_elicit.client.names import cleaned_requester
 from mcp_elicit.client.oauth import OAuthLogin
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import (
@@ -67,7 +68,6 @@ from mcp_elicit.client.sdk_transport import (
     transport_for,
 )
 from mcp_elicit.client.servers import ServerSpec, parse_server_spec
-from mcp_elicit.client.stages import cleaned_requester
 from mcp_elicit.client.stdio_guard import BadBytes
 from mcp_elicit.client.ui_protocol import Requester, UserInterface
 from mcp_elicit.client.url import CheckUrl, UrlMode
@@ -171,6 +171,9 @@ class ElicitClient:
         self._sdk: KitClient | None = None
         self.url_off_reason = ""  # why URL mode is off, when a program turned it off (for display)
         self.era_reason = "" if self._mode == "auto" else f"--protocol {protocol}"
+        # On a connection pinned to 2026-07-28: the error message with which the server refused
+        # `server/discover` (every 2026-07-28 server answers it; a 2025-11-25-only one does not).
+        self.discover_refused: str | None = None
         # URL mode goes in after any guardrails, so its re-ask check runs before the policy.
         self.url: UrlMode | None = _url_mode_of(pipeline)
         if url_mode:
@@ -252,6 +255,8 @@ class ElicitClient:
         await self.sign_in()
         if self._mode != "auto":
             self._sdk = await self._enter(self._mode)
+            refusal = self._sdk.discover_refusal
+            self.discover_refused = None if refusal is None else refusal.error.message
         else:
             try:
                 self._sdk = await self._enter("legacy")

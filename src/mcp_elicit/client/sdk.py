@@ -149,7 +149,7 @@ def completed_elicitation_id(message: object) -> str | None:
     return message.params.elicitation_id if isinstance(message, t.ElicitCompleteNotification) else None
 
 
-async def discover_identity(session: ClientSession) -> None:
+async def discover_identity(session: ClientSession) -> MCPError | None:
     """Ask a server who it is (`server/discover`) when a pinned 2026-07-28 connection skipped it.
 
     Sent as any request on the connection is (the session stamps the adopted version, this
@@ -159,12 +159,16 @@ async def discover_identity(session: ClientSession) -> None:
     before it reads its input): it then stayed anonymous for the whole connection.
 
     Identity is display-only: a server that will not say stays anonymous (logged, never raised).
+    Returns the server's error reply when it refused (a 2025-11-25-only server does: see
+    `KitClient.discover_refusal`), else None.
     """
     try:
         result = await session.send_request(t.DiscoverRequest(), t.DiscoverResult)
         session.adopt(result)
     except (MCPError, ValidationError, RuntimeError) as exc:
         logger.info("server/discover failed (%s); the server stays anonymous", exc)
+        return exc if isinstance(exc, MCPError) and exc.error.code != t.CONNECTION_CLOSED else None
+    return None
 
 
 class ElicitationHandler:
@@ -257,6 +261,10 @@ class KitClient(Client):
     """`mcp.client.Client` that declares only `elicitation_modes` instead of every mode."""
 
     elicitation_modes: frozenset[str] = frozenset({"form"})
+    # The server's error reply to `server/discover` on a pinned 2026-07-28 connection (None: it
+    # answered, or was not asked): every 2026-07-28 server answers it, so a refusal is the sign of
+    # a server that speaks only 2025-11-25.
+    discover_refusal: MCPError | None = None
 
     async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
         session = await super()._build_session(exit_stack)
@@ -278,7 +286,7 @@ class KitClient(Client):
         if self.mode in MODERN_PROTOCOL_VERSIONS and self.prior_discover is None:
             # A pinned modern version skips discovery, and with it the server's name. Ask once, so
             # every prompt can say who is asking; a server that will not say stays anonymous.
-            await discover_identity(self.session)
+            self.discover_refusal = await discover_identity(self.session)
         return self
 
 

@@ -34,7 +34,8 @@ import anyio
 
 from mcp_elicit.client.asking import show_bounded
 from mcp_elicit.client.model import Decision, Elicitation, Refuse, Reply
-from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UserInterface
+from mcp_elicit.client.names import cleaned_requester
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.core.actions import Action
 from mcp_elicit.core.consent import DecidedBy
@@ -51,7 +52,6 @@ __all__ = [
     "GateSchema",
     "Identify",
     "Stage",
-    "cleaned_requester",
     "default_stages",
 ]
 
@@ -436,17 +436,6 @@ def default_stages(
     ]
 
 
-def cleaned_requester(raw: Requester) -> Requester:
-    """The server as prompts and records show it: every text cleaned to one line, a name that lost
-    escapes or control characters marked. Cleaning a cleaned requester changes nothing."""
-    return Requester(
-        name=_marked_name(raw.name),
-        where=clean_text(raw.where, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False, defang=False),
-        title=_line(raw.title, limits.MAX_SERVER_NAME_CHARS) if raw.title is not None else None,
-        version=_line(raw.version, limits.MAX_SERVER_NAME_CHARS) if raw.version is not None else None,
-    )
-
-
 def _plain(text: str) -> bool:
     """Printable ASCII within the title limit: nothing to clean (the usual tool name)."""
     return len(text) <= limits.MAX_TITLE_CHARS and text.isascii() and text.isprintable()
@@ -454,18 +443,6 @@ def _plain(text: str) -> bool:
 
 def _line(text: str, limit: int) -> str:
     return clean_text(text, limit=limit, multiline=False)
-
-
-# Added to a server name that had terminal escapes or control characters removed, so the prompt and
-# the audit trail (`audit list`) show that the name is not what the server sent.
-CLEANED_NAME_MARK: Final = " [name cleaned]"
-
-
-def _marked_name(name: str) -> str:
-    cleaned = sanitize(name, limit=limits.MAX_SERVER_NAME_CHARS, multiline=False)
-    if cleaned.escapes or cleaned.dropped:  # removed without a trace (other characters are ⟨marked⟩)
-        return cleaned.text.rstrip() + CLEANED_NAME_MARK
-    return cleaned.text
 
 
 def _brief(value: object) -> str:

@@ -181,9 +181,16 @@ def _config(exc: BaseException, modern: bool, running: Running) -> Refusal:
 
 def _not_installed(exc: BaseException, modern: bool, running: Running) -> Refusal:
     # Without hand-off settings the server still asks forms: say what it is not set up for.
+    # The text names the call that is missing: the author reads it in the tool's error as well.
     what = cast(e.NotInstalled, exc).what
-    missing = "to send people to web pages" if what == "handoffs" else "to ask questions"
-    return Refusal(INTERNAL_ERROR, "not_installed", f"The server is not set up {missing}.", {"missing": what})
+    if what == "handoffs":
+        text = (
+            "The server is not set up to send people to web pages "
+            "(it needs mcp_elicit.install(server, ElicitSettings(handoffs=...)))."
+        )
+    else:
+        text = "The server is not set up to ask questions (it needs mcp_elicit.install(server))."
+    return Refusal(INTERNAL_ERROR, "not_installed", text, {"missing": what})
 
 
 def _client_refused(exc: BaseException, modern: bool, running: Running) -> Refusal:

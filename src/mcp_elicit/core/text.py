@@ -46,12 +46,21 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Final
+from functools import cache
+from typing import Any, Final
 
 from mcp_elicit.core.limits import MAX_COMBINING_MARKS, MAX_STRING_LENGTH
 from mcp_elicit.errors import InvalidArgument
 
-__all__ = ["CUT_MARKER", "Cleaned", "clean_text", "has_hidden_characters", "marker", "sanitize"]
+__all__ = [
+    "CUT_MARKER",
+    "Cleaned",
+    "clean_text",
+    "has_hidden_characters",
+    "marker",
+    "mixes_scripts",
+    "sanitize",
+]
 
 CUT_MARKER: Final = "…⟨cut⟩"
 
@@ -123,6 +132,41 @@ def has_hidden_characters(identifier: str) -> bool:
     if _ONE_LINE_BREAKERS.search(identifier):
         return True
     return sanitize(identifier, limit=MAX_STRING_LENGTH, multiline=False).suspicious
+
+
+# What `mixes_scripts` leaves out: the cut marker and ⟨U+…⟩ markers cleaning wrote (their Latin
+# letters are not the text's), so cleaned text is judged by what the server wrote.
+_MARKERS: Final = re.compile(re.escape(CUT_MARKER) + r"|⟨U\+[0-9A-F]{4,6}⟩")
+
+
+def mixes_scripts(text: str) -> bool:
+    """True when `text` mixes writing systems the way a look-alike name does ("Gооgle" with
+    Cyrillic о): the rule of docs/security.md, "Server names that mix scripts".
+
+    Letters count by their Unicode script (with Script_Extensions); digits, punctuation, symbols,
+    spaces, emoji and combining marks (scripts Common and Inherited) do not. The text passes when
+    its letters are of one script; or of Latin with Han, Hiragana and Katakana (Japanese), Han and
+    Bopomofo (Chinese) or Han and Hangul (Korean); or of Latin and one other script that is not
+    Cyrillic, Greek or Cherokee, whose letters pass for Latin ones. That is UTS #39's "moderately
+    restrictive" level (section 5.2), as ICU's spoof checker implements it. Decimal digits of
+    two numbering systems ("1" and Bengali "০") mix too. The cut marker and ⟨U+…⟩ markers of
+    cleaned text are left out. Pure ASCII never mixes.
+    """
+    if text.isascii():
+        return False
+    text = _MARKERS.sub("", text)
+    return bool(_script_checker().check(text))
+
+
+@cache
+def _script_checker() -> Any:
+    """ICU's spoof checker, set to the two checks of `mixes_scripts` (built once, on first use)."""
+    import icu  # loaded only when a name is not ASCII
+
+    checker = icu.SpoofChecker()
+    checker.setChecks(icu.USpoofChecks.RESTRICTION_LEVEL | icu.USpoofChecks.MIXED_NUMBERS)
+    checker.setRestrictionLevel(icu.URestrictionLevel.MODERATELY_RESTRICTIVE)
+    return checker
 
 
 def sanitize(text: str, *, limit: int, multiline: bool = True, defang: bool = True) -> Cleaned:

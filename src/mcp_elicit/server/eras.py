@@ -12,13 +12,14 @@ live here once:
 - asking again after an invalid answer, at most `max_invalid_answers` times, then AnswerError (M4);
   the question asked again opens with a hint of what was wrong (`core.retry_hints`);
   never after a pushed question the client answered with a JSON-RPC error (ClientRefused);
-- on 2026-07-28, that the middleware is installed (NotInstalled otherwise).
+- that the middleware is installed, in either era (NotInstalled otherwise, logged here: without the
+  middleware nothing else would write its line).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.errors import (
@@ -34,7 +35,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.server import rounds, sdk
 from mcp_elicit.server.rounds import Candidate, ElicitSettings
 
-__all__ = ["Era", "Push", "Rounds", "era_of", "question_key"]
+__all__ = ["NOT_INSTALLED_DETAIL", "Era", "Push", "Rounds", "era_of", "not_installed", "question_key"]
 
 
 class Step(Protocol):
@@ -74,6 +75,8 @@ class Era:
     def __init__(self, ctx: Any, facts: tuple[str | None, frozenset[str]] | None = None) -> None:
         self.ctx = ctx
         self.round = rounds.current_round()
+        if self.round is None and sdk.call_of(ctx) is not None:
+            raise not_installed(ctx)
         self.settings: ElicitSettings = self.round.settings if self.round is not None else ElicitSettings()
         self.protocol_version, self.declared = facts or facts_of(ctx)
 
@@ -157,8 +160,8 @@ class Rounds(Era):
 
     def __init__(self, ctx: Any, facts: tuple[str | None, frozenset[str]] | None = None) -> None:
         super().__init__(ctx, facts)
-        if self.round is None:
-            raise NotInstalled("middleware", "ask() on a 2026-07-28 request needs mcp_elicit.install(server)")
+        if self.round is None:  # a direct call outside any request cannot be on 2026-07-28
+            raise NotInstalled("middleware", NOT_INSTALLED_DETAIL)
         self.rnd = self.round
 
     async def candidate(
@@ -221,6 +224,38 @@ class Rounds(Era):
         for key, (value, _) in settled.items():
             await on_answer(key, value, latency)
         return {key: value for key, (value, _) in settled.items()}
+
+
+# What the server's log says when a request asks a question on a server without the middleware.
+NOT_INSTALLED_DETAIL: Final = (
+    "the tool asked a question, but mcp-elicit is not installed on this server: "
+    "call mcp_elicit.install(server) once, before the server runs"
+)
+
+
+def not_installed(ctx: Any) -> BaseException:
+    """NotInstalled for a request on a server without the middleware, in either era: carried as a
+    kit error leaves a tool (a FastMCP server's own error base too, so FastMCP answers with a tool
+    error and no traceback) and logged as one WARNING line here, since no middleware will log it.
+
+    Without the middleware a 2025-11-25 push would still work, but nothing would count the call's
+    questions, write its consent records or turn a refusal into a tool error: the author learns of
+    the missing `install` on the first question, in both eras, not from a refusal in production."""
+    flavor: tuple[type[BaseException], ...] = ()
+    if type(ctx).__module__.startswith("fastmcp."):  # only FastMCP users have FastMCP installed
+        from mcp_elicit.server import sdk_fastmcp
+
+        flavor = sdk_fastmcp.FLAVOR
+    token = sdk.flavored(flavor)  # what the middleware would have set for this request
+    try:
+        carried = sdk.carry(NotInstalled("middleware", NOT_INSTALLED_DETAIL), ctx)
+    finally:
+        sdk.unflavored(token)
+    call = sdk.call_of(ctx)
+    params = call.params if call is not None and isinstance(call.params, dict) else {}
+    target = str(params.get("name") or params.get("uri") or "")
+    sdk.log_refusal(call.method if call is not None else "", target, carried)
+    return carried
 
 
 def question_key(key: str | None) -> str:

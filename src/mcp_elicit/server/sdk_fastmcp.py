@@ -15,7 +15,7 @@ are handled here:
   kit's lines (the `mcp_elicit` logger) would stay invisible. `show_kit_lines` hands the kit's
   lines to FastMCP's handlers, at FastMCP's level, as long as nothing else would show them: once
   the app configures logging itself (a handler on the root or on `mcp_elicit`), they go there
-  only, never twice.
+  only, never twice, at the app's levels (the kit's logger is as the app left it again).
 
 Private hooks used (canary-tested in tests/server/test_sdk_canaries.py): `FastMCP._mcp_server`
 (the low-level server) and FastMCP's request context keeping the SDK's context as `_srctx`
@@ -64,11 +64,33 @@ class PendingToResult(Middleware):
 
 
 class _WithFastMCP(logging.Handler):
-    """Shows a kit record through FastMCP's own handlers when no other handler would show it."""
+    """Shows a kit record through FastMCP's own handlers while the app has not set up logging.
+
+    From the first record after the app has, it steps aside for good: `mcp_elicit` gets back the
+    level and propagation it had, so records go where the app's logging sends them, at the app's
+    levels. That first record, made at the kit's level, goes on only if the app's levels let it
+    (the logger propagates again once a record is let through; the handler stays, inert, as
+    removing it while the logger walks its handlers would skip the next one)."""
+
+    def __init__(self, level_set: int) -> None:
+        super().__init__()
+        self.level_set = level_set  # the level `show_kit_lines` put on `mcp_elicit`
+        self.aside = False  # the app set up logging: the level is the app's again
+        self.propagating = False  # ... and `mcp_elicit` propagates again
 
     def emit(self, record: logging.LogRecord) -> None:
-        if _shown_elsewhere(record, self):
-            return  # the app configured logging: its handlers show the line, once
+        if self.propagating:
+            return
+        kit = logging.getLogger("mcp_elicit")
+        if not self.aside and _app_configured(record, self, kit):
+            self.aside = True
+            if kit.level == self.level_set:  # a level the app set itself stays
+                kit.setLevel(logging.NOTSET)
+            if not logging.getLogger(record.name).isEnabledFor(record.levelno):
+                return  # below the app's level: it stops here, as if never made
+        if self.aside:  # read by the logger after this handler: the record goes on to the app's
+            kit.propagate, self.propagating = True, True
+            return
         fast = logging.getLogger("fastmcp")
         if not fast.isEnabledFor(record.levelno):
             return
@@ -77,14 +99,15 @@ class _WithFastMCP(logging.Handler):
                 handler.handle(record)
 
 
-def _shown_elsewhere(record: logging.LogRecord, ours: logging.Handler) -> bool:
-    """True when a handler other than `ours` is on the record's way up the logger tree."""
+def _app_configured(record: logging.LogRecord, ours: _WithFastMCP, kit: logging.Logger) -> bool:
+    """True once the app set up logging: a handler on the root, a handler other than `ours` on the
+    record's way up to `mcp_elicit`, or a level of its own on `mcp_elicit`."""
+    if logging.getLogger().handlers or kit.level != ours.level_set:
+        return True
     logger: logging.Logger | None = logging.getLogger(record.name)
-    while logger is not None:
+    while logger is not None and logger is not kit.parent:
         if any(handler is not ours for handler in logger.handlers):
             return True
-        if not logger.propagate:
-            return False
         logger = logger.parent
     return False
 
@@ -94,10 +117,14 @@ def show_kit_lines() -> None:
 
     Does nothing when the app has configured logging already (a root handler, or a handler or a
     level on `mcp_elicit`) or FastMCP's logging is off (no handler on `fastmcp`). Otherwise it sets
-    `mcp_elicit` to FastMCP's level and adds one handler; calling it again adds nothing.
+    `mcp_elicit` to FastMCP's level, stops it propagating and adds one handler; calling it again
+    adds nothing. Nothing else is touched (the root logger least of all), and once the app sets up
+    logging the level and the propagation are as they were, so the app's levels decide again.
     """
     kit, fast = logging.getLogger("mcp_elicit"), logging.getLogger("fastmcp")
     if logging.getLogger().handlers or kit.handlers or kit.level != logging.NOTSET or not fast.handlers:
         return
-    kit.setLevel(fast.getEffectiveLevel())
-    kit.addHandler(_WithFastMCP())
+    level = fast.getEffectiveLevel()
+    kit.setLevel(level)
+    kit.propagate = False  # while it shows the kit's lines, only through FastMCP's handlers
+    kit.addHandler(_WithFastMCP(level))

@@ -3,6 +3,7 @@ about, what it reads again on a reload."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -103,9 +104,8 @@ def test_choosing_a_server_as_the_page_shows_it_lists_its_records_whatever_hidde
     tmp_path: Path,
 ) -> None:
     import html
-    import re
 
-    from mcp_elicit.ui.browser.fields import visible
+    from mcp_elicit.ui.browser.audit_view import filter_label
 
     path = tmp_path / "names.sqlite3"
     # a bidi override, an escape sequence, two names cleaned alike, and no name at all
@@ -113,11 +113,48 @@ def test_choosing_a_server_as_the_page_shows_it_lists_its_records_whatever_hidde
     with SqliteAuditSink(path) as sink:
         sink.append_many([event(i, name) for i, name in enumerate(names)])
     app = page_of(path)
-    offered = [html.unescape(o) for o in re.findall(r"<option>([^<]*)</option>", get(app))]
+    offered = offered_values(get(app))
     for raw in names:
-        shown = visible(raw or "(unnamed)")
+        shown = filter_label(raw or "(unnamed)")
         assert shown in offered
         filtered = get(app, f"server={quote(shown)}")
-        alike = sum(visible(n or "(unnamed)") == shown for n in names)  # the two red ones: 2
+        alike = sum(filter_label(n or "(unnamed)") == shown for n in names)  # the two red ones: 2
         assert len(re.findall(r'<tr id="rec-', filtered)) == alike, shown
-        assert f"<option selected>{html.escape(shown, quote=False)}</option>" in filtered
+        assert f'<option value="{html.escape(shown)}" selected>' in filtered
+
+
+def offered_values(page: str) -> list[str]:
+    """The server filter's choices as a browser submits them: an option's `value` attribute, else
+    its text with ASCII whitespace stripped and collapsed (the HTML rule for an option's value)."""
+    import html
+    import re
+
+    select = re.search(r'<select id="f-server"[^>]*>(.*?)</select>', page, re.S)
+    assert select is not None
+    values = []
+    for attributes, text in re.findall(r"<option([^>]*)>([^<]*)</option>", select.group(1)):
+        value = re.search(r'value="([^"]*)"', attributes)
+        shown = html.unescape(value.group(1)) if value else " ".join(html.unescape(text).split())
+        if shown:
+            values.append(shown)
+    return values
+
+
+def test_every_server_name_the_page_offers_comes_back_as_a_filter_that_lists_its_records(
+    tmp_path: Path,
+) -> None:
+    from mcp_elicit.client.names import cleaned_requester
+    from mcp_elicit.client.ui_protocol import Requester
+
+    long_cut = cleaned_requester(Requester(name="y" * 400 + "\x1b[1m", where="w")).name  # cut, then marked
+    names = ["x" * 300, long_cut, "", "two  spaces", " leading", "line\nbreak", "plain"]
+    path = tmp_path / "names.sqlite3"
+    with SqliteAuditSink(path) as sink:
+        sink.append_many([event(i, name) for i, name in enumerate(names)])
+    app = page_of(path)
+    offered = offered_values(get(app))
+    assert len(offered) == len(names)
+    for value in offered:
+        filtered = get(app, f"server={quote(value)}")
+        assert len(re.findall(r'<tr id="rec-', filtered)) == 1, value
+        assert value in offered_values(filtered)

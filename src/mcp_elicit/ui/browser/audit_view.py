@@ -31,6 +31,7 @@ from starlette.routing import Mount, Route
 from mcp_elicit.audit.reading import CheckedRead, break_place
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.consent import DecidedBy
+from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import InvalidArgument
 from mcp_elicit.ui.browser.app import page_environment, static_files
 from mcp_elicit.ui.browser.fields import visible
@@ -46,16 +47,24 @@ __all__ = [
     "MAX_CACHED_VIEWS",
     "MAX_CHART_BUCKETS",
     "MAX_CHART_SERVERS",
+    "MAX_FILTER_CHARS",
     "Chart",
     "TrailCache",
     "audit_app",
     "chart_of",
     "counted_answer",
+    "filter_label",
     "serve_audit",
 ]
 
 # Records listed on the page (the newest matches); the chart and the counts use every match.
 MAX_AUDIT_ROWS: Final = 500
+
+# Characters of a filter value the page reads from its query, and of a server name as the filter
+# offers it (`filter_label`): the same bound, so every name offered comes back whole. Longer than a
+# name the client kit records (`MAX_SERVER_NAME_CHARS` and its mark) with a few ⟨U+…⟩ markers in it;
+# a longer name is offered cut, and names cut alike are one choice.
+MAX_FILTER_CHARS: Final = 1024
 
 # Time buckets across the chart, and servers drawn (the busiest; the rest are summed as "others").
 MAX_CHART_BUCKETS: Final = 30
@@ -122,6 +131,13 @@ _UNNAMED: Final = "(unnamed)"
 def _server(record: Mapping[str, Any]) -> str:
     server = record.get("server")
     return str(server.get("name") or _UNNAMED) if isinstance(server, dict) else _UNNAMED
+
+
+def filter_label(name: str) -> str:
+    """A stored server name as the server filter offers it and matches it: cleaned to one line (a
+    browser would send a line break back as CR LF) of at most `MAX_FILTER_CHARS` characters, so
+    the value a browser submits is the label itself. Names cleaned alike are one choice."""
+    return clean_text(name, limit=MAX_FILTER_CHARS, multiline=False, defang=False)
 
 
 def counted_answer(record: Mapping[str, Any]) -> str | None:
@@ -274,7 +290,7 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
             chosen, stored = filters["server"], filters["server"]
             if chosen is not None:  # the name as the page shows it: the stored names shown so
                 servers = _servers(sink, stamp, cache)
-                named = [s for s in servers if visible(s) == chosen]
+                named = [s for s in servers if filter_label(s) == chosen]
                 # one stored name as the page shows it: the indexed filter; else (several names
                 # cleaned alike, "(unnamed)", a name nobody has) every record, matched as shown
                 stored = named[0] if len(named) == 1 and named[0] != _UNNAMED else None
@@ -283,7 +299,7 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
                 r
                 for r in read
                 if (not decided_by or r.get("decided_by") == decided_by)
-                and (chosen is None or visible(_server(r)) == chosen)
+                and (chosen is None or filter_label(_server(r)) == chosen)
             ]
             view = {
                 "rows": records[-MAX_AUDIT_ROWS:][::-1],
@@ -311,7 +327,7 @@ def _read(open_sink: Callable[[], Any], query: Mapping[str, str], cache: TrailCa
         "rows": view["rows"],
         "matched": view["matched"],
         "chart": view["chart"],
-        "servers": [visible(s) for s in servers],
+        "servers": sorted({filter_label(s) for s in servers}),
         "broken": broken,
         "problems": problems,
     }
@@ -334,7 +350,7 @@ def audit_app(open_sink: Callable[[], Any], source: str, cache: TrailCache | Non
 
     async def page(request: Request) -> HTMLResponse:
         query = {
-            k: request.query_params.get(k, "")[:200]
+            k: request.query_params.get(k, "")[:MAX_FILTER_CHARS]
             for k in ("server", "action", "decided_by", "since", "until")
         }
         data = await anyio.to_thread.run_sync(_read, open_sink, query, kept)
