@@ -73,6 +73,7 @@ PUBLIC = {
     "StopReason",
     "UnknownField",
     "UnknownRevision",
+    "UpstreamLost",
     "UsageError",
     "VaultProblem",
     "WrongResponseType",

@@ -26,7 +26,9 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
+from mcp_elicit.core.refusals import refusal_of
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.auth import GatewayOAuth, Introspection, mcp_url
 from mcp_elicit.server.stdin import stdin_lines
 
@@ -45,6 +47,7 @@ __all__ = [
     "jsonrpc_error",
     "not_found",
     "protocol_version",
+    "refused",
     "report_progress",
     "request_failed",
     "result_from_json",
@@ -224,6 +227,16 @@ def result_from_json(value: Any, method: str = "tools/call") -> Any:
 def request_failed(text: str, code: int = INTERNAL_ERROR) -> BaseException:
     """The JSON-RPC error for a held prompt or resource request that cannot go on."""
     return MCPError(code=code, message=text)
+
+
+def refused(exc: ElicitError, method: str) -> Any:
+    """A gateway error of the tree (`UpstreamLost`) as the downstream request `method` gets it,
+    worded once (`core.refusals`): the tool error result a `tools/call` answers with, else the
+    JSON-RPC error (code, text, `{"reason": …}` data) to raise."""
+    refusal = refusal_of(exc, modern=False, method=method)
+    if method == "tools/call" and not refusal.protocol:
+        return error_result(refusal.text)
+    return MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data())
 
 
 def upstream_error(exc: BaseException) -> BaseException:
