@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,7 +22,8 @@ from mcp.shared.exceptions import MCPError
 from tests.gateway.support import http_client, http_gateway
 from tests.gateway.test_gateway_lost_http_upstream import config as http_config
 from tests.gateway.test_gateway_lost_http_upstream import http_upstream
-from tests.gateway.test_gateway_lost_upstream import BOUND_SECONDS
+from tests.gateway.test_gateway_lost_upstream import BOUND_SECONDS, Changes, kill_upstream
+from tests.gateway.test_gateway_lost_upstream import config as wrapped_config
 
 pytestmark = pytest.mark.anyio
 
@@ -108,3 +110,29 @@ async def prompt_error(client: Any) -> MCPError:
     with pytest.raises(MCPError) as failed:
         await client.get_prompt("strict", {})
     return failed.value
+
+
+async def test_a_prompt_or_read_of_an_upstream_still_down_names_it_and_why_as_a_tool_call_does(
+    tmp_path: Path,
+) -> None:
+    """Before, "prompt 'strict' is not offered (or its server is unavailable)" and nothing more,
+    where a tool call of the same server listed the unavailable upstreams and why."""
+    changes = Changes()
+    async with (
+        http_gateway(wrapped_config(tmp_path)) as (_, url),
+        http_client(url, None, "legacy", message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            await kill_upstream(client)
+            (tmp_path / "down").write_text("")  # its restarts exit at once
+            await changes.wait_for(1)
+            tool = await client.call_tool("process_id", {})
+            with pytest.raises(MCPError) as prompt:
+                await client.get_prompt("strict", {})
+            with pytest.raises(MCPError) as read:
+                await client.read_resource("sdk://nothing")
+    assert tool.is_error is True
+    unavailable = tool.content[0].text.partition(". ")[2]
+    assert unavailable.startswith("Unavailable upstream servers: 'sdk' (")
+    assert prompt.value.error.message.endswith(unavailable)
+    assert read.value.error.message.endswith(unavailable)

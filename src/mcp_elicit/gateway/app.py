@@ -390,7 +390,7 @@ class Gateway:
         pool = await self.pool_for(user)
         found = pool.offered(pool.prompts).get(name)
         if found is None or found[0] not in pool.clients:
-            raise sdk.not_found(f"prompt {name!r}")
+            raise sdk.not_found(f"prompt {name!r}", pool.unavailable())
         call = DownstreamCall(
             ctx, user, found[0], found[1].name, arguments=dict(arguments), method=PROMPTS_GET
         )
@@ -412,7 +412,7 @@ class Gateway:
         pool = await self.pool_for(user)
         server = pool.resource_server(uri)
         if server is None or server not in pool.clients:
-            raise sdk.not_found(f"resource {uri!r}")
+            raise sdk.not_found(f"resource {uri!r}", pool.unavailable())
         call = DownstreamCall(ctx, user, server, uri, method=RESOURCES_READ)
         client = pool.clients[server]
         return await self._request(pool, client, call, partial(client.read_resource, uri))

@@ -274,9 +274,11 @@ def tool_named(tool: Any, name: str) -> Any:
     return tool if tool.name == name else tool.model_copy(update={"name": name})
 
 
-def not_found(what: str) -> BaseException:
-    """The JSON-RPC error for an unknown prompt or resource (they have no error result)."""
-    return MCPError(code=INVALID_PARAMS, message=f"{what} is not offered (or its server is unavailable)")
+def not_found(what: str, unavailable: str = "") -> BaseException:
+    """The JSON-RPC error for an unknown prompt or resource (they have no error result), with the
+    upstreams that are unavailable and why (`Pool.unavailable`), as an unknown tool's result says."""
+    said = f"{what} is not offered (or its server is unavailable). {unavailable}".strip()
+    return MCPError(code=INVALID_PARAMS, message=said)
 
 
 def error_result(text: str) -> t.CallToolResult:
