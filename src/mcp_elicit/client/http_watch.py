@@ -83,7 +83,9 @@ class LinkWatch:
 
     def moot(self, request: httpx2.Request) -> bool:
         """Whether `request` ends a session already known gone (the SDK's DELETE when the
-        connection closes): not sent, since it can only fail (and the SDK warn of it)."""
+        connection closes): not sent, since it can only fail (and the SDK warn of it). Asked
+        again after a DELETE that found the server gone (unreachable, or a 404): then it is
+        done, not failed (a gateway stopping just after an upstream died says nothing of it)."""
         return self.lost.is_set() and request.method == "DELETE" and _endpoint(request.url) == self._endpoint
 
     def _lose(self, request: httpx2.Request, why: str) -> None:
