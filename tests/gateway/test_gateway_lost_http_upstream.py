@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
+import mcp_types as t
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -165,3 +166,36 @@ async def test_a_gateway_stopped_right_after_its_http_upstream_died_says_nothing
         said = [r.getMessage() for r in caplog.records if r.name.startswith("mcp.client")]
     assert not [line for line in said if "termination" in line]
     assert all(r.exc_info is None for r in caplog.records)
+
+
+async def test_an_http_upstream_whose_stream_was_given_up_after_a_hiccup_is_reconnected_and_heard_again() -> (
+    None
+):
+    """Found by a new user: after a proxy's hiccup (the upstream's server-to-client stream ended,
+    then two 503s) the SDK gave that stream up without a word, and the gateway never heard the
+    upstream again on its own: a -32042 page's completion never came, and the call waited on."""
+    changes, asked = Changes(), anyio.Event()
+
+    async def accept(ctx: Any, params: Any) -> t.ElicitResult:
+        asked.set()
+        return t.ElicitResult(action="accept")
+
+    async with (
+        http_upstream() as upstream,
+        http_gateway(config(upstream.url)) as (_, url),
+        http_client(url, None, "legacy", accept, message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            assert text(await client.call_tool("listening", {})) == "1"  # the gateway's stream
+            await client.call_tool("blip", {})
+            await changes.wait_for(1)  # its stream given up: taken as a loss
+            results: list[Any] = []
+
+            async def call() -> None:
+                results.append(await client.call_tool("need_page", {}))  # reconnects it first
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await asked.wait()
+                await client.call_tool("finish_page", {})  # sent on the upstream's own stream
+    assert text(results[0]) == "page done"

@@ -224,6 +224,8 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         is_events = response.headers.get("content-type", "").startswith("text/event-stream")
         if is_events and isinstance(stream, httpx2.AsyncByteStream):
             response.stream = _RewrittenStream(stream)
+            if self._watch is not None:  # the session's listening stream: how it ends counts
+                response.stream = self._watch.watched(request, response.stream)
         return response
 
     async def aclose(self) -> None:
