@@ -386,6 +386,31 @@ def test_a_bad_gateway_config_file_is_a_usage_error_as_a_missing_one_is(tmp_path
     assert "not JSON" in broken.output
 
 
+@pytest.mark.parametrize(
+    ("listen", "named"),
+    [
+        ("127.0.0.1:99999", "'99999'"),
+        ("127.0.0.1:-1", "'-1'"),
+        ("127.0.0.1:abc", "'abc'"),
+        ("127.0.0.1:", "''"),
+        (":0", "':0'"),
+        ("host:abc", "'host:abc'"),
+    ],
+)
+def test_a_bad_listen_address_is_a_one_line_usage_error_naming_it(
+    tmp_path: Path, listen: str, named: str
+) -> None:
+    """Found by a new user: a port over 65535 ended with Python's own "bind(): port must be
+    0-65535." and status 1."""
+    servers = write_config(tmp_path / "servers.json", reference=False)
+    done = CliRunner().invoke(main, ["gateway", "--config", str(servers), "--listen", listen])
+    assert done.exit_code == 2
+    [error] = [line for line in done.output.splitlines() if line.startswith("Error:")]
+    assert "'--listen'" in error
+    assert named in error
+    assert "Traceback" not in done.output
+
+
 # --- the audit trail the gateway records to ---------------------------------------------------------
 
 

@@ -74,6 +74,7 @@ PUBLIC = {
     "StopReason",
     "UnknownField",
     "UnknownRevision",
+    "UpstreamLost",
     "UsageError",
     "VaultProblem",
     "WrongResponseType",

@@ -33,7 +33,8 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     │   ├── ClientGone (ConnectionError)         the client disconnected while a question was open
     │   ├── ClientRefused (RuntimeError)         the client answered a pushed request with an error
     │   ├── ServerOutputError (ConnectionError)  a stdio server broke the protocol (bad UTF-8, a huge line)
-    │   └── AuthorizationFailed (PermissionError) signing in to an MCP server with OAuth did not complete
+    │   ├── AuthorizationFailed (PermissionError) signing in to an MCP server with OAuth did not complete
+    │   └── UpstreamLost (ConnectionError)       a gateway's upstream server went away during a request
     ├── AuditError                               the consent trail
     │   ├── AuditWriteError (OSError)            a sink could not store a record (fail closed)
     │   ├── AuditReadError (OSError)             a store could not be opened or read
@@ -92,6 +93,7 @@ __all__ = [
     "UnknownField",
     "UnknownRevision",
     "UnsupportedInRevision",
+    "UpstreamLost",
     "UrlHandoffStopped",
     "UsageError",
     "VaultError",
@@ -165,9 +167,7 @@ class FormDefinitionError(UsageError, TypeError):
     """
 
     def __init__(self, field: str, construct: str, detail: str = "") -> None:
-        self.field = field
-        self.construct = construct
-        self.detail = detail
+        self.field, self.construct, self.detail = field, construct, detail
         where = f"field {field!r}" if field else "form"
         super().__init__(
             f"{where}: {construct} is not allowed in an elicitation form" + (f" ({detail})" if detail else "")
@@ -301,6 +301,16 @@ class AuthorizationFailed(PeerError, PermissionError):
         super().__init__(text)
 
 
+class UpstreamLost(PeerError, ConnectionError):
+    """The gateway's upstream server `server` (its key in the config) went away during a request:
+    its connection closed, or its HTTP transport found it gone (`why`, one line). The gateway
+    reconnects it at the next request."""
+
+    def __init__(self, server: str, why: str) -> None:
+        self.server, self.why = server, why
+        super().__init__(f"the upstream server {server!r} was lost ({why})")
+
+
 class NotInstalled(UsageError, RuntimeError):
     """The server lacks what was asked of it: the mcp-elicit middleware (`install(server)`) on a
     2026-07-28 request, or hand-off settings for `handoff`/`require`. `what` names the missing part
@@ -316,8 +326,7 @@ class OutOfOrder(UsageError, RuntimeError):
     outside its `async with`, URL mode enabled on a connected client, a `UrlMode` never installed)."""
 
     def __init__(self, what: str, needs: str) -> None:
-        self.what = what
-        self.needs = needs
+        self.what, self.needs = what, needs
         super().__init__(f"{what}: {needs} first")
 
 
@@ -326,8 +335,7 @@ class InvalidArgument(UsageError, ValueError, TypeError):
     the argument, `problem` why."""
 
     def __init__(self, name: str, problem: str) -> None:
-        self.name = name
-        self.problem = problem
+        self.name, self.problem = name, problem
         super().__init__(f"{name}: {problem}")
 
 
@@ -335,8 +343,7 @@ class UnknownRevision(UsageError, ValueError):
     """`revision` is not a protocol revision this project speaks (`known` lists those it does)."""
 
     def __init__(self, revision: str, known: tuple[str, ...]) -> None:
-        self.revision = revision
-        self.known = known
+        self.revision, self.known = revision, known
         super().__init__(f"unknown protocol revision {revision!r}; expected one of {known}")
 
 
@@ -353,8 +360,7 @@ class WrongResponseType(PeerError, ValueError):
     (`expected`: "elicitation/create", "sampling/createMessage", "roots/list") asks for."""
 
     def __init__(self, key: str, expected: str) -> None:
-        self.key = key
-        self.expected = expected
+        self.key, self.expected = key, expected
         super().__init__(f"inputResponses[{key!r}] is not a result for {expected}")
 
 
@@ -382,9 +388,7 @@ class ConfigError(UsageError, ValueError):
     """
 
     def __init__(self, key: str, problem: str, path: str = "") -> None:
-        self.key = key
-        self.problem = problem
-        self.path = path
+        self.key, self.problem, self.path = key, problem, path
         where = f"{path}: " if path else ""
         super().__init__(f"{where}{key or '<config>'}: {problem}")
 
@@ -397,9 +401,7 @@ class _SinkError(AuditError, OSError):
     _failed: ClassVar[str]  # "write" or "read"
 
     def __init__(self, sink: str, target: str, detail: str) -> None:
-        self.sink = sink
-        self.target = target
-        self.detail = detail
+        self.sink, self.target, self.detail = sink, target, detail
         super().__init__(f"audit sink {sink} ({target}) could not {self._failed}: {detail}")
 
 
@@ -417,9 +419,7 @@ class OutcomeNotRecorded(AuditError, RuntimeError):
     """
 
     def __init__(self, action: str, reason: str, detail: str = "") -> None:
-        self.action = action
-        self.reason = reason
-        self.detail = detail
+        self.action, self.reason, self.detail = action, reason, detail
         super().__init__(f"outcome not recorded ({reason}); the answer becomes {action}: {detail}")
 
 
@@ -443,8 +443,7 @@ class HandoffNotCompleted(HandoffError, PermissionError):
     "cancel") instead of being completed. `handoff_id` names the hand-off (never a secret)."""
 
     def __init__(self, action: str, handoff_id: str) -> None:
-        self.action = action
-        self.handoff_id = handoff_id
+        self.action, self.handoff_id = action, handoff_id
         super().__init__(f"the out-of-band step was not completed ({action})")
 
 
@@ -485,8 +484,7 @@ class QueryRefused(DataError, PermissionError):
     "cannot_ask", "unknown_column", ...); `detail` says why in words."""
 
     def __init__(self, reason: str, detail: str = "") -> None:
-        self.reason = reason
-        self.detail = detail
+        self.reason, self.detail = reason, detail
         super().__init__(f"query refused ({reason})" + (f": {detail}" if detail else ""))
 
 
@@ -495,6 +493,5 @@ class DataEngineError(DataError, OSError):
     it rejected or could not plan a statement. `detail` carries the engine's own message."""
 
     def __init__(self, engine: str, detail: str) -> None:
-        self.engine = engine
-        self.detail = detail
+        self.engine, self.detail = engine, detail
         super().__init__(f"{engine}: {detail}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from mcp_elicit.client.http_watch import LinkWatch
+from mcp_elicit.client.http_watch import SDK_STREAM_ATTEMPTS, LinkWatch
 
 URL = "http://127.0.0.1:8931/mcp"
 SESSION = {"mcp-session-id": "abc"}
@@ -93,3 +93,46 @@ def test_ending_a_session_known_gone_is_not_sent_and_nothing_else_is_held_back()
     assert watch.moot(request(headers=SESSION, method="DELETE"))
     assert not watch.moot(request(headers=SESSION))
     assert not watch.moot(request("http://127.0.0.1:9/mcp", SESSION, method="DELETE"))
+
+
+def listening() -> httpx2.Request:
+    return request(headers=SESSION, method="GET")
+
+
+def test_a_listening_stream_failing_as_often_as_the_sdk_tries_it_is_a_loss_whose_session_is_still_ended() -> (
+    None
+):
+    """The SDK gives the stream up then: nothing the server sends on its own would arrive. The
+    server still answers, so its session is ended as usual when the connection closes."""
+    watch = LinkWatch(URL)
+    for _ in range(SDK_STREAM_ATTEMPTS - 1):
+        watch.saw(listening(), httpx2.Response(503))
+    assert not watch.lost.is_set()
+    watch.failed(listening(), httpx2.ReadTimeout("slow"))
+    assert watch.lost.is_set()
+    assert "ReadTimeout" in watch.why
+    assert not watch.moot(request(headers=SESSION, method="DELETE"))
+
+
+@pytest.mark.anyio
+async def test_a_listening_stream_the_server_closes_starts_the_count_over() -> None:
+    watch = LinkWatch(URL)
+    watch.saw(listening(), httpx2.Response(503))
+    closed = watch.watched(listening(), httpx2.ByteStream(b"event: ping\n\n"))
+    assert [chunk async for chunk in closed] == [b"event: ping\n\n"]
+    watch.saw(listening(), httpx2.Response(503))
+    assert not watch.lost.is_set()
+
+
+@pytest.mark.parametrize(
+    ("failing", "answer"),
+    [(listening(), httpx2.Response(405)), (request(headers=SESSION), httpx2.Response(503))],
+    ids=["no-listening-stream", "not-the-listening-stream"],
+)
+def test_a_server_without_a_listening_stream_or_other_failing_requests_are_no_loss(
+    failing: httpx2.Request, answer: httpx2.Response
+) -> None:
+    watch = LinkWatch(URL)
+    for _ in range(SDK_STREAM_ATTEMPTS + 1):
+        watch.saw(failing, answer)
+    assert not watch.lost.is_set()

@@ -42,6 +42,19 @@ def test_the_sdk_http_timeouts_are_still_where_the_http_guard_reads_them() -> No
         assert value > 0
 
 
+def test_the_sdk_still_gives_its_listening_stream_up_after_as_many_failures_as_the_link_watch_counts() -> (
+    None
+):
+    from mcp_elicit.client.http_watch import SDK_STREAM_ATTEMPTS
+
+    value = private_attribute(
+        "mcp.client.streamable_http", "MAX_RECONNECTION_ATTEMPTS", "client/http_watch.py"
+    )
+    assert value == SDK_STREAM_ATTEMPTS, hook(
+        "mcp.client.streamable_http.MAX_RECONNECTION_ATTEMPTS", "LinkWatch"
+    )
+
+
 def test_the_sdk_default_bound_on_input_required_rounds_is_still_exported_privately() -> None:
     value = private_attribute("mcp.client._input_required", "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS", SDK)
     assert isinstance(value, int)

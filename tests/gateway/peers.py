@@ -8,7 +8,8 @@ the FastMCP server does the same with FastMCP's `ctx.elicit` (`book_table` with 
 FastMCP users write it), and offers a resource template
 (`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment) and a prompt whose
 argument is required (`summary`); the raw-SDK one a prompt that fails without an answer
-(`strict`). `python peers.py proxy FILE [http]`
+(`strict`); over HTTP it is served as through a proxy that can hiccup (`blip`, `Blip`).
+`python peers.py proxy FILE [http]`
 is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
 today, for the side-by-side tests; over HTTP it prints its URL once listening.
 """
@@ -129,10 +130,75 @@ def sdk_server() -> None:
             return "cancelled"
         return "not cancelled"
 
+    proxy = Blip()
+
+    @server.tool(description="A proxy's hiccup: its GET streams end, the next two GETs answer 503.")
+    async def blip() -> str:
+        proxy.hiccup()
+        return "blipped"
+
+    @server.tool(description="How many GET (server-to-client) streams are open now.")
+    async def listening() -> str:
+        return str(proxy.open)
+
     if sys.argv[2:3] == ["http"]:
-        serve_http(server.streamable_http_app(), int(sys.argv[3]) if sys.argv[3:] else 0)
+        proxy.app = server.streamable_http_app()
+        serve_http(proxy, int(sys.argv[3]) if sys.argv[3:] else 0)
     else:
         server.run("stdio")
+
+
+class Blip:
+    """ASGI: the app as served through a proxy that can hiccup (`hiccup`): each open GET stream
+    (the server-to-client one) ends, as a proxy's reload ends it, and the next two GETs answer 503
+    while it comes back. `open` counts the GET streams open now."""
+
+    def __init__(self) -> None:
+        self.app: object = None  # set once the server's tools are in
+        self.open = 0
+        self.refusals = 0
+        self._cut: object = None
+
+    def hiccup(self) -> None:
+        self.refusals = 2
+        if self._cut is not None:
+            self._cut.set()  # type: ignore[attr-defined]
+            self._cut = None
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        import anyio
+
+        if scope["type"] != "http" or scope["method"] != "GET":
+            return await self.app(scope, receive, send)  # type: ignore[operator]
+        if self.refusals:
+            self.refusals -= 1
+            await send({"type": "http.response.start", "status": 503, "headers": []})  # type: ignore[operator]
+            return await send({"type": "http.response.body", "body": b""})  # type: ignore[operator]
+        if self._cut is None:
+            self._cut = anyio.Event()
+        cut, state = self._cut, {"started": False, "ended": False}
+
+        async def guarded(message: dict) -> None:
+            if not state["ended"]:
+                state["started"] = True
+                await send(message)  # type: ignore[operator]
+
+        self.open += 1
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def end() -> None:
+                    await cut.wait()  # type: ignore[attr-defined]
+                    state["ended"] = True
+                    if state["started"]:
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})  # type: ignore[operator]
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(end)
+                await self.app(scope, receive, guarded)  # type: ignore[operator]
+                tg.cancel_scope.cancel()
+        finally:
+            self.open -= 1
 
 
 def serve_http(app: object, port: int = 0) -> None:

@@ -11,14 +11,16 @@ SIGKILL and started again on the same port; the gateway in-process over streamab
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
+import mcp_types as t
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -142,3 +144,58 @@ async def test_a_call_meeting_a_restarted_http_upstreams_old_session_fails_clear
             result = await t.client.call_tool("process_id", {})
         assert int(text(result)) == second.process.pid
         await t.changes.wait_for(2)
+
+
+@pytest.mark.parametrize("restarted", [False, True], ids=["unreachable", "restarted"])
+async def test_a_gateway_stopped_right_after_its_http_upstream_died_says_nothing_of_ending_its_session(
+    restarted: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by a new user: stopped before its stream found the upstream gone, the gateway's log
+    ended with the SDK's warning "Session termination failed: All connection attempts failed" (or
+    ": 404" for a server restarted meanwhile); there is no session left to end."""
+    caplog.set_level(logging.INFO)
+    async with http_upstream() as first, AsyncExitStack() as later:
+        async with http_gateway(config(first.url)) as (_, url), http_client(url, None, "legacy") as client:
+            with anyio.fail_after(BOUND_SECONDS):
+                assert int(text(await client.call_tool("process_id", {}))) == first.process.pid
+                if restarted:  # listening on the same port before the first dies
+                    await later.enter_async_context(http_upstream(first.port))
+                await first.kill()
+        # the gateway stopped at once (its stream opens again only after a pause), the second
+        # upstream still listening
+        said = [r.getMessage() for r in caplog.records if r.name.startswith("mcp.client")]
+    assert not [line for line in said if "termination" in line]
+    assert all(r.exc_info is None for r in caplog.records)
+
+
+async def test_an_http_upstream_whose_stream_was_given_up_after_a_hiccup_is_reconnected_and_heard_again() -> (
+    None
+):
+    """Found by a new user: after a proxy's hiccup (the upstream's server-to-client stream ended,
+    then two 503s) the SDK gave that stream up without a word, and the gateway never heard the
+    upstream again on its own: a -32042 page's completion never came, and the call waited on."""
+    changes, asked = Changes(), anyio.Event()
+
+    async def accept(ctx: Any, params: Any) -> t.ElicitResult:
+        asked.set()
+        return t.ElicitResult(action="accept")
+
+    async with (
+        http_upstream() as upstream,
+        http_gateway(config(upstream.url)) as (_, url),
+        http_client(url, None, "legacy", accept, message_handler=changes) as client,
+    ):
+        with anyio.fail_after(BOUND_SECONDS):
+            assert text(await client.call_tool("listening", {})) == "1"  # the gateway's stream
+            await client.call_tool("blip", {})
+            await changes.wait_for(1)  # its stream given up: taken as a loss
+            results: list[Any] = []
+
+            async def call() -> None:
+                results.append(await client.call_tool("need_page", {}))  # reconnects it first
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await asked.wait()
+                await client.call_tool("finish_page", {})  # sent on the upstream's own stream
+    assert text(results[0]) == "page done"

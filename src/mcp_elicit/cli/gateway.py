@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import click
@@ -57,10 +57,25 @@ def replicas_line(url: str, prefix: str) -> str:
     return f"replicas: rounds shared through Redis at {at}{parts.path} (key prefix {prefix!r})"
 
 
-def _listen(value: str) -> tuple[str, int]:
+# The highest TCP port (ports are 16-bit); 0 asks the system for a free one.
+_HIGHEST_PORT: Final = 65535
+
+
+def _listen(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:
+    """`--listen HOST:PORT` as (host, port): a loopback host and a port from 0 to 65535, else a
+    usage error (exit 2) naming what was given, before anything starts."""
+    if value is None:
+        return None
     host, _, port = value.rpartition(":")
-    if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
-        raise click.BadParameter("give 127.0.0.1:PORT (the gateway listens on loopback only)")
+    if host not in ("127.0.0.1", "localhost", "::1", "[::1]"):
+        raise click.BadParameter(
+            f"{value!r}: give 127.0.0.1:PORT (the gateway listens on loopback only: "
+            "127.0.0.1, localhost or [::1])"
+        )
+    if not port.isascii() or not port.isdigit() or int(port) > _HIGHEST_PORT:
+        raise click.BadParameter(
+            f"{value!r}: the port {port!r} is not a number from 0 to {_HIGHEST_PORT} (0: a free one)"
+        )
     return host.strip("[]"), int(port)
 
 
@@ -106,7 +121,10 @@ def _unreachable(replicas: object) -> tuple[type[Exception], ...]:
     help="mcpServers JSON: stdio servers (command/args/env), HTTP servers (url/headers).",
 )
 @click.option(
-    "--listen", default=None, help="Serve streamable HTTP at http://127.0.0.1:PORT/mcp (else stdio)."
+    "--listen",
+    default=None,
+    callback=_listen,
+    help="Serve streamable HTTP at http://127.0.0.1:PORT/mcp (else stdio); PORT 0: a free one.",
 )
 @click.option(
     "--elicit-config",
@@ -114,7 +132,7 @@ def _unreachable(replicas: object) -> tuple[type[Exception], ...]:
     type=click.Path(dir_okay=False, exists=True),
     help="mcp-elicit TOML (policy, rate limits, audit sink); default: no policy, the default trail.",
 )
-def gateway_command(config_path: str, listen: str | None, elicit_config: str | None) -> None:
+def gateway_command(config_path: str, listen: tuple[str, int] | None, elicit_config: str | None) -> None:
     """Relay upstream servers' tools; every question through the guardrails to the caller.
 
     Ctrl-C or SIGTERM stops it (over stdio as the client closing stdin would, over HTTP once open
@@ -137,7 +155,7 @@ def gateway_command(config_path: str, listen: str | None, elicit_config: str | N
         replicas = _replica_settings(os.environ)
     except ConfigError as exc:  # a file the command line named is wrong: as click says of options
         raise click.UsageError(str(exc)) from None
-    where = _listen(listen) if listen is not None else None
+    where = listen
     sock = bind_listener(*where) if where is not None else None  # a port in use: said before starting
     try:
         audit = open_audit_sink(trail) if trail.level != "none" else None

@@ -210,15 +210,22 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         except httpx2.TransportError as exc:
             if self._watch is not None:
                 self._watch.failed(request, exc)
+                if self._watch.moot(request):  # its end found the server gone: nothing left to end
+                    return httpx2.Response(204, request=request)
             raise
         if self._refusal is not None:
             self._refusal.saw(request, response)
         if self._watch is not None:
             self._watch.saw(request, response)
+            if response.status_code == 404 and self._watch.moot(request):  # the server forgot it: ended
+                await response.aclose()
+                return httpx2.Response(204, request=request)
         stream = response.stream
         is_events = response.headers.get("content-type", "").startswith("text/event-stream")
         if is_events and isinstance(stream, httpx2.AsyncByteStream):
             response.stream = _RewrittenStream(stream)
+            if self._watch is not None:  # the session's listening stream: how it ends counts
+                response.stream = self._watch.watched(request, response.stream)
         return response
 
     async def aclose(self) -> None:

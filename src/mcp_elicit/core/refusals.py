@@ -227,6 +227,14 @@ _MAP: dict[type[BaseException], Build] = {
     e.AuthorizationFailed: _refusal(
         INTERNAL_ERROR, "authorization_failed", "Signing in to the server did not complete."
     ),
+    e.UpstreamLost: _refusal(
+        INTERNAL_ERROR,
+        "upstream_lost",
+        "The upstream server '{exc.server}' was lost during the request ({exc.why}); "
+        "it is reconnected at the next request.",
+        {"server": "server"},
+        ordinary=True,
+    ),
     e.WrongResponseType: _refusal(
         INVALID_PARAMS,
         "wrong_response_type",

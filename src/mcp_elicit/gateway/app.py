@@ -25,6 +25,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from mcp_elicit.audit.base import AuditSink
+from mcp_elicit.client.connection import ElicitClient
 from mcp_elicit.client.ui_protocol import UIResult, UserInterface
 from mcp_elicit.core.actions import ACTIONS
 from mcp_elicit.core.policy import Policy
@@ -33,7 +34,7 @@ from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_elicit.errors import OutOfOrder, ServerOutputError, UrlHandoffStopped
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
-from mcp_elicit.gateway.failures import failure_reason
+from mcp_elicit.gateway.failures import broke, lost_upstream
 from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
 from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import TOOLS_CALL, DownstreamCall
@@ -63,14 +64,6 @@ def _failed(method: str, text: str, code: int = INTERNAL_ERROR) -> Any:
     if method == TOOLS_CALL:
         return sdk.error_result(text)
     raise sdk.request_failed(text, code)
-
-
-def _broke(call: DownstreamCall, exc: ServerOutputError) -> str:
-    """A stdio upstream broke the protocol during `call` (its connection has ended): one log line,
-    and the reason for the client, instead of the SDK's traceback for a failed handler."""
-    why = failure_reason(exc)
-    logger.info("upstream %s failed %s: %s", call.server, call.tool, why)
-    return f"The upstream server '{call.server}' failed: {why}."
 
 
 def _unasked(call: DownstreamCall) -> str:
@@ -243,21 +236,15 @@ class Gateway:
             logger.info("call %s on %s for %s cancelled", call.tool, call.server, call.user)
             raise
         except ServerOutputError as exc:
-            return sdk.error_result(_broke(call, exc))
+            return sdk.error_result(broke(call, exc))
         except UrlHandoffStopped as exc:  # an ordinary outcome (a declined page): one line, no traceback
             logger.info("call %s on %s: its page step ended (%s)", call.tool, call.server, exc.reason)
             page = f"needs a web page step first; it did not complete ({exc.reason})"
             return sdk.error_result(f"The upstream server '{call.server}' {page}.")
         except Exception as exc:
-            # gone (a restarted HTTP one says "Session not found" first): reconnected at the next request
-            link = client.link.why if client.link is not None and client.link.lost.is_set() else ""
-            if sdk.connection_closed(exc) or link:
-                pool.drop(call.server)
-                closed = "closed its connection during the call"
-                gone = f"was lost during the call ({link})" if link else closed
-                logger.info("upstream %s %s: %s", call.server, gone, call.tool)
-                reconnected = "it is reconnected at the next request"
-                return sdk.error_result(f"The upstream server '{call.server}' {gone}; {reconnected}.")
+            lost = lost_upstream(pool, client, call, exc)
+            if lost is not None:  # reconnected at the next request
+                return sdk.refused(lost, TOOLS_CALL)
             why = await pool.refusal(call.server)
             if why is None:
                 raise
@@ -403,13 +390,12 @@ class Gateway:
         pool = await self.pool_for(user)
         found = pool.offered(pool.prompts).get(name)
         if found is None or found[0] not in pool.clients:
-            raise sdk.not_found(f"prompt {name!r}")
+            raise sdk.not_found(f"prompt {name!r}", pool.unavailable())
         call = DownstreamCall(
             ctx, user, found[0], found[1].name, arguments=dict(arguments), method=PROMPTS_GET
         )
-        return await self._request(
-            pool, call, PROMPTS_GET, partial(pool.clients[call.server].get_prompt, call.tool, arguments)
-        )
+        client = pool.clients[call.server]
+        return await self._request(pool, client, call, partial(client.get_prompt, call.tool, arguments))
 
     async def list_resources(self, ctx: Any) -> list[Any]:
         pool = await self.pool_for(self.user_of(ctx))
@@ -426,31 +412,34 @@ class Gateway:
         pool = await self.pool_for(user)
         server = pool.resource_server(uri)
         if server is None or server not in pool.clients:
-            raise sdk.not_found(f"resource {uri!r}")
+            raise sdk.not_found(f"resource {uri!r}", pool.unavailable())
         call = DownstreamCall(ctx, user, server, uri, method=RESOURCES_READ)
-        return await self._request(
-            pool, call, RESOURCES_READ, partial(pool.clients[server].read_resource, uri)
-        )
+        client = pool.clients[server]
+        return await self._request(pool, client, call, partial(client.read_resource, uri))
 
     async def _request(
-        self, pool: Pool, call: DownstreamCall, method: str, send: Callable[[], Awaitable[Any]]
+        self, pool: Pool, client: ElicitClient, call: DownstreamCall, send: Callable[[], Awaitable[Any]]
     ) -> Any:
-        """A prompt or resource request upstream, with `call` in the book so its questions find it;
-        for a 2026-07-28 client, held across rounds like a tool call.
+        """A prompt or resource request (`call.method`) sent upstream on `client`, with `call` in
+        the book so its questions find it; for a 2026-07-28 client, held across rounds like a tool
+        call. A lost upstream fails it as it fails a tool call (`failures.lost_upstream`).
 
         A question the gateway could not ask (no elicitation downstream, a guardrail) has no place
         in a prompt's or a read's result: the upstream's result (its fallback) is passed on as it
         is and the gateway logs one line; only when the upstream fails the request does the
         reason go to the client, after the upstream's own JSON-RPC error message."""
+        method = call.method
 
         async def upstream() -> Any:
             with pool.books[call.server].track(call):
                 try:
                     result = await send()
                 except ServerOutputError as exc:
-                    raise sdk.request_failed(_broke(call, exc)) from None
+                    raise sdk.request_failed(broke(call, exc)) from None
                 except Exception as exc:
-                    said = sdk.with_reason(exc, _unasked(call)) if call.refusals else exc
+                    lost = lost_upstream(pool, client, call, exc)
+                    failed = sdk.refused(lost, method) if lost is not None else exc
+                    said = sdk.with_reason(failed, _unasked(call)) if call.refusals else failed
                     if said is exc:
                         raise
                     raise said from exc

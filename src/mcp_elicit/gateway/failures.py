@@ -7,32 +7,46 @@ or, when it exited before the handshake, its exit status and the last lines of i
 upstream: the status it answered with (401/403: the `headers` in the config) or why it could not
 be reached. The same short reason goes in the log line and in the tool result of a call that
 needed that upstream.
+
+During a request: an upstream that broke the protocol (`broke`), or one lost (`lost_upstream`:
+its connection closed, or its HTTP transport found it gone) fails a tool call, a prompt and a read
+alike, in one line.
 """
 
 from __future__ import annotations
 
 import codecs
+import logging
 import os
 import sys
 from collections import deque
 from collections.abc import Sequence
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 import anyio
 
 from mcp_elicit.core.text import clean_text
-from mcp_elicit.errors import ServerOutputError
+from mcp_elicit.errors import ServerOutputError, UpstreamLost
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import Upstream
+from mcp_elicit.gateway.relay import DownstreamCall
+
+if TYPE_CHECKING:
+    from mcp_elicit.client.connection import ElicitClient
+    from mcp_elicit.gateway.pool import Pool
 
 __all__ = [
     "UPSTREAM_STDERR_LINES",
     "UPSTREAM_STDERR_LINE_CHARS",
     "StderrTail",
+    "broke",
     "credentials_refused",
     "failure_reason",
+    "lost_upstream",
     "status_reason",
 ]
+
+logger = logging.getLogger("mcp_elicit.gateway")
 
 # Lines of a stdio upstream's stderr quoted when it exited before the handshake (its last ones).
 UPSTREAM_STDERR_LINES: Final = 3
@@ -145,6 +159,30 @@ def failure_reason(
     innermost = chain[-1]
     said = str(innermost)
     return _one_line(f"{type(innermost).__name__}: {said}" if said else type(innermost).__name__)
+
+
+def broke(call: DownstreamCall, exc: ServerOutputError) -> str:
+    """A stdio upstream broke the protocol during `call` (its connection has ended): one log line,
+    and the reason for the client, instead of the SDK's traceback for a failed handler."""
+    why = failure_reason(exc)
+    logger.info("upstream %s failed %s: %s", call.server, call.tool, why)
+    return f"The upstream server '{call.server}' failed: {why}."
+
+
+def lost_upstream(
+    pool: Pool, client: ElicitClient, call: DownstreamCall, exc: Exception
+) -> UpstreamLost | None:
+    """`exc` as the loss of `call`'s upstream, when it is one (its connection closed during the
+    request, or its HTTP transport found it gone: a restarted one answers "Session not found"
+    first): then it is left out until the next request reconnects it, and logged in one line.
+    Tools, prompts and reads fail alike, worded once (`UpstreamLost` in `core.refusals`)."""
+    link = client.link.why if client.link is not None and client.link.lost.is_set() else ""
+    if not (sdk.connection_closed(exc) or link):
+        return None
+    lost = UpstreamLost(call.server, link or "its connection closed")
+    pool.drop(call.server, lost.why)
+    logger.info("upstream %s was lost during %s %s: %s", call.server, call.method, call.tool, lost.why)
+    return lost
 
 
 def status_reason(status: int) -> str:

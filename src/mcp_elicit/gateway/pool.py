@@ -111,6 +111,7 @@ class Pool:
         self._back: dict[str, tuple[float, float]] = {}  # reconnected: (when, the wait it had come after)
         self.on_change: Callable[[], Awaitable[None]] | None = None  # an upstream's lists came or went
         self._dropped: dict[str, anyio.Event] = {}  # set by `drop`: the connection is known dead
+        self._drop_why: dict[str, str] = {}  # why `drop` was called, as the request was told
         self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
         self._start_deadline: float | None = None  # the first request's wait for the upstreams ends then
         self._closing: dict[str, anyio.Event] = {}  # connections ending, set once their loss is noted
@@ -146,10 +147,11 @@ class Pool:
             for name in self.starting():
                 logger.warning("upstream %s is unavailable for now: %s", name, _slow())
 
-    def drop(self, server: str) -> None:
-        """`server`'s connection is dead (a call saw it close): leave it out until it is revived."""
+    def drop(self, server: str, why: str) -> None:
+        """`server`'s connection is dead (a request saw it go, `why`): leave it out until it is revived."""
         dropped = self._dropped.get(server)
         if dropped is not None:
+            self._drop_why[server] = why
             dropped.set()
             self._ending(server)
 
@@ -334,13 +336,14 @@ class Pool:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(until, self._stop.wait, lambda: "")
-            tg.start_soon(until, dropped.wait, lambda: "its connection closed during a call")
+            tg.start_soon(until, dropped.wait, lambda: self._drop_why.pop(name, "its connection closed"))
             process = spawned.process
             if process is not None:
                 tg.start_soon(until, process.wait, lambda: _exited(spawned.exit_status))
             if link is not None:
                 tg.start_soon(until, link.lost.wait, lambda: link.why)
         self._dropped.pop(name, None)
+        self._drop_why.pop(name, None)
         return why
 
     async def _lose(self, name: str, why: str) -> None:

@@ -26,7 +26,9 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from pydantic import AnyHttpUrl, BaseModel, TypeAdapter
 
 from mcp_elicit.client.sdk_transport import guarded_http_client
+from mcp_elicit.core.refusals import refusal_of
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_elicit.errors import ElicitError
 from mcp_elicit.gateway.auth import GatewayOAuth, Introspection, mcp_url
 from mcp_elicit.server.stdin import stdin_lines
 
@@ -45,6 +47,7 @@ __all__ = [
     "jsonrpc_error",
     "not_found",
     "protocol_version",
+    "refused",
     "report_progress",
     "request_failed",
     "result_from_json",
@@ -226,6 +229,16 @@ def request_failed(text: str, code: int = INTERNAL_ERROR) -> BaseException:
     return MCPError(code=code, message=text)
 
 
+def refused(exc: ElicitError, method: str) -> Any:
+    """A gateway error of the tree (`UpstreamLost`) as the downstream request `method` gets it,
+    worded once (`core.refusals`): the tool error result a `tools/call` answers with, else the
+    JSON-RPC error (code, text, `{"reason": …}` data) to raise."""
+    refusal = refusal_of(exc, modern=False, method=method)
+    if method == "tools/call" and not refusal.protocol:
+        return error_result(refusal.text)
+    return MCPError(code=refusal.code, message=refusal.text, data=refusal.error_data())
+
+
 def upstream_error(exc: BaseException) -> BaseException:
     """What a held prompt or resource request answers when the upstream request failed: the
     upstream's own JSON-RPC error as it is, else one naming the failure."""
@@ -261,9 +274,11 @@ def tool_named(tool: Any, name: str) -> Any:
     return tool if tool.name == name else tool.model_copy(update={"name": name})
 
 
-def not_found(what: str) -> BaseException:
-    """The JSON-RPC error for an unknown prompt or resource (they have no error result)."""
-    return MCPError(code=INVALID_PARAMS, message=f"{what} is not offered (or its server is unavailable)")
+def not_found(what: str, unavailable: str = "") -> BaseException:
+    """The JSON-RPC error for an unknown prompt or resource (they have no error result), with the
+    upstreams that are unavailable and why (`Pool.unavailable`), as an unknown tool's result says."""
+    said = f"{what} is not offered (or its server is unavailable). {unavailable}".strip()
+    return MCPError(code=INVALID_PARAMS, message=said)
 
 
 def error_result(text: str) -> t.CallToolResult:
