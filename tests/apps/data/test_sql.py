@@ -244,6 +244,17 @@ def test_a_function_that_changes_the_servers_state_is_refused(sql: str) -> None:
     assert refused.value.reason == "not_read_only"
 
 
+@pytest.mark.parametrize(
+    ("sql", "article"),
+    [("INSERT INTO t VALUES (1)", "an"), ("UPDATE t SET a = 1", "an"), ("DELETE FROM t", "a")],
+)
+def test_a_refused_statement_is_named_with_its_article(sql: str, article: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, "postgres")
+    assert refused.value.reason == "not_read_only"
+    assert refused.value.detail.split()[0] == article  # "an INSERT statement", not "a INSERT"
+
+
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
     assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
     assert masked_rows("SELECT (SELECT CAST(c AS TEXT)) AS r FROM customers c") == [(None,)]

@@ -119,7 +119,9 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
         raise QueryRefused("not_read_only", f"{len(statements)} statements; exactly one SELECT is allowed")
     tree = statements[0]
     if not isinstance(tree, exp.Select | exp.SetOperation | exp.Subquery):
-        raise QueryRefused("not_read_only", f"a {tree.key.upper()} statement; only SELECT queries run")
+        kind = tree.key.upper()
+        article = "an" if kind[:1] in "AEIOU" else "a"
+        raise QueryRefused("not_read_only", f"{article} {kind} statement; only SELECT queries run")
     bad = next((n for n in tree.walk() if isinstance(n, _FORBIDDEN)), None)
     if bad is not None:
         raise QueryRefused("not_read_only", f"contains {bad.key.upper()}; only reads run")
