@@ -410,6 +410,9 @@ async def test_list_and_describe_show_the_personal_data_columns_and_their_tags(
     assert columns["segment"]["personal_data"] == []
     assert missing.is_error
     assert payload(missing)["reason"] == "unknown_table"
+    # the model learns which name was looked up and where the served tables are listed
+    assert f"{target.schema}.nope" in payload(missing)["detail"]
+    assert "list_tables" in payload(missing)["detail"]
 
 
 async def test_a_question_nobody_answers_ends_without_running_and_is_recorded(target: Target) -> None:

@@ -450,7 +450,8 @@ class _Guarded:
         wanted = name if "." in name else f"{self.engine.default_schema}.{name}"
         table = next((tb for tb in tables if tb.qualified == wanted), None)
         if table is None:
-            return _result({"status": "failed", "reason": "unknown_table", "detail": name}, error=True)
+            detail = f"no table {wanted} is served; list_tables names the tables that are"
+            return _result({"status": "failed", "reason": "unknown_table", "detail": detail}, error=True)
         columns = [
             {
                 "name": c.name,
