@@ -644,3 +644,28 @@ def test_a_filtered_scan_counts_the_whole_table_it_reads_not_the_rows_that_pass(
             assert found.tables[f"{target.schema}.customers"] <= 1
     finally:
         engine.close()
+
+
+def test_a_recursive_with_is_refused_as_its_rows_are_a_guess(target: Target) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    sql = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000000)"
+    sql += " SELECT count(*) FROM r"
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        guessed = engine.estimate(sql)  # the planner's own guess for what makes 5,000,000 rows
+        assert guessed.total + guessed.processed < 5_000_000
+        with pytest.raises(QueryRefused) as refused:
+            assess(engine, target.config, sql, can_ask=True)
+        assert refused.value.reason == "opaque_source"
+        reading = "WITH RECURSIVE r(id) AS (SELECT id FROM customers WHERE id = 0"
+        reading += " UNION ALL SELECT c.id FROM customers c JOIN r ON c.id = r.id + 1) SELECT count(*) FROM r"
+        with pytest.raises(QueryRefused) as refused:
+            assess(engine, target.config, reading, can_ask=True)
+        assert refused.value.reason == "opaque_source"
+        plain = assess(
+            engine, target.config, "WITH c AS (SELECT id FROM customers) SELECT count(*) FROM c", can_ask=True
+        )
+        assert plain.decision.kind == "run"  # a WITH that is not recursive is planned as before
+    finally:
+        engine.close()

@@ -176,7 +176,15 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
     into: a table function in FROM (`query_table('t')`, `read_csv(...)`), or a function that is not
     on the engine's allow-list of built-ins (`functions.ALLOWED_FUNCTIONS`: it may run a query or
     read a table, file, setting or session), or one named with a schema; and ("not_read_only") a
-    function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason)."""
+    function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason); and a
+    recursive WITH, whose rows both planners guess (it may make millions, or never end)."""
+    if any(with_.args.get("recursive") for with_ in tree.find_all(exp.With)):
+        raise QueryRefused(
+            "opaque_source",
+            "uses a recursive WITH, whose rows the engine cannot count before it runs (it guesses"
+            " them, and the recursion may not end), so its cost is unknown; write the query without"
+            " recursion",
+        )
     series = SERIES_FUNCTIONS.get(dialect, frozenset())
     for table in tree.find_all(exp.Table):
         if _is_series(table.this, text, series):
