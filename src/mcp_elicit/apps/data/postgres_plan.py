@@ -152,8 +152,9 @@ def _child_loops(
 
 
 def filtered_scans(plan: Any) -> set[tuple[str, str]]:
-    """(schema, relation) of every Seq Scan with a Filter in the plan: each reads its whole relation
-    (every run) though its "Plan Rows" count only the rows that pass the filter."""
+    """(schema, relation) of every Seq Scan with a Filter in the plan, and every Sample Scan that
+    reads its whole relation (`_reads_whole`): each reads it all (every run) though its "Plan
+    Rows" count only the rows that pass the filter or the sample."""
     found: set[tuple[str, str]] = set()
     stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
     while stack:
@@ -168,7 +169,13 @@ def filtered_scans(plan: Any) -> set[tuple[str, str]]:
 
 
 def _reads_whole(node: dict[str, Any]) -> bool:
-    return node.get("Node Type") == "Seq Scan" and "Filter" in node
+    """A Seq Scan with a Filter; a Sample Scan but a system sample without a Filter: a Bernoulli
+    sample reads every page (an extension's method may), though its "Plan Rows" are the sample's,
+    and a Filter drops rows of the pages it reads."""
+    kind = node.get("Node Type")
+    if kind == "Sample Scan":
+        return "Filter" in node or node.get("Sampling Method") != "system"
+    return kind == "Seq Scan" and "Filter" in node
 
 
 def plan_estimate(
