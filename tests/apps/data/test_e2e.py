@@ -287,6 +287,8 @@ NOT_REFUSALS = {
 REFUSALS: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("not_read_only", "DELETE FROM customers", "", ("DELETE", "only SELECT")),
     ("not_parsed", "SELEC 1", "", ("Unexpected token",)),
+    ("not_parsed", "SHOW ALL", "", ("parser could not read it",)),  # sqlglot's IndexError on DuckDB
+    ("not_parsed", "SELECT " + "(" * 60 + "1" + ")" * 60, "", ("nested too deeply",)),  # RecursionError
     ("unknown_column", "SELECT nope FROM customers", "", ("nope",)),
     ("no_estimate", "SELECT abs(name) FROM customers", "", ("not run", "could not plan", "abs(VARCHAR)")),
     ("opaque_source", "SELECT no_such_function(1)", "", ("no_such_function()", "built-in functions")),

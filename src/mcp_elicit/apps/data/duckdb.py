@@ -120,9 +120,11 @@ def unsampled(sql: str) -> str:
     estimates a sampled scan, and every step above it, at 0 rows, though a reservoir or Bernoulli
     sample reads its whole input and a system sample whole vectors of it, so a join of samples
     would count no pairs. The text as given when there is none."""
+    if "sample" not in sql.casefold():  # USING SAMPLE, TABLESAMPLE: no need to parse it again
+        return sql
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
-    except SqlglotError:
+    except (SqlglotError, RecursionError):  # parse_read_only refused what this cannot parse
         return sql
     if tree.find(exp.TableSample) is None:
         return sql

@@ -115,6 +115,10 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except SqlglotError as exc:
         raise QueryRefused("not_parsed", str(exc).splitlines()[0] if str(exc) else "syntax error") from None
+    except RecursionError:  # each bracket costs the parser a few frames of Python's stack
+        raise QueryRefused("not_parsed", "nested too deeply for the parser; use fewer brackets") from None
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as exc:  # the parser's own slip
+        raise QueryRefused("not_parsed", f"the parser could not read it ({type(exc).__name__})") from None
     if len(statements) != 1:
         raise QueryRefused("not_read_only", f"{len(statements)} statements; exactly one SELECT is allowed")
     tree = statements[0]
