@@ -255,6 +255,32 @@ def test_a_refused_statement_is_named_with_its_article(sql: str, article: str) -
     assert refused.value.detail.split()[0] == article  # "an INSERT statement", not "a INSERT"
 
 
+@pytest.mark.parametrize(
+    ("sql", "name"),
+    [
+        ("EXPLAIN SELECT 1", "EXPLAIN"),
+        ("LISTEN x", "LISTEN"),
+        ("CHECKPOINT", "CHECKPOINT"),
+        ("CALL f()", "CALL"),
+    ],
+)
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_a_refused_statement_is_named_as_written_not_as_the_parser_files_it(
+    sql: str, name: str, dialect: str
+) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, dialect)
+    assert refused.value.reason == "not_read_only"
+    assert refused.value.detail.split()[1] == name  # not "a COMMAND statement", "a COLUMN statement"
+
+
+@pytest.mark.parametrize("sql", ["", "   ", "-- nothing but a comment", ";"])
+def test_a_text_without_a_statement_is_not_parsed(sql: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, "postgres")
+    assert refused.value.reason == "not_parsed"
+
+
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
     assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
     assert masked_rows("SELECT (SELECT CAST(c AS TEXT)) AS r FROM customers c") == [(None,)]

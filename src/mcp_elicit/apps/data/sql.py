@@ -119,11 +119,13 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
         raise QueryRefused("not_parsed", "nested too deeply for the parser; use fewer brackets") from None
     except (IndexError, KeyError, TypeError, ValueError, AttributeError) as exc:  # the parser's own slip
         raise QueryRefused("not_parsed", f"the parser could not read it ({type(exc).__name__})") from None
+    if not statements:
+        raise QueryRefused("not_parsed", "no statement (the text is empty or only comments)")
     if len(statements) != 1:
         raise QueryRefused("not_read_only", f"{len(statements)} statements; exactly one SELECT is allowed")
     tree = statements[0]
     if not isinstance(tree, exp.Select | exp.SetOperation | exp.Subquery):
-        kind = tree.key.upper()
+        kind = _statement_word(tree, sql, dialect)
         article = "an" if kind[:1] in "AEIOU" else "a"
         raise QueryRefused("not_read_only", f"{article} {kind} statement; only SELECT queries run")
     bad = next((n for n in tree.walk() if isinstance(n, _FORBIDDEN)), None)
@@ -173,6 +175,18 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
         )
     except (OptimizeError, SqlglotError) as exc:
         raise QueryRefused("unknown_column", str(exc).splitlines()[0]) from None
+
+
+def _statement_word(tree: exp.Expr, text: str, dialect: str) -> str:
+    """The statement's name for a refusal: its first word as written (`EXPLAIN`, `LISTEN`,
+    `CHECKPOINT`, which the parser keeps as a bare command or reads as an expression), or the
+    parser's name for it when the text starts with a WITH or a bracket (`WITH … INSERT`)."""
+    word = str(tree.this) if isinstance(tree, exp.Command) else ""
+    if not word:
+        tokens = sqlglot.tokenize(text, read=dialect)
+        word = tokens[0].text if tokens else ""
+    word = word.split()[0].upper() if word.split() else ""
+    return word if word.isalpha() and word != "WITH" else tree.key.upper()
 
 
 def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
