@@ -669,3 +669,16 @@ def test_a_recursive_with_is_refused_as_its_rows_are_a_guess(target: Target) -> 
         assert plain.decision.kind == "run"  # a WITH that is not recursive is planned as before
     finally:
         engine.close()
+
+
+def test_a_duckdb_query_still_running_after_the_statement_timeout_is_stopped(sample_db: Path) -> None:
+    from mcp_elicit.apps.data.duckdb import STATEMENT_TIMEOUT_SECONDS, DuckDBEngine
+
+    assert STATEMENT_TIMEOUT_SECONDS == 30  # as PostgreSQL's statement_timeout here
+    engine = DuckDBEngine(str(sample_db), statement_timeout=0.2)
+    try:
+        with pytest.raises(DataEngineError):  # 1.44 trillion pairs: hours, were it not stopped
+            engine.run("SELECT count(*) FROM events a, events b", 10)
+        assert engine.run("SELECT count(*) FROM customers", 10).rows == ((1000,),)  # the next one runs
+    finally:
+        engine.close()

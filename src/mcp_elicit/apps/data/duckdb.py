@@ -20,7 +20,7 @@ from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo, with
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
-__all__ = ["DuckDBEngine", "plan_estimate", "unsampled"]
+__all__ = ["STATEMENT_TIMEOUT_SECONDS", "DuckDBEngine", "plan_estimate", "unsampled"]
 
 
 # Joins that compare every pair of their inputs' rows: the work is the product of the two.
@@ -32,6 +32,10 @@ _ROW_FOR_ROW: Final = frozenset({"PROJECTION", "STREAMING_LIMIT", "LIMIT"})
 # Operators that sample their input (a reservoir reads all of it; a Bernoulli sample each row):
 # DuckDB estimates them, and the scans below them, at 0 rows.
 _SAMPLES: Final = frozenset({"RESERVOIR_SAMPLE", "STREAMING_SAMPLE"})
+# Longest a guarded query may run on DuckDB before the server interrupts it: as long as
+# PostgreSQL's statement_timeout here (postgres.STATEMENT_TIMEOUT_MS); DuckDB has no such setting,
+# and a query the planner misjudged would otherwise hold the one connection for ever.
+STATEMENT_TIMEOUT_SECONDS: Final = 30.0
 # Rows DuckDB reads at a time (its vector size): each thread scanning may have read one more
 # vector when the LIMIT above it is met.
 _VECTOR_ROWS: Final = 2048
@@ -138,7 +142,8 @@ class DuckDBEngine:
     dialect = "duckdb"
     default_schema = "main"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, statement_timeout: float = STATEMENT_TIMEOUT_SECONDS) -> None:
+        self._timeout = statement_timeout
         try:
             self._conn = duckdb.connect(path, read_only=True, config={"enable_external_access": False})
         except duckdb.Error as exc:
@@ -217,13 +222,23 @@ class DuckDBEngine:
         return self._sizes
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
+        """The query's first rows; a query still running after the statement timeout is
+        interrupted (DataEngineError)."""
         with self._lock:
+            done = threading.Event()
+            timer = threading.Timer(self._timeout, lambda: None if done.is_set() else self._conn.interrupt())
+            timer.start()
             try:
                 cursor = self._conn.execute(sql)
                 names = tuple(d[0] for d in cursor.description or ())
                 rows = cursor.fetchmany(max_rows + 1)
+            except duckdb.InterruptException:
+                raise DataEngineError("duckdb", f"stopped: still running after {self._timeout:g} s") from None
             except duckdb.Error as exc:
                 raise DataEngineError("duckdb", str(exc)) from None
+            finally:
+                done.set()
+                timer.cancel()
         return QueryResult.cut(names, rows, max_rows)
 
     def output_names(self, sql: str) -> tuple[str, ...]:
