@@ -462,7 +462,7 @@ class _Guarded:
             for c in table.columns
         ]
         limit = self.config.thresholds(self.engine.name, self.engine.default_schema)
-        threshold = limit.per_table.get(table.qualified, limit.total)
+        threshold = min(limit.per_table.get(table.qualified, limit.total), limit.total)  # the total holds too
         return _result({"table": table.qualified, "threshold_rows": _whole(threshold), "columns": columns})
 
 
