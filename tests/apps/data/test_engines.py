@@ -682,3 +682,35 @@ def test_a_duckdb_query_still_running_after_the_statement_timeout_is_stopped(sam
         assert engine.run("SELECT count(*) FROM customers", 10).rows == ((1000,),)  # the next one runs
     finally:
         engine.close()
+
+
+def test_a_duckdb_column_named_by_its_position_is_refused_as_the_guard_cannot_see_which(
+    sample_db: Path,
+) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    # what DuckDB does with it: `#3` is the third column of customers, the email address
+    with duckdb.connect(str(sample_db), read_only=True, config={"enable_external_access": False}) as conn:
+        assert conn.execute("SELECT #3 FROM customers WHERE id = 0").fetchall() == [
+            ("customer0@example.org",)
+        ]
+    engine = open_engine("duckdb", str(sample_db))
+    try:
+        for sql in (
+            "SELECT #3 FROM customers",
+            "FROM customers SELECT #2, #3",
+            "SELECT id FROM customers WHERE #3 > ''",
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "unknown_column", sql
+        assert (
+            assess(
+                engine, DataConfig(), "SELECT country FROM customers GROUP BY 1", can_ask=True
+            ).decision.kind
+            == "run"
+        )
+    finally:
+        engine.close()
