@@ -714,3 +714,31 @@ def test_a_duckdb_column_named_by_its_position_is_refused_as_the_guard_cannot_se
         )
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * LIKE '%mail' FROM customers",
+        "SELECT * GLOB '*mail' FROM customers",
+        "SELECT * SIMILAR TO 'e.*' FROM customers",
+        "SELECT * NOT LIKE 'id' FROM customers",  # every column but id
+    ],
+)
+def test_duckdb_columns_picked_by_a_pattern_of_their_names_are_refused(sample_db: Path, sql: str) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    with duckdb.connect(str(sample_db), read_only=True, config={"enable_external_access": False}) as conn:
+        row = conn.execute(f"{sql} WHERE id = 0").fetchall()[0]  # what DuckDB returns for it
+    assert "customer0@example.org" in row
+    engine = open_engine("duckdb", str(sample_db))
+    try:
+        with pytest.raises(QueryRefused) as refused:
+            assess(engine, DataConfig(), sql, can_ask=True)
+        assert refused.value.reason == "unknown_column"
+        expanded = assess(engine, DataConfig(), "SELECT * ILIKE '%MAIL' FROM customers", can_ask=True)
+        assert [c.column for c in expanded.decision.pii] == ["email"]  # one the parser expands is followed
+    finally:
+        engine.close()

@@ -30,6 +30,7 @@ from mcp_elicit.apps.data.functions import (
     whole_number_arguments,
     written_name,
 )
+from mcp_elicit.apps.data.unnamed import refuse_unnamed_columns
 from mcp_elicit.errors import QueryRefused
 
 __all__ = [
@@ -131,13 +132,7 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
     bad = next((n for n in tree.walk() if isinstance(n, _FORBIDDEN)), None)
     if bad is not None:
         raise QueryRefused("not_read_only", f"contains {bad.key.upper()}; only reads run")
-    positional = tree.find(exp.PositionalColumn)
-    if positional is not None:  # DuckDB's `#3`: the third column of what FROM reads, unnamed
-        raise QueryRefused(
-            "unknown_column",
-            f"refers to a column by its position ({positional.sql(dialect)}), which the guard does not"
-            " follow to the column it reads; name the column",
-        )
+    refuse_unnamed_columns(tree, dialect)
     _refuse_opaque(tree, sql, dialect)  # before the engine plans it: a table function may read a file to plan
     return ParsedQuery(sql, dialect, tree)
 
