@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
 from mcp_elicit.apps.data.guard import Estimate
+from mcp_elicit.apps.data.sql import recursion_refused
 from mcp_elicit.errors import DataEngineError
 
 __all__ = ["IndexFound", "IndexProbe", "filtered_index_scans", "filtered_scans", "plan_estimate"]
@@ -213,6 +214,8 @@ def plan_estimate(
     ]
     while stack:
         node, divisor, parallel, cap, loops, base = stack.pop()
+        if node.get("Node Type") == "Recursive Union":  # in a view: the query's text has none
+            raise recursion_refused(" (in a view it reads)")
         workers = node.get("Workers Planned")
         gather = isinstance(workers, int) and workers > 0
         if isinstance(workers, int) and gather:

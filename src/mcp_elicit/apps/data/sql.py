@@ -179,6 +179,16 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
         raise QueryRefused("unknown_column", str(exc).splitlines()[0]) from None
 
 
+def recursion_refused(where: str = "") -> QueryRefused:
+    """The refusal of a recursive WITH (`where` it is, when not in the query's own text): both
+    planners guess its rows, so its cost is unknown."""
+    return QueryRefused(
+        "opaque_source",
+        f"uses a recursive WITH{where}, whose rows the engine cannot count before it runs (it guesses"
+        " them, and the recursion may not end), so its cost is unknown; write the query without recursion",
+    )
+
+
 def _statement_word(tree: exp.Expr, text: str, dialect: str) -> str:
     """The statement's name for a refusal: its first word as written (`EXPLAIN`, `LISTEN`,
     `CHECKPOINT`, which the parser keeps as a bare command or reads as an expression), or the
@@ -199,12 +209,7 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
     function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason); and a
     recursive WITH, whose rows both planners guess (it may make millions, or never end)."""
     if any(with_.args.get("recursive") for with_ in tree.find_all(exp.With)):
-        raise QueryRefused(
-            "opaque_source",
-            "uses a recursive WITH, whose rows the engine cannot count before it runs (it guesses"
-            " them, and the recursion may not end), so its cost is unknown; write the query without"
-            " recursion",
-        )
+        raise recursion_refused()
     series = SERIES_FUNCTIONS.get(dialect, frozenset())
     for table in tree.find_all(exp.Table):
         if _is_series(table.this, text, series):
