@@ -281,6 +281,13 @@ def test_a_text_without_a_statement_is_not_parsed(sql: str) -> None:
     assert refused.value.reason == "not_parsed"
 
 
+def test_a_rows_from_source_is_refused_naming_what_it_reads() -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only("SELECT * FROM ROWS FROM (unnest(ARRAY[1])) AS r(x)", "postgres")
+    assert refused.value.reason == "opaque_source"
+    assert "ROWS FROM (UNNEST(ARRAY[1]))" in refused.value.detail  # not "reads from None"
+
+
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
     assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
     assert masked_rows("SELECT (SELECT CAST(c AS TEXT)) AS r FROM customers c") == [(None,)]

@@ -215,7 +215,10 @@ def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
         if _is_series(table.this, text, series):
             continue
         if not isinstance(table.this, exp.Identifier):
-            name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
+            source = table.this if isinstance(table.this, exp.Expression) else table.copy()
+            if isinstance(source, exp.Table):  # ROWS FROM (…): the whole source, without its alias
+                source.set("alias", None)
+            name = source.sql(dialect)
             raise QueryRefused(
                 "opaque_source",
                 f"reads from {name[:80]}, a table function the guard cannot see into;"
