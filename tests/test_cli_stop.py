@@ -463,7 +463,7 @@ def ctrl_c_stops(term: pexpect.spawn) -> str:
     return said
 
 
-@pytest.mark.parametrize("stop", ["EOF", "SIGTERM"])
+@pytest.mark.parametrize("stop", ["EOF", "SIGTERM", "SIGHUP"])  # SIGHUP: its terminal closed
 def test_serve_data_closes_its_sqlite_trail_on_the_way_out(
     tmp_path: Path, piped: Callable[[list[str]], Piped], stop: str
 ) -> None:
@@ -474,10 +474,10 @@ def test_serve_data_closes_its_sqlite_trail_on_the_way_out(
     params = {"name": "query", "arguments": {"sql": "SELECT 1 AS one"}}
     server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
     assert "ran_unasked" in json.dumps(server.receive(lambda m: m.get("id") == 2))
-    if stop == "SIGTERM":
-        server.proc.send_signal(signal.SIGTERM)
+    if stop != "EOF":
+        server.proc.send_signal(getattr(signal, stop))
     else:
         assert server.proc.stdin is not None
         server.proc.stdin.close()
-    assert server.exit_code() == (143 if stop == "SIGTERM" else 0)
+    assert server.exit_code() == {"EOF": 0, "SIGTERM": 143, "SIGHUP": 129}[stop]
     assert sorted(p.name for p in trail.parent.iterdir()) == ["audit.sqlite3"]

@@ -1,9 +1,10 @@
-"""Stopping a stdio server run by hand: Ctrl-C (SIGINT) and SIGTERM end it as end of file would.
+"""Stopping a stdio server run by hand: Ctrl-C (SIGINT), SIGTERM and SIGHUP end it as end of file would.
 
 `run_until_signalled(serve)` runs `serve(stop)` in a fresh event loop; the first SIGINT or SIGTERM
 sets `stop` (the server's stdin then ends, see `stdin.py`: the session shuts down, open questions
 end and upstream processes are reaped as when the client closes stdin) and the process exits
-128 + the signal's number once `serve` returns: 130 after Ctrl-C, 143 after SIGTERM, what a shell
+128 + the signal's number once `serve` returns: 130 after Ctrl-C, 143 after SIGTERM (129 after
+SIGHUP, the terminal closing), what a shell
 reports for a program the signal ended. A second signal while it stops exits at once with the
 same status. A client that closes stdin still ends it with status 0.
 
@@ -33,7 +34,9 @@ __all__ = ["STOP_SIGNALS", "run_stdio", "run_until_signalled", "signal_exit_stat
 
 logger = logging.getLogger("mcp_elicit.server")
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGHUP too: the terminal a server was started in closing (a window shut, an SSH session lost)
+# stops it as SIGTERM does, its trail closed, rather than Python's default of ending at once.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def signal_exit_status(signum: int) -> int:

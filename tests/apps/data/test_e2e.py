@@ -287,6 +287,8 @@ NOT_REFUSALS = {
 REFUSALS: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("not_read_only", "DELETE FROM customers", "", ("DELETE", "only SELECT")),
     ("not_parsed", "SELEC 1", "", ("Unexpected token",)),
+    ("not_parsed", "SHOW ALL", "", ("parser could not read it",)),  # sqlglot's IndexError on DuckDB
+    ("not_parsed", "SELECT " + "(" * 60 + "1" + ")" * 60, "", ("nested too deeply",)),  # RecursionError
     ("unknown_column", "SELECT nope FROM customers", "", ("nope",)),
     ("no_estimate", "SELECT abs(name) FROM customers", "", ("not run", "could not plan", "abs(VARCHAR)")),
     ("opaque_source", "SELECT no_such_function(1)", "", ("no_such_function()", "built-in functions")),
@@ -410,6 +412,9 @@ async def test_list_and_describe_show_the_personal_data_columns_and_their_tags(
     assert columns["segment"]["personal_data"] == []
     assert missing.is_error
     assert payload(missing)["reason"] == "unknown_table"
+    # the model learns which name was looked up and where the served tables are listed
+    assert f"{target.schema}.nope" in payload(missing)["detail"]
+    assert "list_tables" in payload(missing)["detail"]
 
 
 async def test_a_question_nobody_answers_ends_without_running_and_is_recorded(target: Target) -> None:
@@ -470,6 +475,23 @@ async def test_a_masked_run_keeps_the_column_names_of_a_plain_run(target: Target
     assert masked["masked"]
     assert masked["columns"] == plain["columns"]
     assert "@" not in json.dumps(masked["rows"])
+
+
+async def test_describe_table_reports_the_limit_a_scan_of_the_table_is_held_to(sample_db: Path) -> None:
+    config = config_from_mapping(
+        {"tables": {"events": {"threshold": 5_000_000}, "orders": {"threshold": 2_000}}}
+    )
+    target = Target("duckdb", str(sample_db), "main", config, "")
+    server = build_data_server(open_engine("duckdb", str(sample_db)), config)
+    async with Client(server, mode="legacy") as c:
+        events = payload(await c.call_tool("describe_table", {"table": "events"}))
+        orders = payload(await c.call_tool("describe_table", {"table": "orders"}))
+    async with memory_session(target, "legacy") as s:
+        s.answer({"action": "decline"})
+        scan = await s.call("SELECT kind, count(*) FROM events GROUP BY 1")  # 1,200,000 rows
+    assert payload(scan)["status"] == "not_run"  # asked: over the engine's 1,000,000 all the same
+    assert events["threshold_rows"] == 1_000_000  # not the table's 5,000,000, which never applies
+    assert orders["threshold_rows"] == 2_000  # a table's own lower limit does
 
 
 async def test_row_estimates_and_thresholds_are_whole_numbers_for_the_model_and_the_trail(

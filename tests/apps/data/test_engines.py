@@ -644,3 +644,123 @@ def test_a_filtered_scan_counts_the_whole_table_it_reads_not_the_rows_that_pass(
             assert found.tables[f"{target.schema}.customers"] <= 1
     finally:
         engine.close()
+
+
+def test_a_recursive_with_is_refused_as_its_rows_are_a_guess(target: Target) -> None:
+    from mcp_elicit.apps.data.assess import assess
+
+    sql = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000000)"
+    sql += " SELECT count(*) FROM r"
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        if target.engine == "duckdb":  # PostgreSQL's estimate refuses it from the plan itself
+            guessed = engine.estimate(sql)  # the planner's own guess for what makes 5,000,000 rows
+            assert guessed.total + guessed.processed < 5_000_000
+        with pytest.raises(QueryRefused) as refused:
+            assess(engine, target.config, sql, can_ask=True)
+        assert refused.value.reason == "opaque_source"
+        reading = "WITH RECURSIVE r(id) AS (SELECT id FROM customers WHERE id = 0"
+        reading += " UNION ALL SELECT c.id FROM customers c JOIN r ON c.id = r.id + 1) SELECT count(*) FROM r"
+        with pytest.raises(QueryRefused) as refused:
+            assess(engine, target.config, reading, can_ask=True)
+        assert refused.value.reason == "opaque_source"
+        plain = assess(
+            engine, target.config, "WITH c AS (SELECT id FROM customers) SELECT count(*) FROM c", can_ask=True
+        )
+        assert plain.decision.kind == "run"  # a WITH that is not recursive is planned as before
+    finally:
+        engine.close()
+
+
+def test_a_duckdb_query_still_running_after_the_statement_timeout_is_stopped(sample_db: Path) -> None:
+    from mcp_elicit.apps.data.duckdb import STATEMENT_TIMEOUT_SECONDS, DuckDBEngine
+
+    assert STATEMENT_TIMEOUT_SECONDS == 30  # as PostgreSQL's statement_timeout here
+    engine = DuckDBEngine(str(sample_db), statement_timeout=0.2)
+    try:
+        with pytest.raises(DataEngineError):  # 1.44 trillion pairs: hours, were it not stopped
+            engine.run("SELECT count(*) FROM events a, events b", 10)
+        assert engine.run("SELECT count(*) FROM customers", 10).rows == ((1000,),)  # the next one runs
+    finally:
+        engine.close()
+
+
+def test_a_duckdb_column_named_by_its_position_is_refused_as_the_guard_cannot_see_which(
+    sample_db: Path,
+) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    # what DuckDB does with it: `#3` is the third column of customers, the email address
+    with duckdb.connect(str(sample_db), read_only=True, config={"enable_external_access": False}) as conn:
+        assert conn.execute("SELECT #3 FROM customers WHERE id = 0").fetchall() == [
+            ("customer0@example.org",)
+        ]
+    engine = open_engine("duckdb", str(sample_db))
+    try:
+        for sql in (
+            "SELECT #3 FROM customers",
+            "FROM customers SELECT #2, #3",
+            "SELECT id FROM customers WHERE #3 > ''",
+        ):
+            with pytest.raises(QueryRefused) as refused:
+                assess(engine, DataConfig(), sql, can_ask=True)
+            assert refused.value.reason == "unknown_column", sql
+        assert (
+            assess(
+                engine, DataConfig(), "SELECT country FROM customers GROUP BY 1", can_ask=True
+            ).decision.kind
+            == "run"
+        )
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * LIKE '%mail' FROM customers",
+        "SELECT * GLOB '*mail' FROM customers",
+        "SELECT * SIMILAR TO 'e.*' FROM customers",
+        "SELECT * NOT LIKE 'id' FROM customers",  # every column but id
+    ],
+)
+def test_duckdb_columns_picked_by_a_pattern_of_their_names_are_refused(sample_db: Path, sql: str) -> None:
+    import duckdb
+
+    from mcp_elicit.apps.data.assess import assess
+
+    with duckdb.connect(str(sample_db), read_only=True, config={"enable_external_access": False}) as conn:
+        row = conn.execute(f"{sql} WHERE id = 0").fetchall()[0]  # what DuckDB returns for it
+    assert "customer0@example.org" in row
+    engine = open_engine("duckdb", str(sample_db))
+    try:
+        with pytest.raises(QueryRefused) as refused:
+            assess(engine, DataConfig(), sql, can_ask=True)
+        assert refused.value.reason == "unknown_column"
+        expanded = assess(engine, DataConfig(), "SELECT * ILIKE '%MAIL' FROM customers", can_ask=True)
+        assert [c.column for c in expanded.decision.pii] == ["email"]  # one the parser expands is followed
+    finally:
+        engine.close()
+
+
+def test_a_postgres_view_with_a_recursive_with_is_refused_from_its_plan(target: Target) -> None:
+    import psycopg
+
+    from mcp_elicit.apps.data.assess import assess
+
+    if target.engine != "postgres":
+        pytest.skip("DuckDB does not serve a view it cannot follow, a recursive one among them")
+    body = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000000) SELECT n FROM r"
+    with psycopg.connect(target.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE VIEW {target.schema}.rec AS {body}")
+    engine = open_engine(target.engine, target.dsn)
+    try:
+        with pytest.raises(QueryRefused) as refused:  # the query's own text has no WITH
+            assess(engine, target.config, "SELECT count(*) FROM rec", can_ask=True)
+        assert refused.value.reason == "opaque_source"
+    finally:
+        engine.close()
+        with psycopg.connect(target.dsn, autocommit=True) as conn:
+            conn.execute(f"DROP VIEW {target.schema}.rec")

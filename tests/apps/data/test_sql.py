@@ -244,6 +244,50 @@ def test_a_function_that_changes_the_servers_state_is_refused(sql: str) -> None:
     assert refused.value.reason == "not_read_only"
 
 
+@pytest.mark.parametrize(
+    ("sql", "article"),
+    [("INSERT INTO t VALUES (1)", "an"), ("UPDATE t SET a = 1", "an"), ("DELETE FROM t", "a")],
+)
+def test_a_refused_statement_is_named_with_its_article(sql: str, article: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, "postgres")
+    assert refused.value.reason == "not_read_only"
+    assert refused.value.detail.split()[0] == article  # "an INSERT statement", not "a INSERT"
+
+
+@pytest.mark.parametrize(
+    ("sql", "name"),
+    [
+        ("EXPLAIN SELECT 1", "EXPLAIN"),
+        ("LISTEN x", "LISTEN"),
+        ("CHECKPOINT", "CHECKPOINT"),
+        ("CALL f()", "CALL"),
+    ],
+)
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_a_refused_statement_is_named_as_written_not_as_the_parser_files_it(
+    sql: str, name: str, dialect: str
+) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, dialect)
+    assert refused.value.reason == "not_read_only"
+    assert refused.value.detail.split()[1] == name  # not "a COMMAND statement", "a COLUMN statement"
+
+
+@pytest.mark.parametrize("sql", ["", "   ", "-- nothing but a comment", ";"])
+def test_a_text_without_a_statement_is_not_parsed(sql: str) -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only(sql, "postgres")
+    assert refused.value.reason == "not_parsed"
+
+
+def test_a_rows_from_source_is_refused_naming_what_it_reads() -> None:
+    with pytest.raises(QueryRefused) as refused:
+        parse_read_only("SELECT * FROM ROWS FROM (unnest(ARRAY[1])) AS r(x)", "postgres")
+    assert refused.value.reason == "opaque_source"
+    assert "ROWS FROM (UNNEST(ARRAY[1]))" in refused.value.detail  # not "reads from None"
+
+
 def test_masking_nulls_a_whole_row_that_holds_a_masked_column() -> None:
     assert masked_rows("SELECT email, to_json(c) AS r FROM customers c") == [(None, None)]
     assert masked_rows("SELECT (SELECT CAST(c AS TEXT)) AS r FROM customers c") == [(None,)]

@@ -12,12 +12,15 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import duckdb
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from mcp_elicit.apps.data.engine import ColumnInfo, QueryResult, TableInfo, with_view_reads
 from mcp_elicit.apps.data.guard import Estimate
 from mcp_elicit.errors import DataEngineError
 
-__all__ = ["DuckDBEngine", "plan_estimate"]
+__all__ = ["STATEMENT_TIMEOUT_SECONDS", "DuckDBEngine", "plan_estimate", "unsampled"]
 
 
 # Joins that compare every pair of their inputs' rows: the work is the product of the two.
@@ -26,6 +29,13 @@ _PAIRWISE_JOINS: Final = frozenset({"CROSS_PRODUCT", "NESTED_LOOP_JOIN", "BLOCKW
 # it comes, one out for one in, so a LIMIT above them stops the scan below them too.
 _LIMITS: Final = frozenset({"STREAMING_LIMIT", "LIMIT"})
 _ROW_FOR_ROW: Final = frozenset({"PROJECTION", "STREAMING_LIMIT", "LIMIT"})
+# Operators that sample their input (a reservoir reads all of it; a Bernoulli sample each row):
+# DuckDB estimates them, and the scans below them, at 0 rows.
+_SAMPLES: Final = frozenset({"RESERVOIR_SAMPLE", "STREAMING_SAMPLE"})
+# Longest a guarded query may run on DuckDB before the server interrupts it: as long as
+# PostgreSQL's statement_timeout here (postgres.STATEMENT_TIMEOUT_MS); DuckDB has no such setting,
+# and a query the planner misjudged would otherwise hold the one connection for ever.
+STATEMENT_TIMEOUT_SECONDS: Final = 30.0
 # Rows DuckDB reads at a time (its vector size): each thread scanning may have read one more
 # vector when the LIMIT above it is met.
 _VECTOR_ROWS: Final = 2048
@@ -74,24 +84,27 @@ def plan_estimate(plan: Any, threads: int = 1, sizes: Mapping[str, float] | None
 
     A scan with a filter reads its table, not only the rows that pass (its zone maps may skip some
     row groups, never more): it counts the table's stored row count (`sizes`, by
-    ``schema.table``) when that is more."""
+    ``schema.table``) when that is more; so does a sampled scan (DuckDB estimates it at 0 rows,
+    though a system sample reads whole vectors and a sample above the scan reads all of it)."""
     tables: dict[str, float] = {}
     processed = 0.0
     roots = list(plan) if isinstance(plan, list) else [plan]
-    stack: list[tuple[Any, float | None]] = [(node, None) for node in roots]
+    stack: list[tuple[Any, float | None, bool]] = [(node, None, False) for node in roots]
     while stack:
-        node, cap = stack.pop()
+        node, cap, sampled = stack.pop()
         if not isinstance(node, dict):
             continue
         children = [c for c in node.get("children") or [] if isinstance(c, dict)]
         limit = _limit_cap(node, threads)
         below = limit if limit is not None else cap if node.get("name") in _ROW_FOR_ROW else None
-        stack.extend((c, below) for c in children)
+        under_sample = sampled or node.get("name") in _SAMPLES
+        stack.extend((c, below, under_sample) for c in children)
         rows = _cardinality(node)
         info = node.get("extra_info") or {}
         table = info.get("Table") if isinstance(info, dict) else None
         key = ".".join(part.strip('"') for part in table.split(".")[-2:]) if isinstance(table, str) else ""
-        if rows is not None and isinstance(table, str) and info.get("Filters"):
+        whole = info.get("Filters") or info.get("Sample Method") or sampled
+        if rows is not None and isinstance(table, str) and whole:
             rows = max(rows, (sizes or {}).get(key, 0.0))
         elif cap is not None and rows is not None and isinstance(table, str):
             rows = min(rows, cap)
@@ -106,12 +119,31 @@ def plan_estimate(plan: Any, threads: int = 1, sizes: Mapping[str, float] | None
     return Estimate.of(tables, processed=processed)
 
 
+def unsampled(sql: str) -> str:
+    """The query without its samples (`USING SAMPLE`, `TABLESAMPLE`), for its estimate: DuckDB
+    estimates a sampled scan, and every step above it, at 0 rows, though a reservoir or Bernoulli
+    sample reads its whole input and a system sample whole vectors of it, so a join of samples
+    would count no pairs. The text as given when there is none."""
+    if "sample" not in sql.casefold():  # USING SAMPLE, TABLESAMPLE: no need to parse it again
+        return sql
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except (SqlglotError, RecursionError):  # parse_read_only refused what this cannot parse
+        return sql
+    if tree.find(exp.TableSample) is None:
+        return sql
+    for sample in list(tree.find_all(exp.TableSample)):
+        sample.pop()
+    return str(tree.sql("duckdb"))
+
+
 class DuckDBEngine:
     name = "duckdb"
     dialect = "duckdb"
     default_schema = "main"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, statement_timeout: float = STATEMENT_TIMEOUT_SECONDS) -> None:
+        self._timeout = statement_timeout
         try:
             self._conn = duckdb.connect(path, read_only=True, config={"enable_external_access": False})
         except duckdb.Error as exc:
@@ -156,6 +188,21 @@ class DuckDBEngine:
         return ()
 
     def estimate(self, sql: str) -> Estimate:
+        """From the plan; for a query that samples, the larger of its own plan's estimate (a sampled
+        scan counting its table) and that of the query without its samples (`unsampled`), whose
+        joins and steps DuckDB estimates from the real rows, not from 0."""
+        seen = self._plan_estimate(sql)
+        whole = unsampled(sql)
+        if whole == sql:
+            return seen
+        other = self._plan_estimate(whole)
+        tables = {
+            name: max(seen.tables.get(name, 0.0), other.tables.get(name, 0.0))
+            for name in {*seen.tables, *other.tables}
+        }
+        return Estimate.of(tables, processed=max(seen.processed, other.processed))
+
+    def _plan_estimate(self, sql: str) -> Estimate:
         rows = self._fetch(f"EXPLAIN (FORMAT JSON) {sql}")
         try:
             plan = json.loads(rows[0][1])
@@ -175,13 +222,23 @@ class DuckDBEngine:
         return self._sizes
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
+        """The query's first rows; a query still running after the statement timeout is
+        interrupted (DataEngineError)."""
         with self._lock:
+            done = threading.Event()
+            timer = threading.Timer(self._timeout, lambda: None if done.is_set() else self._conn.interrupt())
+            timer.start()
             try:
                 cursor = self._conn.execute(sql)
                 names = tuple(d[0] for d in cursor.description or ())
                 rows = cursor.fetchmany(max_rows + 1)
+            except duckdb.InterruptException:
+                raise DataEngineError("duckdb", f"stopped: still running after {self._timeout:g} s") from None
             except duckdb.Error as exc:
                 raise DataEngineError("duckdb", str(exc)) from None
+            finally:
+                done.set()
+                timer.cancel()
         return QueryResult.cut(names, rows, max_rows)
 
     def output_names(self, sql: str) -> tuple[str, ...]:

@@ -17,7 +17,13 @@ from psycopg import pq, sql
 from mcp_elicit.apps.data.engine import CatalogEngine, QueryResult, TableInfo
 from mcp_elicit.apps.data.functions import ALLOWED_FUNCTIONS, operators_and_words
 from mcp_elicit.apps.data.guard import Estimate
-from mcp_elicit.apps.data.postgres_plan import filtered_scans, plan_estimate
+from mcp_elicit.apps.data.postgres_plan import (
+    IndexFound,
+    IndexProbe,
+    filtered_index_scans,
+    filtered_scans,
+    plan_estimate,
+)
 from mcp_elicit.errors import DataEngineError
 
 __all__ = ["STATEMENT_TIMEOUT_MS", "PostgresEngine", "plan_estimate"]
@@ -346,17 +352,46 @@ class PostgresEngine(CatalogEngine):
 
     def _read_plan(self, plan: Any) -> Estimate:
         """The plan's estimate; a Seq Scan with a Filter counts its whole relation, whose rows the
-        planner estimates for a plain scan of it alone (one more EXPLAIN, only when there is one)."""
+        planner estimates for a plain scan of it alone (one more EXPLAIN, only when there is one);
+        an index scan with a Filter counts the rows its index condition finds (`_index_found`)."""
         scans = sorted(filtered_scans(plan))
-        if not scans:
-            return plan_estimate(plan)
-        each = sql.SQL(" UNION ALL ").join(
-            sql.SQL("SELECT 1 FROM ONLY {}").format(sql.Identifier(schema, relation))
-            for schema, relation in scans
+        sizes: dict[str, float] = {}
+        if scans:
+            each = sql.SQL(" UNION ALL ").join(
+                sql.SQL("SELECT 1 FROM ONLY {}").format(sql.Identifier(schema, relation))
+                for schema, relation in scans
+            )
+            rows = self._fetch(
+                sql.SQL("EXPLAIN (FORMAT JSON, VERBOSE) {}").format(each).as_string(self._conn)
+            )
+            found = plan_estimate(rows[0][0] if rows else None).tables
+            sizes = {f"{s}.{r}": float(found.get(f"{s}.{r}", 0.0)) for s, r in scans}
+        indexed = {probe: self._index_found(probe) for probe in filtered_index_scans(plan)}
+        return plan_estimate(plan, sizes, indexed)
+
+    def _index_found(self, probe: IndexProbe) -> IndexFound:
+        """The planner's rows for an index scan's relation alone under its index condition, as the
+        plan prints it (one more EXPLAIN each); when that condition cannot be planned alone (it
+        names an outer row's column or a parameter), under its filter, and with no condition."""
+        try:
+            return IndexFound(self._rows_where(probe, probe.condition), None, 0.0)
+        except DataEngineError:
+            pass
+        whole = self._rows_where(probe, None)
+        try:
+            passing: float | None = self._rows_where(probe, probe.filter)
+        except DataEngineError:
+            passing = None
+        return IndexFound(None, passing, whole)
+
+    def _rows_where(self, probe: IndexProbe, where: str | None) -> float:
+        query = sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM ONLY {} AS {}").format(
+            sql.Identifier(probe.schema, probe.relation), sql.Identifier(probe.alias)
         )
-        rows = self._fetch(sql.SQL("EXPLAIN (FORMAT JSON, VERBOSE) {}").format(each).as_string(self._conn))
-        sizes = plan_estimate(rows[0][0] if rows else None).tables
-        return plan_estimate(plan, {f"{s}.{r}": float(sizes.get(f"{s}.{r}", 0.0)) for s, r in scans})
+        if where is not None:
+            query = query + sql.SQL(" WHERE ") + sql.SQL(where)  # PostgreSQL's text of the query's own
+        rows = self._fetch(query.as_string(self._conn))
+        return plan_estimate(rows[0][0] if rows else None).total
 
     def run(self, sql: str, max_rows: int) -> QueryResult:
         with self._lock:

@@ -4,18 +4,82 @@ from ``EXPLAIN (FORMAT JSON, VERBOSE)``. Pure: the plan comes in as parsed JSON.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mcp_elicit.apps.data.guard import Estimate
+from mcp_elicit.apps.data.sql import recursion_refused
 from mcp_elicit.errors import DataEngineError
 
-__all__ = ["filtered_scans", "plan_estimate"]
+__all__ = ["IndexFound", "IndexProbe", "filtered_index_scans", "filtered_scans", "plan_estimate"]
 
 # Nodes that hand on each input row as it comes, one out for one in (without a Filter), and the
 # scans that read no more rows than they return when nothing filters them.
 _ROW_FOR_ROW: Final = frozenset(
     {"Limit", "Result", "Subquery Scan", "Append", "Seq Scan", "Index Scan", "Index Only Scan"}
 )
+
+
+# Scans that find their rows through an index condition ("Index Cond"; a bitmap heap scan's
+# "Recheck Cond" is its index's) and may drop some of them with a Filter after reading them.
+_INDEX_SCANS: Final = frozenset({"Index Scan", "Index Only Scan", "Bitmap Heap Scan"})
+
+
+class IndexProbe(NamedTuple):
+    """An index scan with a Filter, as the plan prints it: its "Plan Rows" count the rows that pass
+    the filter, not the rows the index condition finds and the scan reads."""
+
+    schema: str
+    relation: str
+    alias: str
+    condition: str
+    filter: str
+
+
+class IndexFound(NamedTuple):
+    """What the planner says of an `IndexProbe`'s relation alone, each run: the rows its index
+    condition finds (None when the condition cannot be planned alone: it names another table's
+    column or a parameter), the rows its filter passes and the relation's rows."""
+
+    rows: float | None
+    passing: float | None
+    whole: float
+
+
+def _index_probe(node: dict[str, Any]) -> IndexProbe | None:
+    if node.get("Node Type") not in _INDEX_SCANS or "Filter" not in node:
+        return None
+    condition = node.get("Index Cond") or node.get("Recheck Cond")
+    parts = (node.get("Schema"), node.get("Relation Name"), node.get("Alias"), condition, node.get("Filter"))
+    if not all(isinstance(part, str) and part for part in parts):
+        return None
+    return IndexProbe(*(str(part) for part in parts))
+
+
+def filtered_index_scans(plan: Any) -> set[IndexProbe]:
+    """Every index scan with a Filter in the plan (`IndexProbe`)."""
+    found: set[IndexProbe] = set()
+    stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        stack.extend(node.get("Plans") or [])
+        probe = _index_probe(node)
+        if probe is not None:
+            found.add(probe)
+    return found
+
+
+def _index_rows(own: float, found: IndexFound) -> float:
+    """The rows an index scan with a Filter reads each run, given its own "Plan Rows" (those that
+    pass the filter): what its index condition finds; when that cannot be planned alone (a
+    parameter from an outer row), its rows over the filter's share of the relation, as the
+    planner multiplies the two; else the whole relation. Never fewer than its own rows."""
+    if found.rows is not None:
+        return max(own, found.rows)
+    if found.passing and found.whole > 0:
+        return max(own, min(found.whole, own * found.whole / found.passing))
+    return max(own, found.whole)
 
 
 def _plan_rows(node: dict[str, Any]) -> float:
@@ -89,8 +153,9 @@ def _child_loops(
 
 
 def filtered_scans(plan: Any) -> set[tuple[str, str]]:
-    """(schema, relation) of every Seq Scan with a Filter in the plan: each reads its whole relation
-    (every run) though its "Plan Rows" count only the rows that pass the filter."""
+    """(schema, relation) of every Seq Scan with a Filter in the plan, and every Sample Scan that
+    reads its whole relation (`_reads_whole`): each reads it all (every run) though its "Plan
+    Rows" count only the rows that pass the filter or the sample."""
     found: set[tuple[str, str]] = set()
     stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
     while stack:
@@ -105,10 +170,20 @@ def filtered_scans(plan: Any) -> set[tuple[str, str]]:
 
 
 def _reads_whole(node: dict[str, Any]) -> bool:
-    return node.get("Node Type") == "Seq Scan" and "Filter" in node
+    """A Seq Scan with a Filter; a Sample Scan but a system sample without a Filter: a Bernoulli
+    sample reads every page (an extension's method may), though its "Plan Rows" are the sample's,
+    and a Filter drops rows of the pages it reads."""
+    kind = node.get("Node Type")
+    if kind == "Sample Scan":
+        return "Filter" in node or node.get("Sampling Method") != "system"
+    return kind == "Seq Scan" and "Filter" in node
 
 
-def plan_estimate(plan: Any, sizes: Mapping[str, float] | None = None) -> Estimate:
+def plan_estimate(
+    plan: Any,
+    sizes: Mapping[str, float] | None = None,
+    indexed: Mapping[IndexProbe, IndexFound] | None = None,
+) -> Estimate:
     """Per-table "Plan Rows" of every node that reads a relation, from EXPLAIN (FORMAT JSON, VERBOSE),
     and the most rows one node handles: its own "Plan Rows", or for a Nested Loop the pairs it
     compares (its outer rows times its inner rows, which are per loop).
@@ -124,7 +199,8 @@ def plan_estimate(plan: Any, sizes: Mapping[str, float] | None = None) -> Estima
 
     A Seq Scan with a Filter reads its whole relation, not only the rows that pass: it counts the
     relation's rows as the planner estimates them (`sizes`, by qualified name; `filtered_scans`
-    says which are needed), each time it runs.
+    says which are needed), each time it runs. An index scan with a Filter reads the rows its
+    index condition finds, not only those that pass (`indexed`, by `filtered_index_scans`).
 
     A node that runs many times counts its rows each time (`_child_loops`): a Nested Loop's inner
     side once per outer row, a correlated SubPlan once per row it is evaluated on."""
@@ -138,6 +214,8 @@ def plan_estimate(plan: Any, sizes: Mapping[str, float] | None = None) -> Estima
     ]
     while stack:
         node, divisor, parallel, cap, loops, base = stack.pop()
+        if node.get("Node Type") == "Recursive Union":  # in a view: the query's text has none
+            raise recursion_refused(" (in a view it reads)")
         workers = node.get("Workers Planned")
         gather = isinstance(workers, int) and workers > 0
         if isinstance(workers, int) and gather:
@@ -159,6 +237,9 @@ def plan_estimate(plan: Any, sizes: Mapping[str, float] | None = None) -> Estima
         whole = (sizes or {}).get(key) if _reads_whole(node) else None
         if whole is not None:
             own = max(own, whole / share)  # per process, as the scan's own rows are
+        probe = _index_probe(node)
+        if probe is not None and indexed and probe in indexed:
+            own = _index_rows(own * share, indexed[probe]) / share
         handled = own
         if node.get("Node Type") == "Nested Loop":
             sides = {c.get("Parent Relationship"): _plan_rows(c) for c in children}

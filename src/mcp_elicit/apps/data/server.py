@@ -450,7 +450,8 @@ class _Guarded:
         wanted = name if "." in name else f"{self.engine.default_schema}.{name}"
         table = next((tb for tb in tables if tb.qualified == wanted), None)
         if table is None:
-            return _result({"status": "failed", "reason": "unknown_table", "detail": name}, error=True)
+            detail = f"no table {wanted} is served; list_tables names the tables that are"
+            return _result({"status": "failed", "reason": "unknown_table", "detail": detail}, error=True)
         columns = [
             {
                 "name": c.name,
@@ -461,7 +462,7 @@ class _Guarded:
             for c in table.columns
         ]
         limit = self.config.thresholds(self.engine.name, self.engine.default_schema)
-        threshold = limit.per_table.get(table.qualified, limit.total)
+        threshold = min(limit.per_table.get(table.qualified, limit.total), limit.total)  # the total holds too
         return _result({"table": table.qualified, "threshold_rows": _whole(threshold), "columns": columns})
 
 

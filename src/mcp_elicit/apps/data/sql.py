@@ -30,6 +30,7 @@ from mcp_elicit.apps.data.functions import (
     whole_number_arguments,
     written_name,
 )
+from mcp_elicit.apps.data.unnamed import refuse_unnamed_columns
 from mcp_elicit.errors import QueryRefused
 
 __all__ = [
@@ -115,14 +116,23 @@ def parse_read_only(sql: str, dialect: str) -> ParsedQuery:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except SqlglotError as exc:
         raise QueryRefused("not_parsed", str(exc).splitlines()[0] if str(exc) else "syntax error") from None
+    except RecursionError:  # each bracket costs the parser a few frames of Python's stack
+        raise QueryRefused("not_parsed", "nested too deeply for the parser; use fewer brackets") from None
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as exc:  # the parser's own slip
+        raise QueryRefused("not_parsed", f"the parser could not read it ({type(exc).__name__})") from None
+    if not statements:
+        raise QueryRefused("not_parsed", "no statement (the text is empty or only comments)")
     if len(statements) != 1:
         raise QueryRefused("not_read_only", f"{len(statements)} statements; exactly one SELECT is allowed")
     tree = statements[0]
     if not isinstance(tree, exp.Select | exp.SetOperation | exp.Subquery):
-        raise QueryRefused("not_read_only", f"a {tree.key.upper()} statement; only SELECT queries run")
+        kind = _statement_word(tree, sql, dialect)
+        article = "an" if kind[:1] in "AEIOU" else "a"
+        raise QueryRefused("not_read_only", f"{article} {kind} statement; only SELECT queries run")
     bad = next((n for n in tree.walk() if isinstance(n, _FORBIDDEN)), None)
     if bad is not None:
         raise QueryRefused("not_read_only", f"contains {bad.key.upper()}; only reads run")
+    refuse_unnamed_columns(tree, dialect)
     _refuse_opaque(tree, sql, dialect)  # before the engine plans it: a table function may read a file to plan
     return ParsedQuery(sql, dialect, tree)
 
@@ -169,18 +179,46 @@ def _qualified(query: ParsedQuery, schema: Schema | MappingSchema, default_schem
         raise QueryRefused("unknown_column", str(exc).splitlines()[0]) from None
 
 
+def recursion_refused(where: str = "") -> QueryRefused:
+    """The refusal of a recursive WITH (`where` it is, when not in the query's own text): both
+    planners guess its rows, so its cost is unknown."""
+    return QueryRefused(
+        "opaque_source",
+        f"uses a recursive WITH{where}, whose rows the engine cannot count before it runs (it guesses"
+        " them, and the recursion may not end), so its cost is unknown; write the query without recursion",
+    )
+
+
+def _statement_word(tree: exp.Expr, text: str, dialect: str) -> str:
+    """The statement's name for a refusal: its first word as written (`EXPLAIN`, `LISTEN`,
+    `CHECKPOINT`, which the parser keeps as a bare command or reads as an expression), or the
+    parser's name for it when the text starts with a WITH or a bracket (`WITH … INSERT`)."""
+    word = str(tree.this) if isinstance(tree, exp.Command) else ""
+    if not word:
+        tokens = sqlglot.tokenize(text, read=dialect)
+        word = tokens[0].text if tokens else ""
+    word = word.split()[0].upper() if word.split() else ""
+    return word if word.isalpha() and word != "WITH" else tree.key.upper()
+
+
 def _refuse_opaque(tree: exp.Expression, text: str, dialect: str) -> None:
     """QueryRefused ("opaque_source") when the query reads through something the guard cannot see
     into: a table function in FROM (`query_table('t')`, `read_csv(...)`), or a function that is not
     on the engine's allow-list of built-ins (`functions.ALLOWED_FUNCTIONS`: it may run a query or
     read a table, file, setting or session), or one named with a schema; and ("not_read_only") a
-    function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason)."""
+    function that changes the server's state (`_STATEFUL_FUNCTIONS`, for its own reason); and a
+    recursive WITH, whose rows both planners guess (it may make millions, or never end)."""
+    if any(with_.args.get("recursive") for with_ in tree.find_all(exp.With)):
+        raise recursion_refused()
     series = SERIES_FUNCTIONS.get(dialect, frozenset())
     for table in tree.find_all(exp.Table):
         if _is_series(table.this, text, series):
             continue
         if not isinstance(table.this, exp.Identifier):
-            name = table.this.sql() if isinstance(table.this, exp.Expression) else str(table.this)
+            source = table.this if isinstance(table.this, exp.Expression) else table.copy()
+            if isinstance(source, exp.Table):  # ROWS FROM (…): the whole source, without its alias
+                source.set("alias", None)
+            name = source.sql(dialect)
             raise QueryRefused(
                 "opaque_source",
                 f"reads from {name[:80]}, a table function the guard cannot see into;"
