@@ -82,3 +82,28 @@ def test_a_table_read_twice_by_a_late_materialization_join_is_shown_once_at_most
     assert seen.estimate.total >= 2000  # both reads count in the total
     message = confirmation_message(sql, seen.estimate, seen.thresholds.total, seen.decision)
     assert "main.customers, 1,000" in message
+
+
+def test_a_page_of_a_table_with_deletes_not_yet_checkpointed_is_estimated_at_no_fewer_rows_than_it_scans(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "deleted.duckdb"
+    with duckdb.connect(str(path)) as conn:  # row ids with gaps: the deletes stay in the WAL
+        conn.execute(
+            "CREATE TABLE t AS SELECT range AS id, range % 7 AS a, 'x' || range AS b FROM range(400000)"
+        )
+        conn.execute("CHECKPOINT")
+        conn.execute("PRAGMA disable_checkpoint_on_shutdown")
+        conn.execute("SET checkpoint_threshold = '10GB'")
+        conn.execute("DELETE FROM t WHERE id % 1000 <> 0")
+    assert path.with_name("deleted.duckdb.wal").exists()
+    shapes = ("SELECT * FROM t LIMIT 60 OFFSET 5", "SELECT * FROM t LIMIT 300 OFFSET 100")
+    engine = open_engine("duckdb", str(path))
+    try:
+        estimates = {sql: engine.estimate(sql) for sql in shapes}
+    finally:
+        engine.close()
+    for sql, estimate in estimates.items():
+        scanned, plan = _profiled(path, sql)
+        assert "rowid = rowid" in plan, sql
+        assert estimate.total >= scanned, sql
