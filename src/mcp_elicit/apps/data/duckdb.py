@@ -272,7 +272,9 @@ class DuckDBEngine:
         self._sizes: dict[str, float] | None = None
         self._groups: dict[str, float] = {}
         self._threads = int(self._fetch("SELECT current_setting('threads')")[0][0])
-        self._in_list = int(self._fetch("SELECT current_setting('dynamic_or_filter_threshold')")[0][0])
+        # 0 where DuckDB has no such setting: row ids that may fall anywhere then count the table
+        found = self._fetch("SELECT value FROM duckdb_settings() WHERE name = 'dynamic_or_filter_threshold'")
+        self._in_list = int(found[0][0]) if found and str(found[0][0]).isdigit() else 0
 
     def tables(self) -> tuple[TableInfo, ...]:
         rows = self._fetch(
