@@ -542,7 +542,8 @@ def test_a_query_the_engine_cannot_plan_is_refused_in_one_bounded_line_that_says
 ) -> None:
     from mcp_elicit.apps.data.assess import assess
     from mcp_elicit.apps.data.guard import Decision
-    from mcp_elicit.apps.data.server import MAX_QUOTED_ENGINE_CHARS, refusal_detail
+    from mcp_elicit.apps.data.server import refusal_detail
+    from mcp_elicit.apps.data.wording import MAX_QUOTED_ENGINE_CHARS
 
     engine = open_engine(target.engine, target.dsn)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 from mcp.client import Client
@@ -57,4 +58,26 @@ async def test_a_decision_made_without_asking_is_recorded_as_showing_no_form(sam
         ("cannot_ask", "none"),
     ]
     assert query_records(sink.records) == sink.records  # the question's record is the query's
+    assert sink.verify().ok
+
+
+async def test_a_refusal_record_keeps_its_detail_cleaned_and_bounded(sample_db: object) -> None:
+    from mcp_elicit.apps.data.wording import MAX_RECORDED_DETAIL_CHARS
+
+    sink = MemoryAuditSink()
+    server = build_data_server(open_engine("duckdb", str(sample_db)), settings=ElicitSettings(audit=sink))
+    long_name = 'SELECT "a\x1b[2Jb' + "x" * 2 * MAX_RECORDED_DETAIL_CHARS + '" FROM customers'
+    told = []
+    async with Client(server, mode="legacy") as c:
+        for sql in ("SELEC 1", "DELETE FROM customers", long_name):
+            result = await c.call_tool("query", {"sql": sql})
+            told.append(json.loads(result.content[0].text))  # type: ignore[union-attr]
+    records = query_records(sink.records)
+    assert [r["reason"] for r in records] == [t["reason"] for t in told]
+    assert [r["reason"] for r in records] == ["not_parsed", "not_read_only", "unknown_column"]
+    for record, result in zip(records[:2], told[:2], strict=True):
+        assert record["details"]["detail"] == result["detail"]  # which statement, why it was not read
+    detail = records[2]["details"]["detail"]
+    assert "\x1b" not in detail  # the query's own text, cleaned
+    assert 0 < len(detail) <= MAX_RECORDED_DETAIL_CHARS
     assert sink.verify().ok

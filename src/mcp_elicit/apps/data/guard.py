@@ -72,15 +72,18 @@ def matching_tags(texts: Iterable[str], tags: Iterable[str]) -> tuple[str, ...]:
 class Estimate:
     """Rows the engine expects to read, per table (qualified name) and in total; and `processed`,
     the most rows one step of the plan handles (a join's output, the pairs a nested loop compares),
-    which a join makes larger than all it reads (0: the engine does not say)."""
+    which a join makes larger than all it reads (0: the engine does not say). The total is the
+    tables' sum, or more when the plan reads rows of one table twice and the table counts them once
+    (DuckDB's late materialization)."""
 
     tables: Mapping[str, float]
     total: float
     processed: float = 0.0
 
     @classmethod
-    def of(cls, tables: Mapping[str, float], processed: float = 0.0) -> Estimate:
-        return cls(dict(tables), float(sum(tables.values())), float(processed))
+    def of(cls, tables: Mapping[str, float], processed: float = 0.0, read: float = 0.0) -> Estimate:
+        """`read`: every read the plan makes, when more than the tables' sum."""
+        return cls(dict(tables), max(float(sum(tables.values())), float(read)), float(processed))
 
     @property
     def multiplied(self) -> bool:

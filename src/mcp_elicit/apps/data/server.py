@@ -20,7 +20,6 @@ import functools
 import json
 import logging
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
@@ -35,9 +34,13 @@ from mcp_elicit.apps.data.catalog import DataConfig
 from mcp_elicit.apps.data.engine import Engine, QueryResult, TableInfo
 from mcp_elicit.apps.data.guard import CATEGORIES, Decision, Estimate, matching_tags
 from mcp_elicit.apps.data.sql import masked_sql
+from mcp_elicit.apps.data.wording import (
+    confirmation_message,
+    recorded_detail,
+    refusal_detail,
+    rounded,
+)
 from mcp_elicit.core.forms import Titles
-from mcp_elicit.core.limits import MAX_MESSAGE_CHARS
-from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import (
     AnswerError,
     ClientGone,
@@ -55,10 +58,6 @@ logger = logging.getLogger("mcp_elicit.data")
 
 DATA_SERVER_NAME: Final = "mcp-elicit-data"
 CONFIRM_KEY: Final = "confirm-query"
-# Characters of SQL quoted in the confirmation message (the rest is elided; the digest is recorded).
-MAX_QUOTED_SQL_CHARS: Final = 600
-# Characters of the engine's own error quoted in a no_estimate refusal (its first sentence only).
-MAX_QUOTED_ENGINE_CHARS: Final = 300
 MASKED_ERROR: Final = (
     "the masked run failed; the engine's message is withheld, as it may quote a masked value"
     " (run the query unmasked, or fix it without the masked columns, to see it)"
@@ -93,112 +92,6 @@ class CostConfirmation(BaseModel):
     decision: Annotated[CostChoice, Titles({k: _TITLES[k] for k in ("run", "dont_run")})] = Field(
         title="What should happen to this query?"
     )
-
-
-def _rows(n: float) -> str:
-    return f"{n:,.0f}"
-
-
-def _whole(n: float) -> int | None:
-    """A row count as the person and the model read it: a whole number (the planners' estimates
-    are floats); None for a limit that is not finite (`inf` in the catalog: no limit)."""
-    return round(n) if math.isfinite(n) else None
-
-
-def confirmation_message(sql: str, estimate: Estimate | None, threshold: float, decision: Decision) -> str:
-    """What is at stake, in words: the estimate against the threshold, and each tagged column."""
-    parts: list[str] = []
-    if estimate is not None:
-        largest = estimate.largest
-        big = f" (largest: {largest[0]}, {_rows(largest[1])})" if largest else ""
-        parts.append(f"Estimated rows read: {_rows(estimate.total)}{big}; threshold {_rows(threshold)} rows.")
-        if estimate.multiplied:
-            handled = _rows(estimate.processed)
-            parts.append(f"One step of the plan (a join or a series) handles {handled} rows.")
-    for e in decision.exceeded:
-        where = "one step of the plan" if e.processed else e.table or "the whole query"
-        parts.append(f"Over the limit: {where} {_rows(e.rows)} > {_rows(e.limit)}.")
-    if decision.pii:
-        parts.append("It reads personal data: " + "; ".join(c.label for c in decision.pii) + ".")
-    quoted = sql if len(sql) <= MAX_QUOTED_SQL_CHARS else sql[:MAX_QUOTED_SQL_CHARS] + " …"
-    text = " ".join(parts) + f"\nQuery: {quoted}"
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
-
-
-def _over(decision: Decision) -> list[str]:
-    return [
-        f"estimated {_rows(e.rows)} rows handled by one step of the plan (a join or a series), over the"
-        f" limit of {_rows(e.limit)}"
-        if e.processed
-        else f"estimated {_rows(e.rows)} rows read, over the limit of {_rows(e.limit)}"
-        if not e.table
-        else f"{e.table} estimated at {_rows(e.rows)} rows, over its limit of {_rows(e.limit)}"
-        for e in decision.exceeded
-    ]
-
-
-_INTERNAL_ERROR = re.compile(r"(?i)(internal|fatal) error\b")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-
-
-def _engine_reason(why: str) -> tuple[str, str]:
-    """(engine, reason) from a planning failure's text ("duckdb: Binder Error: …"): the first
-    sentence of its first line, at most `MAX_QUOTED_ENGINE_CHARS` characters, which says what the
-    query got wrong; not the lines after it (the query quoted back with a caret, candidate
-    functions, a stack), and not an internal error's own words (the server's log has them)."""
-    engine, sep, text = why.strip().partition(": ")
-    if not sep or not engine.isidentifier():
-        engine, text = "", why.strip()
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    if not line:
-        return engine, ""
-    if _INTERNAL_ERROR.match(line):
-        return engine, "an internal error in the engine; the server's log has its message"
-    sentence = _SENTENCE_END.split(line, maxsplit=1)[0]
-    return engine, "it said: " + clean_text(sentence, limit=MAX_QUOTED_ENGINE_CHARS, multiline=False)
-
-
-def refusal_detail(decision: Decision, no_estimate_why: str = "") -> str:
-    """The `detail` of a refusal `decide` made, in one line the model can relay and act on: what
-    the query would need confirmed and what to do instead (cannot_ask), or why the guard could not
-    weigh it (no_estimate with the engine's own words, no_catalog)."""
-    category = decision.category
-    if category == "cannot_ask":
-        needs = _over(decision)
-        if decision.pii:
-            needs.append("it reads personal data: " + ", ".join(c.label for c in decision.pii))
-        narrow = [
-            *(
-                ["read fewer rows (a narrower WHERE, fewer or smaller tables)"]
-                if any(not e.processed for e in decision.exceeded)
-                else []
-            ),
-            *(
-                ["join on a condition that pairs fewer rows"]
-                if any(e.processed for e in decision.exceeded)
-                else []
-            ),
-            *(["leave out those columns"] if decision.pii else []),
-        ]
-        text = (
-            "this query needs the person's confirmation ("
-            + "; ".join(needs)
-            + ") and this client cannot show the question (it does not support form elicitation); "
-            "ask the person to use a client with elicitation, or narrow the query: " + " and ".join(narrow)
-        )
-    elif category == "no_estimate":
-        engine, reason = _engine_reason(no_estimate_why)
-        text = f"the query was not run: {engine or 'the engine'} could not plan it, so its cost is unknown"
-        if reason:
-            text += f" ({reason})"
-    elif category == "no_catalog":
-        text = (
-            "the catalog could not be read to check which columns hold personal data, so the query "
-            "is refused; try again later"
-        )
-    else:
-        text = CATEGORIES.get(category, category)
-    return clean_text(text, limit=MAX_MESSAGE_CHARS, multiline=False, defang=False)
 
 
 def _plain(value: Any) -> Any:
@@ -293,14 +186,14 @@ class _Guarded:
             "estimate": None
             if estimate is None
             else {
-                "total": _whole(estimate.total),
+                "total": rounded(estimate.total),
                 "largest_table": largest[0] if largest else None,
-                "largest_rows": _whole(largest[1]) if largest else None,
-                "processed": _whole(estimate.processed),
+                "largest_rows": rounded(largest[1]) if largest else None,
+                "processed": rounded(estimate.processed),
             },
-            "threshold": _whole(self.config.thresholds(self.engine.name, self.engine.default_schema).total),
+            "threshold": rounded(self.config.thresholds(self.engine.name, self.engine.default_schema).total),
             "exceeded": [
-                [e.table or ("(processed)" if e.processed else ""), _whole(e.rows), _whole(e.limit)]
+                [e.table or ("(processed)" if e.processed else ""), rounded(e.rows), rounded(e.limit)]
                 for e in decision.exceeded
             ]
             if decision
@@ -324,9 +217,17 @@ class _Guarded:
     async def refuse(
         self, ctx: Context[Any, Any], sql: str, exc: QueryRefused, **facts: Any
     ) -> t.CallToolResult:
-        await self.record(ctx, sql, exc.reason, action="decline", decided_by="policy", **facts)
-        logger.info("%s", exc)  # the text starts "query refused (reason)"
         detail = exc.detail or CATEGORIES.get(exc.reason, exc.reason)  # never an empty detail
+        await self.record(
+            ctx,
+            sql,
+            exc.reason,
+            action="decline",
+            decided_by="policy",
+            detail=recorded_detail(detail),
+            **facts,
+        )
+        logger.info("%s", exc)  # the text starts "query refused (reason)"
         return _result({"status": "refused", "reason": exc.reason, "detail": detail}, error=True)
 
     async def query(self, ctx: Context[Any, Any], sql: str) -> t.CallToolResult:
@@ -408,9 +309,9 @@ class _Guarded:
                 "estimate": None
                 if estimate is None
                 else {
-                    "total": _whole(estimate.total),
-                    "largest": [largest[0], _whole(largest[1])] if largest else None,
-                    "processed": _whole(estimate.processed),
+                    "total": rounded(estimate.total),
+                    "largest": [largest[0], rounded(largest[1])] if largest else None,
+                    "processed": rounded(estimate.processed),
                 },
             }
         )
@@ -463,7 +364,7 @@ class _Guarded:
         ]
         limit = self.config.thresholds(self.engine.name, self.engine.default_schema)
         threshold = min(limit.per_table.get(table.qualified, limit.total), limit.total)  # the total holds too
-        return _result({"table": table.qualified, "threshold_rows": _whole(threshold), "columns": columns})
+        return _result({"table": table.qualified, "threshold_rows": rounded(threshold), "columns": columns})
 
 
 def build_data_server(
