@@ -64,7 +64,7 @@ async def test_a_decision_made_without_asking_is_recorded_as_showing_no_form(sam
 async def test_a_refusal_record_keeps_its_detail_cleaned_and_bounded(sample_db: object) -> None:
     from mcp_elicit.apps.data.wording import MAX_RECORDED_DETAIL_CHARS
 
-    sink = MemoryAuditSink()
+    sink = MemoryAuditSink(level="request")
     server = build_data_server(open_engine("duckdb", str(sample_db)), settings=ElicitSettings(audit=sink))
     long_name = 'SELECT "a\x1b[2Jb' + "x" * 2 * MAX_RECORDED_DETAIL_CHARS + '" FROM customers'
     told = []
@@ -81,3 +81,16 @@ async def test_a_refusal_record_keeps_its_detail_cleaned_and_bounded(sample_db: 
     assert "\x1b" not in detail  # the query's own text, cleaned
     assert 0 < len(detail) <= MAX_RECORDED_DETAIL_CHARS
     assert sink.verify().ok
+
+
+async def test_a_refusal_record_at_the_metadata_level_keeps_no_detail_that_could_quote_the_query(
+    sample_db: object,
+) -> None:
+    sink = MemoryAuditSink(level="metadata")
+    server = build_data_server(open_engine("duckdb", str(sample_db)), settings=ElicitSettings(audit=sink))
+    async with Client(server, mode="legacy") as c:
+        await c.call_tool("query", {"sql": 'SELECT "bob@example.org" FROM customers'})
+    (record,) = query_records(sink.records)
+    assert record["reason"] == "unknown_column"
+    assert "detail" not in record["details"]
+    assert "bob@example.org" not in json.dumps(record)

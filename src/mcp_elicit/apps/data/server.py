@@ -218,15 +218,11 @@ class _Guarded:
         self, ctx: Context[Any, Any], sql: str, exc: QueryRefused, **facts: Any
     ) -> t.CallToolResult:
         detail = exc.detail or CATEGORIES.get(exc.reason, exc.reason)  # never an empty detail
-        await self.record(
-            ctx,
-            sql,
-            exc.reason,
-            action="decline",
-            decided_by="policy",
-            detail=recorded_detail(detail),
-            **facts,
-        )
+        # The detail can quote the query (the parser's context, a literal), so it is kept only
+        # at the levels that store the query's text; "metadata" keeps its digest alone.
+        if getattr(self.settings.audit, "level", "metadata") in ("request", "request_response"):
+            facts["detail"] = recorded_detail(detail)
+        await self.record(ctx, sql, exc.reason, action="decline", decided_by="policy", **facts)
         logger.info("%s", exc)  # the text starts "query refused (reason)"
         return _result({"status": "refused", "reason": exc.reason, "detail": detail}, error=True)
 
