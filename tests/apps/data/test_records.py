@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 
 import pytest
 from mcp.client import Client
@@ -94,3 +95,15 @@ async def test_a_refusal_record_at_the_metadata_level_keeps_no_detail_that_could
     assert record["reason"] == "unknown_column"
     assert "detail" not in record["details"]
     assert "bob@example.org" not in json.dumps(record)
+
+
+async def test_a_refused_query_is_logged_as_one_inert_line_even_when_it_quotes_escapes(
+    sample_db: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = build_data_server(open_engine("duckdb", str(sample_db)), settings=ElicitSettings())
+    caplog.set_level(logging.INFO, logger="mcp_elicit")
+    async with Client(server, mode="legacy") as c:
+        await c.call_tool("query", {"sql": 'SELECT "a\x1b[2J\nb" FROM customers'})
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("mcp_elicit")]
+    assert any("unknown_column" in line for line in lines)
+    assert not any("\x1b" in line or "\n" in line for line in lines)

@@ -28,6 +28,7 @@ from mcp_elicit.apps.data.sql import (
     refuse_database_functions,
     refuse_hidden_functions,
 )
+from mcp_elicit.apps.data.wording import recorded_detail
 from mcp_elicit.errors import DataEngineError, QueryRefused
 
 __all__ = ["PLANNER_THREADS", "Assessment", "CatalogCache", "assess", "schema_of"]
@@ -109,7 +110,7 @@ def _estimate(engine: Engine, sql: str) -> tuple[Estimate | None, str]:
     try:
         return engine.estimate(sql), ""
     except DataEngineError as exc:
-        logger.info("no estimate: %s", exc)
+        logger.info("no estimate: %s", recorded_detail(str(exc)))  # the engine may quote the query
         return None, str(exc)
 
 

@@ -223,7 +223,8 @@ class _Guarded:
         if getattr(self.settings.audit, "level", "metadata") in ("request", "request_response"):
             facts["detail"] = recorded_detail(detail)
         await self.record(ctx, sql, exc.reason, action="decline", decided_by="policy", **facts)
-        logger.info("%s", exc)  # the text starts "query refused (reason)"
+        # The text starts "query refused (reason)"; it can quote the query: one inert line.
+        logger.info("%s", recorded_detail(str(exc)))
         return _result({"status": "refused", "reason": exc.reason, "detail": detail}, error=True)
 
     async def query(self, ctx: Context[Any, Any], sql: str) -> t.CallToolResult:
