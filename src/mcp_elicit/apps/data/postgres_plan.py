@@ -3,7 +3,7 @@ from ``EXPLAIN (FORMAT JSON, VERBOSE)``. Pure: the plan comes in as parsed JSON.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 from mcp_elicit.apps.data.guard import Estimate
@@ -45,6 +45,17 @@ class IndexFound(NamedTuple):
     whole: float
 
 
+def plan_nodes(plan: Any) -> Iterator[dict[str, Any]]:
+    """Every node of an EXPLAIN (FORMAT JSON) result, its top nodes and all below them; what is
+    not a node (the plan is the server's JSON, shaped as PostgreSQL writes it) is passed over."""
+    stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.get("Plans") or [])
+            yield node
+
+
 def _index_probe(node: dict[str, Any]) -> IndexProbe | None:
     if node.get("Node Type") not in _INDEX_SCANS or "Filter" not in node:
         return None
@@ -57,17 +68,7 @@ def _index_probe(node: dict[str, Any]) -> IndexProbe | None:
 
 def filtered_index_scans(plan: Any) -> set[IndexProbe]:
     """Every index scan with a Filter in the plan (`IndexProbe`)."""
-    found: set[IndexProbe] = set()
-    stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        stack.extend(node.get("Plans") or [])
-        probe = _index_probe(node)
-        if probe is not None:
-            found.add(probe)
-    return found
+    return {probe for node in plan_nodes(plan) if (probe := _index_probe(node)) is not None}
 
 
 def _index_rows(own: float, found: IndexFound) -> float:
@@ -157,12 +158,7 @@ def filtered_scans(plan: Any) -> set[tuple[str, str]]:
     reads its whole relation (`_reads_whole`): each reads it all (every run) though its "Plan
     Rows" count only the rows that pass the filter or the sample."""
     found: set[tuple[str, str]] = set()
-    stack = [p.get("Plan") for p in plan if isinstance(p, dict)] if isinstance(plan, list) else []
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        stack.extend(node.get("Plans") or [])
+    for node in plan_nodes(plan):
         relation, schema = node.get("Relation Name"), node.get("Schema")
         if _reads_whole(node) and isinstance(relation, str) and isinstance(schema, str):
             found.add((schema, relation))
