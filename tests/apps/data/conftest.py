@@ -3,11 +3,13 @@ unique schema on the real PostgreSQL (dropped afterwards)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,41 +50,54 @@ def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ensure_sample(tmp_path_factory.mktemp("data") / "sample.duckdb")
 
 
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[tuple[str, str]]:
+@contextlib.contextmanager
+def scratch_schema(prefix: str, fill: Callable[[Any, str], None]) -> Iterator[tuple[str, str]]:
+    """(DSN whose search_path is a new schema, the schema) on the real PostgreSQL, the schema
+    made and filled by `fill(connection, schema)`, dropped after; the test skips without one."""
     url = os.environ.get(POSTGRES_ENV)
     if not url:
         pytest.skip(f"{POSTGRES_ENV} is not set")
     import psycopg
 
-    schema = f"mcp_elicit_data_{secrets.token_hex(4)}"
+    schema = f"{prefix}_{secrets.token_hex(4)}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-        conn.execute(
-            f"CREATE TABLE {schema}.customers (id int PRIMARY KEY, name text, email text, phone text, "
-            "country text, segment text)"
-        )
-        conn.execute(
-            f"INSERT INTO {schema}.customers SELECT g, 'Customer ' || g, 'customer' || g || '@example.org', "
-            "'+44 20 7946 ' || lpad((g % 10000)::text, 4, '0'), (ARRAY['GB','FR','DE','NL'])[1 + g % 4], "
-            "(ARRAY['retail','business'])[1 + g % 2] FROM generate_series(0, 999) g"
-        )
-        conn.execute(f"CREATE TABLE {schema}.events (id int, customer_id int, kind text)")
-        conn.execute(
-            f"INSERT INTO {schema}.events SELECT g, g % 1000, (ARRAY['view','click','purchase'])[1 + g % 3] "
-            f"FROM generate_series(0, {PG_EVENTS - 1}) g"
-        )
-        conn.execute(f"COMMENT ON COLUMN {schema}.customers.name IS 'Full name (personal)'")
-        conn.execute(f"COMMENT ON COLUMN {schema}.customers.email IS 'pii: contact address'")
-        conn.execute(f"COMMENT ON COLUMN {schema}.customers.segment IS 'non-pii: marketing segment'")
-        conn.execute(f"ANALYZE {schema}.customers")
-        conn.execute(f"ANALYZE {schema}.events")
+        fill(conn, schema)
     sep = "&" if "?" in url else "?"
     try:
         yield f"{url}{sep}options=-csearch_path%3D{schema}", schema
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _fill_sample(conn: Any, schema: str) -> None:
+    """The sample's customers and events, as DuckDB's sample database has them."""
+    conn.execute(
+        f"CREATE TABLE {schema}.customers (id int PRIMARY KEY, name text, email text, phone text, "
+        "country text, segment text)"
+    )
+    conn.execute(
+        f"INSERT INTO {schema}.customers SELECT g, 'Customer ' || g, 'customer' || g || '@example.org', "
+        "'+44 20 7946 ' || lpad((g % 10000)::text, 4, '0'), (ARRAY['GB','FR','DE','NL'])[1 + g % 4], "
+        "(ARRAY['retail','business'])[1 + g % 2] FROM generate_series(0, 999) g"
+    )
+    conn.execute(f"CREATE TABLE {schema}.events (id int, customer_id int, kind text)")
+    conn.execute(
+        f"INSERT INTO {schema}.events SELECT g, g % 1000, (ARRAY['view','click','purchase'])[1 + g % 3] "
+        f"FROM generate_series(0, {PG_EVENTS - 1}) g"
+    )
+    conn.execute(f"COMMENT ON COLUMN {schema}.customers.name IS 'Full name (personal)'")
+    conn.execute(f"COMMENT ON COLUMN {schema}.customers.email IS 'pii: contact address'")
+    conn.execute(f"COMMENT ON COLUMN {schema}.customers.segment IS 'non-pii: marketing segment'")
+    conn.execute(f"ANALYZE {schema}.customers")
+    conn.execute(f"ANALYZE {schema}.events")
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[tuple[str, str]]:
+    with scratch_schema("mcp_elicit_data", _fill_sample) as made:
+        yield made
 
 
 @pytest.fixture(params=["duckdb", "postgres"])

@@ -4,8 +4,6 @@ its index condition finds, not the fewer that pass the filter after they are rea
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,38 +12,29 @@ import pytest
 from mcp_elicit.apps.data import open_engine
 from mcp_elicit.apps.data.assess import assess
 from mcp_elicit.apps.data.catalog import config_from_mapping
-from tests.apps.data.conftest import POSTGRES_ENV
+from tests.apps.data.conftest import scratch_schema
 
 # 100,000 readings, 100 sensors; a limit of 5,000 rows read.
 READINGS = 100_000
 CONFIG = config_from_mapping({"thresholds": {"postgres": 5_000}})
 
 
+def _fill_readings(conn: Any, schema: str) -> None:
+    conn.execute(f"CREATE TABLE {schema}.readings (id int PRIMARY KEY, sensor int, value float8)")
+    conn.execute(
+        f"INSERT INTO {schema}.readings SELECT g, g % 100, g / 7.0 FROM generate_series(1, {READINGS}) g"
+    )
+    conn.execute(f"CREATE TABLE {schema}.sensors (id int PRIMARY KEY, site text)")
+    conn.execute(f"INSERT INTO {schema}.sensors SELECT g, 'site ' || g FROM generate_series(0, 99) g")
+    conn.execute(f"CREATE INDEX ON {schema}.readings (sensor)")
+    conn.execute(f"ANALYZE {schema}.readings")
+    conn.execute(f"ANALYZE {schema}.sensors")
+
+
 @pytest.fixture(scope="module")
 def readings_dsn() -> Iterator[str]:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set")
-    import psycopg
-
-    schema = f"mcp_elicit_index_{secrets.token_hex(4)}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-        conn.execute(f"CREATE TABLE {schema}.readings (id int PRIMARY KEY, sensor int, value float8)")
-        conn.execute(
-            f"INSERT INTO {schema}.readings SELECT g, g % 100, g / 7.0 FROM generate_series(1, {READINGS}) g"
-        )
-        conn.execute(f"CREATE TABLE {schema}.sensors (id int PRIMARY KEY, site text)")
-        conn.execute(f"INSERT INTO {schema}.sensors SELECT g, 'site ' || g FROM generate_series(0, 99) g")
-        conn.execute(f"CREATE INDEX ON {schema}.readings (sensor)")
-        conn.execute(f"ANALYZE {schema}.readings")
-        conn.execute(f"ANALYZE {schema}.sensors")
-    sep = "&" if "?" in url else "?"
-    try:
-        yield f"{url}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    with scratch_schema("mcp_elicit_index", _fill_readings) as (dsn, _):
+        yield dsn
 
 
 def _scans(dsn: str, sql: str) -> list[dict[str, Any]]:
