@@ -38,19 +38,23 @@ def _profiled(sample_db: Path, sql: str) -> tuple[int, str]:
     return int(profile["query"]["total_rows_scanned"]), str(plan)
 
 
+def _estimated_and_scanned(path: Path, shapes: tuple[str, ...]) -> list[tuple[str, float, int, str]]:
+    """(sql, the guard's estimated total, rows DuckDB scanned, its plan's text) for each shape."""
+    engine = open_engine("duckdb", str(path))
+    try:
+        estimates = {sql: engine.estimate(sql).total for sql in shapes}
+    finally:
+        engine.close()
+    return [(sql, total, *_profiled(path, sql)) for sql, total in estimates.items()]
+
+
 def test_a_late_materialized_duckdb_query_is_estimated_at_no_fewer_rows_than_it_scans(
     sample_db: Path,
 ) -> None:
-    engine = open_engine("duckdb", str(sample_db))
-    try:
-        estimates = {sql: engine.estimate(sql) for sql in SHAPES}
-    finally:
-        engine.close()
-    for sql, estimate in estimates.items():
-        scanned, plan = _profiled(sample_db, sql)
+    for sql, total, scanned, plan in _estimated_and_scanned(sample_db, SHAPES):
         if "LIMIT" in sql and "ORDER" not in sql and "WHERE" not in sql:
             assert "rowid = rowid" in plan, sql  # the shape under test: a join on row ids
-        assert estimate.total >= scanned, sql
+        assert total >= scanned, sql
 
 
 def test_a_cheap_page_of_a_large_duckdb_table_runs_without_asking(sample_db: Path) -> None:
@@ -98,12 +102,6 @@ def test_a_page_of_a_table_with_deletes_not_yet_checkpointed_is_estimated_at_no_
         conn.execute("DELETE FROM t WHERE id % 1000 <> 0")
     assert path.with_name("deleted.duckdb.wal").exists()
     shapes = ("SELECT * FROM t LIMIT 60 OFFSET 5", "SELECT * FROM t LIMIT 300 OFFSET 100")
-    engine = open_engine("duckdb", str(path))
-    try:
-        estimates = {sql: engine.estimate(sql) for sql in shapes}
-    finally:
-        engine.close()
-    for sql, estimate in estimates.items():
-        scanned, plan = _profiled(path, sql)
+    for sql, total, scanned, plan in _estimated_and_scanned(path, shapes):
         assert "rowid = rowid" in plan, sql
-        assert estimate.total >= scanned, sql
+        assert total >= scanned, sql
