@@ -1,0 +1,37 @@
+"""The review step and typed answers in real Chromium, as a person meets them: what Send agrees
+to stays on screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult
+from mcp_elicit.core.forms import Field, Form
+from tests.ui.browser.conftest import Running, result_of
+
+pytestmark = pytest.mark.browser
+
+WHO = Requester("data", "stdio: mcp-elicit serve-data", version="0.1.0")
+FOR = Purpose("tools/call", "query", {"sql": "SELECT name, email FROM customers"})
+
+
+def test_the_review_step_still_shows_the_question_and_its_warnings(
+    running: Running, page: Any, accessible: Any
+) -> None:
+    """Send is the consent: the page it is on says what it agrees to (the server's message, such
+    as the query and the personal data it reads, and every warning of the client)."""
+    form = Form((Field.single_select("decision", [("run", "Run it"), ("dont_run", "Don't run it")]),))
+    message = "It reads personal data: main.customers.email (pii).\nQuery: SELECT name, email FROM customers"
+    warning = "This server asks about personal data."
+    answer = running.ask_form(FormPrompt(WHO, FOR, message, form, warnings=(warning,)))
+    page.goto(running.url)
+    page.get_by_role("radio", name="Run it", exact=True).check()
+    page.get_by_role("button", name="Review answers").click()
+    page.wait_for_selector("table.review")
+    assert page.locator(".message").inner_text() == message
+    assert warning in page.locator(".warning").inner_text()
+    accessible(page)
+    page.get_by_role("button", name="Send", exact=True).click()
+    assert result_of(answer) == UIResult("accept", {"decision": "run"})
