@@ -1,5 +1,5 @@
 """The review step and typed answers in real Chromium, as a person meets them: what Send agrees
-to stays on screen."""
+to stays on screen, and a date and time typed the ordinary way (no seconds) is an answer."""
 
 from __future__ import annotations
 
@@ -35,3 +35,33 @@ def test_the_review_step_still_shows_the_question_and_its_warnings(
     accessible(page)
     page.get_by_role("button", name="Send", exact=True).click()
     assert result_of(answer) == UIResult("accept", {"decision": "run"})
+
+
+def test_a_date_and_time_typed_without_seconds_is_an_answer(running: Running, page: Any) -> None:
+    """Typed with the keyboard as a person does (date, hour, minute, AM/PM): no seconds segment
+    left empty that would make the browser send nothing."""
+    form = Form((Field.string("when", title="Meeting time", format="date-time"),))
+    answer = running.ask_form(FormPrompt(WHO, FOR, "When?", form))
+    page.goto(running.url)
+    page.get_by_label("Meeting time").focus()
+    page.keyboard.type("03012026")
+    page.keyboard.press("Tab")  # to the hour
+    page.keyboard.type("0930")
+    page.keyboard.type("A")  # AM
+    page.keyboard.press("Enter")
+    page.wait_for_selector("table.review")
+    page.get_by_role("button", name="Send", exact=True).click()
+    result = result_of(answer)
+    assert result.action == "accept"
+    assert result.content["when"].startswith("2026-03-01T09:30:00")
+
+
+def test_a_date_and_time_given_with_seconds_keeps_them(running: Running, page: Any) -> None:
+    form = Form((Field.string("when", title="Meeting time", format="date-time"),))
+    prompt = FormPrompt(WHO, FOR, "When?", form, values={"when": "2026-03-01T09:30:15"})
+    answer = running.ask_form(prompt)
+    page.goto(running.url)
+    assert page.get_by_label("Meeting time").input_value() == "2026-03-01T09:30:15"
+    page.get_by_role("button", name="Review answers").click()
+    page.get_by_role("button", name="Send", exact=True).click()
+    assert result_of(answer).content["when"].startswith("2026-03-01T09:30:15")

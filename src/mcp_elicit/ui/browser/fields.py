@@ -127,7 +127,10 @@ def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]
             value = "" if current is None else str(current)
             if f.format == "date-time":
                 value = _local_input(value) if value else ""
-                attrs.append(("step", "1"))
+                if value and not value.endswith(":00"):
+                    # Seconds only when the value has some: a seconds box left empty (a person
+                    # types hours and minutes) makes the browser send nothing at all.
+                    attrs.append(("step", "1"))
             if f.min_length is not None:
                 attrs.append(("minlength", str(f.min_length)))
             if f.max_length is not None:
