@@ -65,3 +65,32 @@ def test_a_date_and_time_given_with_seconds_keeps_them(running: Running, page: A
     page.get_by_role("button", name="Review answers").click()
     page.get_by_role("button", name="Send", exact=True).click()
     assert result_of(answer).content["when"].startswith("2026-03-01T09:30:15")
+
+
+def test_a_number_the_browser_cannot_read_is_a_problem_not_no_answer(running: Running, page: Any) -> None:
+    """Chromium sends "1e" typed in a number input as empty: on an optional field that read as
+    "no answer" and went to the review unsaid; now the field shows a problem."""
+    form = Form((Field.number("ratio", title="Traffic ratio", required=False),))
+    answer = running.ask_form(FormPrompt(WHO, FOR, "How much?", form))
+    page.goto(running.url)
+    page.get_by_label("Traffic ratio").focus()
+    page.keyboard.type("1e")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#field-0-error")
+    assert page.locator("table.review").count() == 0
+    assert page.evaluate("document.activeElement.id") == "field-0"
+    page.get_by_label("Traffic ratio").fill("0.5")
+    page.get_by_role("button", name="Review answers").click()
+    page.get_by_role("button", name="Send", exact=True).click()
+    assert result_of(answer) == UIResult("accept", {"ratio": 0.5})
+
+
+def test_a_date_half_typed_is_a_problem_not_no_answer(running: Running, page: Any) -> None:
+    form = Form((Field.string("day", title="Start day", format="date", required=False),))
+    running.ask_form(FormPrompt(WHO, FOR, "When?", form))
+    page.goto(running.url)
+    page.get_by_label("Start day").focus()
+    page.keyboard.type("0301")  # month and day, no year
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#field-0-error")
+    assert page.locator("table.review").count() == 0

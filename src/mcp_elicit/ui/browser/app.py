@@ -412,7 +412,8 @@ class BrowserUI:
             return back
         if action == "review":
             submitted = {f.name: form.get(f"f.{f.name}", []) for f in names}
-            values, errors = F.parse_submission(prompt.form, submitted)
+            unreadable = {f.name for f in names if form.get(f"bad.{f.name}")}  # the script's report
+            values, errors = F.parse_submission(prompt.form, submitted, unreadable)
             q.values, q.errors = values, errors
             q.revision += 1
             if errors:
