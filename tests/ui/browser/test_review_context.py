@@ -1,5 +1,6 @@
 """The review step and typed answers in real Chromium, as a person meets them: what Send agrees
-to stays on screen, and a date and time typed the ordinary way (no seconds) is an answer."""
+to stays on screen, a date and time typed the ordinary way (no seconds) is an answer, what the
+browser cannot read is a problem, and the link works without its last slash."""
 
 from __future__ import annotations
 
@@ -94,3 +95,13 @@ def test_a_date_half_typed_is_a_problem_not_no_answer(running: Running, page: An
     page.keyboard.press("Enter")
     page.wait_for_selector("#field-0-error")
     assert page.locator("table.review").count() == 0
+
+
+def test_the_link_without_its_last_slash_opens_the_page(running: Running, page: Any) -> None:
+    """A person who types the link, or whose copy lost the final "/", gets the page, not a 404."""
+    running.ask_form(FormPrompt(WHO, FOR, "Name?", Form((Field.string("n", title="Name"),))))
+    page.goto(running.url.rstrip("/"))
+    assert page.url == running.url
+    assert page.get_by_label("Name").is_visible()
+    wrong = running.url.rstrip("/")[:-1] + ("A" if not running.url.rstrip("/").endswith("A") else "B")
+    assert page.request.get(wrong, max_redirects=0).status == 404  # only the session's own token
