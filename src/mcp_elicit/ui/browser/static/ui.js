@@ -83,6 +83,7 @@
   var answers = document.querySelector("form.answers");
   if (answers) {
     answers.addEventListener("submit", function () {
+      answers.querySelectorAll('input[name^="bad."]').forEach(function (old) { old.remove(); });
       answers.querySelectorAll('input[name^="f."]').forEach(function (input) {
         if (input.validity && input.validity.badInput) {
           var mark = document.createElement("input");
