@@ -404,6 +404,9 @@ async def test_a_question_the_servers_tool_gives_up_on_is_recorded_through_the_s
     assert result.is_error is False
     [record] = sink.records
     assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "timeout", WITHDRAWN)
+    # what `call` reports (its question lines, `--json`) lists it as the trail does
+    [outcome] = client.outcomes
+    assert (outcome.action, outcome.decided_by, outcome.reason) == ("cancel", "timeout", WITHDRAWN)
 
 
 HOSTILE = Requester(

@@ -106,6 +106,7 @@ class Elicitation:
     policy_decision: PolicyDecision | None = None  # and what it said
     # -- set by the pipeline ----------------------------------------------------------------------
     decision: Decision | None = None  # the decision as recorded, for observers
+    outcome: Outcome | None = None  # and its outcome (a withdrawn question's too)
     # An effect deferred until the decision is on record (URL mode opens the page then); it
     # returns the final decision, which is recorded again when it differs.
     after_recorded: Callable[[], Awaitable[Decision]] | None = None

@@ -171,7 +171,7 @@ class Pipeline:
 
     async def _finish(self, e: Elicitation, decision: Decision, started: float) -> tuple[Decision, Outcome]:
         outcome = Outcome.of(e, decision, (time.perf_counter() - started) * 1000)
-        e.decision = decision
+        e.decision, e.outcome = decision, outcome
         for observer in self.observers:
             try:
                 result = observer(e, outcome)

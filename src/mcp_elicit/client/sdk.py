@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, cast
 
+import anyio
 import mcp_types as t
 from mcp.client import Client, InputRequiredRoundsExceededError
 from mcp.client._input_required import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
@@ -194,7 +195,12 @@ class ElicitationHandler:
     ) -> t.ElicitResult | t.ErrorData:
         self.session = context.session
         e = self.elicitation(_wire(params), request_id=context.request_id)
-        decision, outcome = await self.pipeline.run(e)
+        try:
+            decision, outcome = await self.pipeline.run(e)
+        except anyio.get_cancelled_exc_class():
+            if e.outcome is not None:  # withdrawn while open: on the trail, so in the report too
+                self.outcomes.append(e.outcome)
+            raise
         self.outcomes.append(outcome)
         return to_result(decision)
 

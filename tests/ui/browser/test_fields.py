@@ -111,3 +111,10 @@ def test_a_local_time_the_clocks_skip_is_a_problem_not_another_hour(new_york: No
     assert "t" not in values
     values, errors = parse_submission(FORM, {"s": ["a"], "i": ["1"], "t": ["2026-03-08T03:30"]})
     assert values["t"] == "2026-03-08T03:30:00-04:00"
+
+
+def test_a_field_the_browser_could_not_read_is_a_problem_even_when_optional() -> None:
+    values, errors = parse_submission(FORM, {"s": ["a"], "i": [""], "n": [""]}, unreadable={"i", "n"})
+    assert set(errors) == {"i", "n"}
+    assert errors["i"] != parse_submission(FORM, {"s": ["a"], "i": [""]})[1]["i"]  # not "needed"
+    assert "n" not in values

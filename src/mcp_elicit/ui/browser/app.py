@@ -330,7 +330,10 @@ class BrowserUI:
                 (v, F.shown_value(f, q.values[f.name]) if f.name in q.values else None)
                 for v, f in zip(views, prompt.form.fields, strict=True)
             ]
-            return self._render(request, "review.html", title="Review your answers", q=q, who=who, rows=rows)
+            # Send is the consent: its page keeps what it agrees to (the message, every warning).
+            return question_page(
+                "review.html", "Review your answers", prompt.message, prompt.warnings, rows=rows
+            )
         orphans = [F.visible(why) for name, why in q.errors.items() if name not in prompt.form.names]
         return question_page(
             "form.html",
@@ -409,7 +412,8 @@ class BrowserUI:
             return back
         if action == "review":
             submitted = {f.name: form.get(f"f.{f.name}", []) for f in names}
-            values, errors = F.parse_submission(prompt.form, submitted)
+            unreadable = {f.name for f in names if form.get(f"bad.{f.name}")}  # the script's report
+            values, errors = F.parse_submission(prompt.form, submitted, unreadable)
             q.values, q.errors = values, errors
             q.revision += 1
             if errors:

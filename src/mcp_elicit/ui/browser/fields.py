@@ -23,7 +23,7 @@ message the server chose; every check is here, against the same rules as the cli
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -127,7 +127,10 @@ def field_views(form: Form, values: Mapping[str, Any], errors: Mapping[str, str]
             value = "" if current is None else str(current)
             if f.format == "date-time":
                 value = _local_input(value) if value else ""
-                attrs.append(("step", "1"))
+                if value and not value.endswith(":00"):
+                    # Seconds only when the value has some: a seconds box left empty (a person
+                    # types hours and minutes) makes the browser send nothing at all.
+                    attrs.append(("step", "1"))
             if f.min_length is not None:
                 attrs.append(("minlength", str(f.min_length)))
             if f.max_length is not None:
@@ -214,16 +217,32 @@ def _parse(f: Field, raw: list[str]) -> tuple[Any, str | None, bool]:
     return text, None, True
 
 
-def parse_submission(form: Form, submitted: Mapping[str, list[str]]) -> tuple[dict[str, Any], dict[str, str]]:
+def _unreadable(f: Field) -> str:
+    """Why a field the browser could not read (it sends it empty) has no answer."""
+    if f.kind in ("number", "integer"):
+        return "not a number"
+    return {"date": "not a complete date", "date-time": "not a complete date and time"}.get(
+        f.format or "", "not readable"
+    )
+
+
+def parse_submission(
+    form: Form, submitted: Mapping[str, list[str]], unreadable: Collection[str] = ()
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The answers in a submitted HTML form and, per field, why its answer cannot be sent.
 
     Every field is read (a problem in one does not hide the others); an empty optional field is
-    left out of the answers, an empty required one is a problem.
+    left out of the answers, an empty required one is a problem. `unreadable` names the fields
+    the page's script saw typed in but the browser could not read ("1e" in a number, a date
+    half typed): the browser sends them empty, and they are a problem, not "no answer".
     """
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for f in form.fields:
         value, problem, present = _parse(f, submitted.get(f.name, []))
+        if not present and f.name in unreadable:
+            errors[f.name] = _unreadable(f)
+            continue
         if not present:
             if f.required and f.kind == "multi_select":
                 value, present = [], True  # no box ticked is the answer "none of these"

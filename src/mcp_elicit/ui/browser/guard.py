@@ -101,10 +101,15 @@ class PageGuard:
             return
         path: str = scope["path"]
         token, slash, _ = path[1:].partition("/")
-        if not slash or not hmac.compare_digest(f"/{token}".encode(), self.prefix.encode()):
+        known = hmac.compare_digest(f"/{token}".encode(), self.prefix.encode())
+        method = scope["method"]
+        if known and not slash and method in ("GET", "HEAD"):
+            # The link without its last slash (typed, or cut off when copied): to the page.
+            await _redirect(guarded_send, f"{self.prefix}/")
+            return
+        if not slash or not known:
             await _refuse(guarded_send, 404, "Not found.")
             return
-        method = scope["method"]
         if method not in ("GET", "HEAD", "POST") or (method == "POST" and self.csrf is None):
             await _refuse(guarded_send, 405, "Method not allowed.")
             return
@@ -155,6 +160,17 @@ def _replay(body: bytes) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return receive
+
+
+async def _redirect(send: Send, location: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 308,
+            "headers": [(b"location", location.encode()), (b"content-length", b"0")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _refuse(send: Send, status: int, text: str) -> None:

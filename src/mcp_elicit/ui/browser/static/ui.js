@@ -1,9 +1,9 @@
 // mcp-elicit browser UI: progressive enhancement only; every step works without this file.
 // Reloads the page when the question on screen changes (a new one arrived, or it was withdrawn
 // or timed out), keeps the "more waiting" count current, focuses the first field with a
-// problem, reports that the person is typing or choosing (so the idle timeout waits), and says
-// when the session has ended (the state says so, or three polls in a row fail: the program is
-// gone). Talks only to this page's own /state and /q/<id>/active endpoints.
+// problem, marks the fields the browser could not read, reports that the person is typing or
+// choosing (so the idle timeout waits), and says when the session has ended (the state says so,
+// or three polls in a row fail: the program is gone). Talks only to this page's own /state and /q/<id>/active endpoints.
 (function () {
   "use strict";
   var body = document.body;
@@ -76,6 +76,23 @@
   if (stateUrl && current && csrf && every > 0) {
     ["input", "change", "keydown", "pointerdown", "focusin", "wheel"].forEach(function (name) {
       document.addEventListener(name, active, { passive: true, capture: true });
+    });
+  }
+  // What the browser cannot read ("1e" in a number, a date half typed) it sends as empty, which
+  // would read as "no answer": say which fields those are, so the page shows a problem there.
+  var answers = document.querySelector("form.answers");
+  if (answers) {
+    answers.addEventListener("submit", function () {
+      answers.querySelectorAll('input[name^="bad."]').forEach(function (old) { old.remove(); });
+      answers.querySelectorAll('input[name^="f."]').forEach(function (input) {
+        if (input.validity && input.validity.badInput) {
+          var mark = document.createElement("input");
+          mark.type = "hidden";
+          mark.name = "bad." + input.name.slice(2);
+          mark.value = "1";
+          answers.appendChild(mark);
+        }
+      });
     });
   }
   var bad = document.querySelector('[aria-invalid="true"], .invalid input');
