@@ -214,9 +214,43 @@ async def test_a_schema_seen_before_is_served_from_the_cache_and_a_look_alike_is
         e.mode = "form"
         assert await stage(e) is None
     assert first.form is second.form
-    refused = elicitation({"message": "m", "requestedSchema": bad})
-    refused.mode = "form"
-    assert isinstance(await stage(refused), Refuse)
+    look_alike = elicitation({"message": "m", "requestedSchema": bad})
+    look_alike.mode = "form"
+    assert await stage(look_alike) is None
+    assert look_alike.form is not None
+    assert look_alike.form is not first.form
+    assert look_alike.form.field("n").default is MISSING  # True is no integer: not pre-filled
+    assert first.form is not None
+    assert first.form.field("n").default == 1
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": "string", "format": "uri", "default": ""},  # FastMCP: an optional `str = ""` as a uri
+        {"type": "integer", "minimum": 1, "maximum": 20, "default": 0},
+        {"type": "string", "enum": ["a", "b"], "default": "c"},
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": ["z"]},
+    ],
+)
+async def test_a_default_that_does_not_fit_its_field_is_not_pre_filled_and_the_form_is_still_asked_F6(
+    prop: dict[str, Any],
+) -> None:
+    schema = {"type": "object", "properties": {"site": prop, "name": {"type": "string", "default": "Ada"}}}
+    for _ in range(2):  # the second time from the cache, with the same warning
+        e, decision = await gate(schema)
+        assert decision is None
+        assert e.form is not None
+        assert e.form.field("site").default is MISSING
+        assert e.form.field("name").default == "Ada"
+        assert sum("'site'" in w and "pre-filled" in w for w in e.warnings) == 1
+
+
+async def test_a_form_with_an_unfit_default_and_another_problem_is_still_refused() -> None:
+    prop = {"type": "string", "format": "uri", "default": "", "pattern": "x"}
+    _, decision = await gate({"type": "object", "properties": {"site": prop}})
+    assert isinstance(decision, Refuse)
+    assert "pattern" in decision.message
 
 
 async def test_a_form_request_without_a_schema_is_refused_F4() -> None:

@@ -178,11 +178,12 @@ class GateSchema:
         revision = wire_revision(e.protocol)
         key = _schema_key(params["requestedSchema"], revision)
         e.schema_key = key
-        if key is not None and (form := self._recent.get(key)) is not None:
-            e.form = form
+        if key is not None and (known := self._recent.get(key)) is not None:
+            e.form, unfit = known
+            e.warnings.extend(_unfit_default_warnings(unfit))
             return None
         try:
-            form = parse_schema(params["requestedSchema"], revision=revision)
+            form, unfit = _parse_without_unfit_defaults(params["requestedSchema"], revision)
         except SchemaError as err:
             shown = "; ".join(
                 f"{f'field {p.field!r}' if p.field else 'schema'}: {p.keyword}: {p.problem}"
@@ -207,9 +208,48 @@ class GateSchema:
                         f"requestedSchema refused: field {f.name!r}: hidden characters in option {o.value!r}",
                     )
         if key is not None:
-            self._recent.put(key, form)
+            self._recent.put(key, (form, unfit))
         e.form = form
+        e.warnings.extend(_unfit_default_warnings(unfit))
         return None
+
+
+def _parse_without_unfit_defaults(schema: Any, revision: str) -> tuple[Form, tuple[str, ...]]:
+    """The strict parse, except that a default which does not fit its own field (a peer's
+    optional `str = ""` with format uri, a number outside its range) is left out rather than
+    refusing the whole form: the field is asked without a pre-filled value (F6 pre-fills only
+    what is valid). Returns the form and the names of the fields whose default was left out;
+    any other problem still refuses the form."""
+    try:
+        return parse_schema(schema, revision=revision), ()
+    except SchemaError as err:
+        unfit = {p.field for p in err.problems if p.keyword == "default" and p.field}
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        if (
+            not unfit
+            or any(p.keyword != "default" or p.field not in unfit for p in err.problems)
+            or not isinstance(properties, Mapping)
+            or not unfit <= set(properties)
+        ):
+            raise
+        trimmed = {
+            **schema,
+            "properties": {
+                name: (
+                    {k: v for k, v in prop.items() if k != "default"}
+                    if name in unfit and isinstance(prop, Mapping)
+                    else prop
+                )
+                for name, prop in properties.items()
+            },
+        }
+        return parse_schema(trimmed, revision=revision), tuple(sorted(unfit))
+
+
+def _unfit_default_warnings(unfit: tuple[str, ...]) -> list[str]:
+    return [
+        f"The server's default for {name!r} was not pre-filled: it does not fit the field." for name in unfit
+    ]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
