@@ -118,6 +118,20 @@ def _request(running: Running, method: str, path: str, headers: dict[str, str], 
     return response
 
 
+def test_a_request_to_another_host_name_is_told_the_address_the_page_answers_at_without_its_token(
+    running: Running,
+) -> None:
+    base = urlsplit(running.url)
+    connection = http.client.HTTPConnection(base.hostname or "", base.port, timeout=10)
+    connection.request("GET", base.path, headers={"Host": f"localhost:{base.port}"})
+    response = connection.getresponse()
+    body = response.read().decode()
+    connection.close()
+    assert response.status == 421
+    assert f"http://127.0.0.1:{base.port}/" in body
+    assert base.path.strip("/") not in body
+
+
 def test_requests_without_the_token_with_a_foreign_host_or_without_the_csrf_token_are_refused(
     running: Running, page: Any
 ) -> None:

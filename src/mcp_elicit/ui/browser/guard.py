@@ -97,7 +97,12 @@ class PageGuard:
             await send(message)
 
         if headers.get(b"host") != self.host:
-            await _refuse(guarded_send, 421, "This page answers only at its own address.")
+            # Named without the token, so a page that reached this port learns nothing new; a
+            # person who typed "localhost" sees where to go instead.
+            where = self.origin.decode()
+            await _refuse(
+                guarded_send, 421, f"This page answers only at {where}/ (open the link as printed)."
+            )
             return
         path: str = scope["path"]
         token, slash, _ = path[1:].partition("/")
