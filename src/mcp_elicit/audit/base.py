@@ -406,10 +406,13 @@ def row_of(record: Mapping[str, Any], body: str | None = None) -> Row:
 
 
 def parse_body(body: str) -> Any:
-    """The record in a stored body, or the raw text when it is not JSON (verify calls it malformed)."""
+    """The record in a stored body, or the raw text when it is not JSON (verify calls it malformed).
+
+    A body nested deeper than the parser goes (an edit, ``[[[[…``) is not JSON here either, so
+    no reader stops at it with a RecursionError."""
     try:
         return json.loads(body)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return body
 
 

@@ -98,7 +98,7 @@ class ChainVerifier:
         """
         try:
             record = json.loads(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # nested past the parser's depth: not a record
             record = text
         index, known = self._count, len(self._breaks)
         self.feed(record)
@@ -130,7 +130,7 @@ class ChainVerifier:
         rid, seq, prev, stored = record["id"], record["seq"], record["prev_hash"], record["hash"]
         try:
             computed = record_hash(record)
-        except (TypeError, ValueError, UnicodeError) as exc:
+        except (TypeError, ValueError, UnicodeError, RecursionError) as exc:
             self.note(index, rid, seq, "malformed", f"cannot be encoded canonically: {exc}")
             self._resync = True
             return
