@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 import pytest
@@ -127,3 +128,30 @@ def test_reading_a_missing_table_is_a_read_error(pg_url: str, pg_table: str) -> 
 def test_a_table_name_must_be_a_plain_identifier(table: str) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - a caller bug, no evidence fields
         PostgresAuditSink("postgresql://127.0.0.1:1/x", table=table)
+
+
+def test_a_search_path_the_conninfo_sets_is_where_the_trail_is_written_and_verified(
+    pg_url: str, pg_table: str
+) -> None:
+    schema = f"audit_schema_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {s}").format(s=sql.Identifier(schema)))
+    in_schema = psycopg.conninfo.make_conninfo(pg_url, options=f"-c search_path={schema}")
+    try:
+        with PostgresAuditSink(in_schema, table=pg_table) as s:
+            s.append_many([make_event(i) for i in range(2)])
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            where = conn.execute(
+                "SELECT table_schema FROM information_schema.tables WHERE table_name = %s", (pg_table,)
+            ).fetchall()
+            assert where == [(schema,)]
+            conn.execute(
+                sql.SQL("UPDATE {s}.{t} SET action = 'decline' WHERE seq = 2").format(
+                    s=sql.Identifier(schema), t=sql.Identifier(pg_table)
+                )
+            )
+        with PostgresAuditSink(in_schema, table=pg_table, create=False) as s:
+            assert found(s) == [(1, 2, "column_mismatch")]
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA {s} CASCADE").format(s=sql.Identifier(schema)))

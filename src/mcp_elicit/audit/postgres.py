@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Final
@@ -29,6 +30,7 @@ try:
 except ModuleNotFoundError as exc:  # the `postgres` extra
     raise missing("postgres", exc) from exc
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from mcp_elicit.audit.base import SqlSinkBase, chain_sealed, row_of
 from mcp_elicit.audit.checkpoint import Checkpoint
@@ -86,6 +88,14 @@ class PostgresTimeouts:
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
+def _with_options(conninfo: str, ours: str) -> str:
+    """The connection's `options`: those the conninfo gives (else $PGOPTIONS, as libpq would take
+    them), then ours. Passed alone, ours would replace them, and a `search_path` the conninfo sets
+    would be lost: the trail written to, or verified in, another schema's table."""
+    given = str(conninfo_to_dict(conninfo).get("options") or os.environ.get("PGOPTIONS", ""))
+    return f"{given} {ours}" if given.strip() else ours
+
+
 class PostgresAuditSink(SqlSinkBase):
     """Consent records in table `table` (created when missing) of the database `conninfo` names."""
 
@@ -132,7 +142,9 @@ class PostgresAuditSink(SqlSinkBase):
             self._conn = psycopg.connect(
                 self.conninfo,
                 connect_timeout=max(1, round(t.connect_s)),
-                options=f"-c statement_timeout={t.statement_ms} -c lock_timeout={t.lock_ms}",
+                options=_with_options(
+                    self.conninfo, f"-c statement_timeout={t.statement_ms} -c lock_timeout={t.lock_ms}"
+                ),
                 keepalives=1,
                 keepalives_idle=KEEPALIVES_IDLE_S,
                 keepalives_interval=KEEPALIVES_INTERVAL_S,
