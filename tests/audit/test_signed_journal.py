@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mcp_elicit.audit import journal as jr
 from mcp_elicit.audit.checkpoint import SIGNED_LINE_MARK, Checkpoint
 from mcp_elicit.audit.sqlite import SqliteAuditSink
-from mcp_elicit.errors import AuditReadError
+from mcp_elicit.errors import AuditReadError, AuditWriteError
 
 from .conftest import make_event
 from .test_journal import crash, edit_line, journaled, rows
@@ -200,3 +200,21 @@ def test_what_keeps_a_journal_from_being_merged_is_said_once_per_sink(
             list(unkeyed.iter_records())
     about = [r for r in caplog.records if str(path) in r.getMessage()]
     assert [r.levelno for r in about] == [logging.ERROR, logging.WARNING]
+
+
+def test_a_writer_whose_key_is_not_the_checkpoints_fails_its_first_answer_closed_instead_of_journaling_it(
+    tmp_path: Path,
+) -> None:
+    """A journaled record is acknowledged before its merge: under a wrong key the merge would find
+    the checkpoint unwritable only after the answer went on, and the key's owner would refuse
+    the line, so the trail would never hold the record of an answer that was given."""
+    db = tmp_path / "audit.sqlite3"
+    with SqliteAuditSink(db, checkpoint=anchor(tmp_path)) as writer:
+        writer.append_many([make_event(0)])
+    with SqliteAuditSink(db, checkpoint=anchor(tmp_path, OTHER_KEY)) as wrong:
+        with pytest.raises(AuditWriteError) as caught:
+            wrong.append_now([make_event(1)])
+        assert caught.value.sink == "checkpoint"
+        assert wrong._journal is None
+    assert jr.journals_of(db) == []
+    assert rejected(db) == b""

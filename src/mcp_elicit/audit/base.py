@@ -128,6 +128,12 @@ class SinkBase:
             last = records[-1][0]
             self.checkpoint.write(last["seq"], last["hash"], first=records[0][0]["seq"])
 
+    def _key_fits(self) -> bool:
+        """Whether this sink's key may write its checkpoint file (always, when it has none): a
+        sink that acknowledges a record before its commit (the SQLite journal) asks first, since
+        a wrong key is otherwise found only by the commit, after the answer went on."""
+        return self.checkpoint is None or self.checkpoint.fits_file()
+
     def _anchor(self) -> tuple[int, str, bool] | None:
         return None if self.checkpoint is None else self.checkpoint.read()
 

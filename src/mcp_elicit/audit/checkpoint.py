@@ -145,6 +145,16 @@ class Checkpoint:
                 " without starting a new checkpoint file)",
             )
 
+    def fits_file(self) -> bool:
+        """False when the file is a checkpoint written under another key: lines signed with this
+        key would be refused by its writers' merges. (A file that cannot be read is left to
+        `write`, which fails closed after the merge that chains the lines.)"""
+        try:
+            found = self.read()
+        except AuditReadError:
+            return True
+        return found is None or found[2]
+
     def sign_line(self, line: bytes) -> bytes:
         """A journal line with its MAC in front (over the line without its newline)."""
         return b"%b%b %b" % (SIGNED_LINE_MARK, self._line_mac(line.removesuffix(b"\n")), line)

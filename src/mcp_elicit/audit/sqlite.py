@@ -253,9 +253,10 @@ class SqliteAuditSink(SqlSinkBase):
         return None
 
     def _start_journal(self) -> jr.Journal | None:
-        """This sink's journal, made on first use; None once the sink is closing."""
+        """This sink's journal, made on first use; None once the sink is closing, or while the
+        checkpoint file is under another key (the record then commits directly and fails closed)."""
         with self._journal_start:
-            if self._journal is None and self._journaling:
+            if self._journal is None and self._journaling and self._key_fits():
                 self._journal = jr.Journal(self.path)
                 jr.merge_at_exit(self)
             return self._journal
