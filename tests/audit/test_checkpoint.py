@@ -143,6 +143,19 @@ def test_a_forged_checkpoint_is_found(store: tuple[Store, Callable[[], Any]]) ->
     assert kinds(sink) == ["bad_checkpoint"]
 
 
+@pytest.mark.parametrize("text", ["", "garbage\n", "mcp-elicit-checkpoint/1 3\n"])
+def test_a_checkpoint_file_that_is_not_a_checkpoint_is_a_bad_checkpoint_not_a_read_error(
+    store: tuple[Store, Callable[[], Any]], text: str
+) -> None:
+    """Overwriting the anchor with anything is tampering, reported like a forged one (verify
+    exits 1), rather than stopping the check as a store that cannot be read (exit 2)."""
+    s, open_sink = store
+    sink = open_sink()
+    s.cp.path.write_text(text, encoding="ascii")
+    (found,) = sink.verify().breaks
+    assert (found.kind, found.seq) == ("bad_checkpoint", None)
+
+
 def test_a_keyed_trail_whose_checkpoint_was_deleted_does_not_verify(
     store: tuple[Store, Callable[[], Any]],
 ) -> None:

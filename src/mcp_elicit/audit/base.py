@@ -135,7 +135,7 @@ class SinkBase:
         return self.checkpoint is None or self.checkpoint.fits_file()
 
     def _anchor(self) -> tuple[int, str, bool] | None:
-        return None if self.checkpoint is None else self.checkpoint.read()
+        return None if self.checkpoint is None else self.checkpoint.anchor()
 
     def append_many(self, events: Iterable[ConsentEvent]) -> list[dict[str, Any]]:
         events = list(events)

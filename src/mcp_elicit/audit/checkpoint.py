@@ -46,6 +46,7 @@ MIN_CHECKPOINT_KEY_BYTES: Final = 32
 
 _MAGIC: Final = "mcp-elicit-checkpoint/1"
 _LINE_MAGIC: Final = b"mcp-elicit-journal-line/1 "
+_NOT_A_CHECKPOINT: Final = "not a checkpoint"
 # A signed journal line: this mark, the MAC (hex), a space, then the line as the sink made it.
 SIGNED_LINE_MARK: Final = b"~"
 _LINE_MAC_HEX: Final = 64
@@ -128,9 +129,20 @@ class Checkpoint:
             raise AuditReadError("checkpoint", str(self.path), str(exc)) from exc
         parts = text.split()
         if len(parts) != 4 or parts[0] != _MAGIC or not parts[1].isdigit():
-            raise AuditReadError("checkpoint", str(self.path), "not a checkpoint")
+            raise AuditReadError("checkpoint", str(self.path), _NOT_A_CHECKPOINT)
         seq, digest, mac = int(parts[1]), parts[2], parts[3]
         return seq, digest, hmac.compare_digest(mac, self._mac(seq, digest))
+
+    def anchor(self) -> tuple[int, str, bool] | None:
+        """What `verify` checks the trail against: `read`, except that a file which is there but
+        is not a checkpoint (edited, emptied, replaced) is a forged one, ``(0, "", False)``, a
+        `bad_checkpoint` break; only a file that cannot be read at all stops the verification."""
+        try:
+            return self.read()
+        except AuditReadError as exc:
+            if exc.detail != _NOT_A_CHECKPOINT:
+                raise
+            return 0, "", False
 
     def require_key_of_file(self) -> None:
         """AuditReadError when the checkpoint file exists and its MAC does not match this key (or

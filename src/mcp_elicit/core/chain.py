@@ -179,6 +179,9 @@ class ChainVerifier:
         return VerifyReport(count=self._count, head_hash=self._prev_hash, breaks=tuple(breaks))
 
     def _anchor_breaks(self, seq: int, digest: str, genuine: bool) -> list[ChainBreak]:
+        if not genuine and not seq:  # a file that is not a checkpoint (audit/checkpoint.py)
+            detail = "the checkpoint file is not a checkpoint (edited, emptied or replaced)"
+            return [ChainBreak(self._count, "", None, "bad_checkpoint", detail)]
         if not genuine:
             return [ChainBreak(self._count, "", seq, "bad_checkpoint", "the checkpoint's MAC does not match")]
         if self._anchor_seen is None:
