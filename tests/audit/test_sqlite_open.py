@@ -12,8 +12,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from mcp_elicit.audit.base import enter_wal
+from mcp_elicit.audit.sqlite import SqliteAuditSink
+from mcp_elicit.cli import main
+from mcp_elicit.errors import AuditReadError
 
 BOUND_SECONDS = 120.0
 ROUNDS = 12
@@ -111,3 +115,22 @@ def test_a_switch_to_wal_goes_through_once_the_other_connection_lets_go(tmp_path
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     other.close()
     holder.close()
+
+
+def test_a_database_holding_other_tables_but_no_trail_is_not_read_as_an_empty_intact_trail(
+    tmp_path: Path,
+) -> None:
+    other = tmp_path / "app.db"  # a wrong --db: some other program's database
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE settings (k TEXT, v TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(AuditReadError) as caught:
+        SqliteAuditSink(other, readonly=True)
+    assert (caught.value.sink, caught.value.target) == ("sqlite", str(other))
+    result = CliRunner().invoke(main, ["audit", "verify", "--db", str(other)])
+    assert result.exit_code == 2
+    empty = tmp_path / "empty.sqlite3"  # a writer died before making its table: an empty trail
+    empty.touch()
+    with SqliteAuditSink(empty, readonly=True) as sink:
+        assert sink.verify().ok

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol, Self, TypedDict, Unpack, cast, runtime_checkable
+from urllib.parse import quote
 
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.core.chain import ChainVerifier, VerifyReport
@@ -40,7 +41,7 @@ from mcp_elicit.core.consent import (
     make_sealed_record,
     time_bound,
 )
-from mcp_elicit.errors import InvalidArgument
+from mcp_elicit.errors import AuditReadError, InvalidArgument
 
 __all__ = [
     "COLUMNS",
@@ -58,6 +59,7 @@ __all__ = [
     "chain_sealed",
     "enter_wal",
     "new_record_id",
+    "open_readonly",
     "parse_body",
     "row_of",
     "verify_rows",
@@ -202,6 +204,26 @@ def create_private(path: Path) -> None:
     path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+
+
+def open_readonly(path: Path, table: str, busy_s: float) -> tuple[sqlite3.Connection, bool]:
+    """A read-only connection to the SQLite trail `path` (never created), and whether it holds
+    the trail's table yet. A missing or broken file is an AuditReadError, and so is a database
+    that holds other tables but not the trail's: it is not a consent trail (a wrong path), and
+    reading it as an empty one would verify it as intact. (A writer makes the table when it
+    opens the file, so a trail without it holds nothing at all.)"""
+    if not path.is_file():
+        raise AuditReadError("sqlite", str(path), "no such file")
+    try:
+        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=busy_s)
+        names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        raise AuditReadError("sqlite", str(path), str(exc)) from exc
+    if names and table not in names:
+        conn.close()
+        raise AuditReadError("sqlite", str(path), f"not a consent trail: it has no table {table}")
+    return conn, table in names
 
 
 def enter_wal(conn: sqlite3.Connection, bound_s: float) -> None:

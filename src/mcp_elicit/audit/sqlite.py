@@ -35,10 +35,17 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
-from urllib.parse import quote
 
 from mcp_elicit.audit import journal as jr
-from mcp_elicit.audit.base import Filters, SqlSinkBase, chain_sealed, create_private, enter_wal, new_record_id
+from mcp_elicit.audit.base import (
+    Filters,
+    SqlSinkBase,
+    chain_sealed,
+    create_private,
+    enter_wal,
+    new_record_id,
+    open_readonly,
+)
 from mcp_elicit.audit.checkpoint import Checkpoint
 from mcp_elicit.audit.peers import PeerJournals
 from mcp_elicit.audit.rejected import reject
@@ -147,18 +154,8 @@ class SqliteAuditSink(SqlSinkBase):
         jr.remove_stale_new(self.path, time.time())
 
     def _open_readonly(self) -> None:
-        """Open for reading only: never creates the file; a missing or broken file is an OSError."""
-        if not self.path.is_file():
-            raise AuditReadError("sqlite", str(self.path), "no such file")
-        try:
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            self._conn = sqlite3.connect(
-                uri, uri=True, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
-            )
-            found = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,)).fetchone()
-        except sqlite3.Error as exc:
-            raise AuditReadError("sqlite", str(self.path), str(exc)) from exc
-        self._has_table = found is not None
+        """Open for reading only: never creates the file (audit/base.py, `open_readonly`)."""
+        self._conn, self._has_table = open_readonly(self.path, TABLE, BUSY_TIMEOUT_S)
 
     def _recover_readonly(self) -> None:
         """A reader merges the journals of processes that are gone, as a writer would, through a
