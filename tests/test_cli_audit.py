@@ -137,6 +137,12 @@ def test_verify_says_ok_with_the_head_for_an_intact_trail(db: Path) -> None:
     assert run("verify", "--db", str(db), "--expect-head", "0" * 64)[0] == 1
 
 
+def test_verify_takes_the_kept_head_as_it_was_copied_in_upper_case_or_with_spaces(db: Path) -> None:
+    head = run("verify", "--db", str(db))[1].split()[-1]
+    assert run("verify", "--db", str(db), "--expect-head", head.upper())[0] == 0
+    assert run("verify", "--db", str(db), "--expect-head", f" {head}\n")[0] == 0
+
+
 def test_verify_exits_1_and_says_where_the_chain_broke(db: Path) -> None:
     conn = sqlite3.connect(db)
     conn.execute(f"DELETE FROM {TABLE} WHERE id = 'r2'")

@@ -365,6 +365,8 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
     from mcp_elicit.errors import ConfigError
 
     checkpoint = checkpoint or source.resolved().checkpoint
+    if expect_head is not None:  # hashes are lower-case hex: a copy kept upper-cased or padded is the same
+        expect_head = expect_head.strip().lower()
     try:
         anchor = None if checkpoint is None else Checkpoint(checkpoint, checkpoint_key_from_env())
     except ConfigError as exc:
