@@ -318,12 +318,14 @@ def test_a_problem_in_a_choice_group_puts_the_focus_on_its_first_choice(running:
     page.goto(running.url)
     page.get_by_role("button", name="Review answers").click()
     page.wait_for_selector("#field-0-error")
+    page.wait_for_load_state("load")  # the page's script, which sets the focus, has run by then
     focused = "[document.activeElement.id, document.activeElement.type]"
     assert page.evaluate(focused) == ["field-0", "radio"]
     page.get_by_role("radio", name="Staging").check()
     page.get_by_role("button", name="Review answers").click()
     page.get_by_role("button", name="Change: Environment").click()
     page.wait_for_selector("form.answers")
+    page.wait_for_load_state("load")
     assert page.evaluate(focused) == ["field-0", "radio"]
     page.get_by_role("button", name="Cancel").click()
     assert result_of(answer) == UIResult("cancel")

@@ -78,6 +78,7 @@ def test_a_number_the_browser_cannot_read_is_a_problem_not_no_answer(running: Ru
     page.keyboard.type("1e")
     page.keyboard.press("Enter")
     page.wait_for_selector("#field-0-error")
+    page.wait_for_load_state("load")  # the page's script, which sets the focus, has run by then
     assert page.locator("table.review").count() == 0
     assert page.evaluate("document.activeElement.id") == "field-0"
     page.get_by_label("Traffic ratio").fill("0.5")
