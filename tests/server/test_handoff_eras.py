@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_elicit.errors import CapabilityError, ElicitationTimeout, IdentityRequired
 from mcp_elicit.server import ApiKeyHandoff, Handoffs, IdentityPolicy, credential, handoff, require
 from mcp_elicit.server.identity import DEV_ISSUER, Principal
-from mcp_elicit.server.stores import CANCELLED, MemoryHandoffStore
+from mcp_elicit.server.stores import CANCELLED, MAX_OPEN_HANDOFFS_PER_USER, MemoryHandoffStore
 from mcp_elicit.testing import MemoryAuditSink
 from tests.e2e.servers import serving_http
 from tests.server.handoff_support import (
@@ -246,6 +246,26 @@ async def test_fail_fast_answers_minus_32042_then_notifies_that_session_and_the_
         result = await client.call_tool("repos", {})
     assert text_of(result) == "3 repositories"
     assert notes.completions() == [listed["elicitationId"]]
+
+
+async def test_minus_32042_links_the_person_refused_in_the_client_do_not_lock_the_person_out() -> None:
+    """The client never tells the server that the person declined a -32042 page: each new link for
+    the same flow supersedes the never-opened ones, so refusals do not use up the per-user bound."""
+    hs = dev_handoffs()
+    server, _ = build(hs)
+    async with serving_http(server) as url, mcp_client(url, "legacy", UrlCallback()) as client:
+        listed: list[dict[str, Any]] = []
+        for _ in range(MAX_OPEN_HANDOFFS_PER_USER + 1):
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("repos", {})
+            assert info.value.error.code == t.URL_ELICITATION_REQUIRED
+            listed.extend(info.value.error.data["elicitations"])  # type: ignore[index]
+        assert [r.status for r in open_records(hs)].count(CANCELLED) == MAX_OPEN_HANDOFFS_PER_USER
+        stale = await Browser().open(listed[0]["url"])
+        assert stale.status == 410
+        await enter_key(listed[-1]["url"])
+        result = await client.call_tool("repos", {})
+    assert text_of(result) == "3 repositories"
 
 
 async def test_fail_fast_on_2026_is_an_input_request_never_minus_32042() -> None:

@@ -106,6 +106,17 @@ async def test_one_user_cannot_hold_more_than_the_bound_of_open_hand_offs(kind: 
 
 
 @pytest.mark.parametrize("kind", KINDS)
+async def test_a_store_lists_only_the_open_unexpired_hand_offs_of_one_user(kind: str) -> None:
+    async with open_store(kind) as store:
+        await store.create(record("a0"), NOW)
+        await store.create(record("a1"), NOW)
+        await store.create(record("b0", BOB.key), NOW)
+        assert await store.swap(record("a1", status=DONE), expect=PENDING)
+        assert await store.open_ids(ALICE.key, NOW) == ["a0"]
+        assert await store.open_ids(ALICE.key, NOW + 601) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
 async def test_expired_hand_offs_stop_counting_against_the_bound(kind: str) -> None:
     async with open_store(kind) as store:
         for i in range(MAX_OPEN_HANDOFFS_PER_USER):

@@ -101,6 +101,7 @@ async def require(
     era.need(["elicitation.url"])
     text = message or flow.default_message()
     if fail_fast and isinstance(era, Push):
+        await hs.supersede(person, flow)  # the client never says when the person refused the last one
         record = await hs.mint(ctx, person, flow, text)
         hs.watch(record, sdk.session_of(ctx))
         raise sdk.url_elicitation_required(

@@ -64,6 +64,7 @@ from mcp_elicit.server.stores import (
     DECLINED,
     DONE,
     FAILED,
+    PENDING,
     HandoffRecord,
     HandoffStore,
     MemoryHandoffStore,
@@ -268,6 +269,21 @@ class Handoffs:
             if await self.store.swap(dataclasses.replace(record, status=status), expect=record.status):
                 return await self.store.get(handoff_id)
         return await self.store.get(handoff_id)
+
+    async def supersede(self, person: Principal, flow: HandoffFlow) -> int:
+        """Cancel `person`'s never-opened hand-offs for `flow`; how many. A -32042 hand-off the
+        person declined or cancelled in the client is never told to the server, so without this
+        each refused call would hold one of the person's `MAX_OPEN_HANDOFFS_PER_USER` slots until
+        it expired, and a few refusals would lock the person out of every hand-off."""
+        cancelled = 0
+        for handoff_id in await self.store.open_ids(person.key, self.clock()):
+            record = await self.store.get(handoff_id)
+            if record is None or record.flow != flow.key or record.status != PENDING:
+                continue
+            if await self.store.swap(dataclasses.replace(record, status=CANCELLED), expect=PENDING):
+                cancelled += 1
+                logger.info("hand-off %s superseded by a new link for flow %s", handoff_id, flow.key)
+        return cancelled
 
     # -- completion relay (2025-11-25, after -32042) -------------------------------------------
 

@@ -109,6 +109,10 @@ class HandoffStore(Protocol):
         """A copy of the record, or None when unknown (or long gone)."""
         ...
 
+    async def open_ids(self, user: str, now: float) -> list[str]:
+        """The ids of `user`'s open, unexpired hand-offs (the ones the per-user bound counts)."""
+        ...
+
     async def swap(self, record: HandoffRecord, expect: str) -> bool:
         """Write `record` only if the stored status is still `expect`; wake waiters when its
         new status is terminal. False when someone else changed it first."""
@@ -137,6 +141,9 @@ class MemoryHandoffStore:
         if len(self._records) >= self._max:
             raise TooManyHandoffs(self._max)
         self._records[record.id] = dataclasses.replace(record)
+
+    async def open_ids(self, user: str, now: float) -> list[str]:
+        return [r.id for r in self._records.values() if r.user == user and r.open and not r.expired(now)]
 
     def _prune(self, now: float) -> None:
         gone = [k for k, r in self._records.items() if r.expires_at + RECORD_GRACE_SECONDS < now]
@@ -230,6 +237,10 @@ class RedisHandoffStore:
         )
         if not ok:
             raise TooManyHandoffs(MAX_OPEN_HANDOFFS_PER_USER)
+
+    async def open_ids(self, user: str, now: float) -> list[str]:
+        ids = await self._redis.zrangebyscore(self._user_key(user), f"({now}", "+inf")
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     async def get(self, handoff_id: str) -> HandoffRecord | None:
         raw = await self._redis.hget(self._key(handoff_id), "r")
