@@ -147,3 +147,27 @@ async def test_two_redis_stores_with_one_prefix_see_each_others_changes() -> Non
             assert got[0].status == DONE
         finally:
             await other.aclose()
+
+
+class _StoreWithoutOpenIds:
+    """A store written against the protocol before it had `open_ids`: every other method."""
+
+    def __init__(self) -> None:
+        self._inner = MemoryHandoffStore()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "open_ids":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+async def test_a_store_without_open_ids_still_serves_and_a_new_link_supersedes_nothing() -> None:
+    from mcp_elicit.server import ApiKeyHandoff
+    from tests.server.handoff_support import make_handoffs
+
+    store = _StoreWithoutOpenIds()
+    hs = make_handoffs(store=store)
+    flow = ApiKeyHandoff("acme", "Acme API key")
+    await store.create(record("a0"), NOW)
+    assert await hs.supersede(ALICE, flow) == 0
+    assert (await store.get("a0")).status == PENDING  # type: ignore[union-attr]

@@ -275,8 +275,11 @@ class Handoffs:
         person declined or cancelled in the client is never told to the server, so without this
         each refused call would hold one of the person's `MAX_OPEN_HANDOFFS_PER_USER` slots until
         it expired, and a few refusals would lock the person out of every hand-off."""
+        open_ids = getattr(self.store, "open_ids", None)
+        if open_ids is None:  # a store written before `open_ids` was asked of stores: as before
+            return 0
         cancelled = 0
-        for handoff_id in await self.store.open_ids(person.key, self.clock()):
+        for handoff_id in await open_ids(person.key, self.clock()):
             record = await self.store.get(handoff_id)
             if record is None or record.flow != flow.key or record.status != PENDING:
                 continue

@@ -110,7 +110,8 @@ class HandoffStore(Protocol):
         ...
 
     async def open_ids(self, user: str, now: float) -> list[str]:
-        """The ids of `user`'s open, unexpired hand-offs (the ones the per-user bound counts)."""
+        """The ids of `user`'s open, unexpired hand-offs (the ones the per-user bound counts).
+        Optional: without it, a new -32042 link does not supersede the person's unopened ones."""
         ...
 
     async def swap(self, record: HandoffRecord, expect: str) -> bool:
