@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import fastmcp
 import pytest
 from mcp.client import Client
 from mcp.server.mcpserver import Context, MCPServer
@@ -14,6 +15,8 @@ from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.errors import SecretInForm
 from mcp_elicit.server import ElicitSettings, ask, confirm, install
 from mcp_elicit.testing import MemoryAuditSink
+from tests.e2e.servers import serving_app
+from tests.server.handoff_support import mcp_client
 from tests.support import ScriptedCallback, text_of
 
 pytestmark = pytest.mark.anyio
@@ -173,3 +176,40 @@ async def test_a_choice_that_means_no_is_recorded_as_a_decline_and_the_tool_stil
         ("accept", "person", ""),
         ("accept", "person", ""),
     ]
+
+
+def two_questions_on_fastmcp(sink: Any) -> Any:
+    server = fastmcp.FastMCP("audited-fastmcp")
+    install(server, ElicitSettings(audit=sink))
+
+    async def two(ctx: fastmcp.Context) -> str:
+        await ask(ctx, "First name?", Name, key="first")
+        await ask(ctx, "Second name?", Name, key="second")
+        return "ok"
+
+    server.tool(two, name="two")
+    return server
+
+
+@pytest.mark.parametrize("framework", ["MCPServer", "FastMCP"])
+@pytest.mark.parametrize("era", ERAS)
+async def test_each_record_names_the_request_that_asked_it_across_calls(framework: str, era: str) -> None:
+    """The questions of one call share its request; the next call's records name the next one
+    (the identities are worked out once per request, never carried over to another)."""
+    sink = MemoryAuditSink()
+    server = make_server(sink) if framework == "MCPServer" else two_questions_on_fastmcp(sink)
+    cb = ScriptedCallback([{"action": "accept", "content": {"name": "Ada"}}] * 4)
+    async with (
+        serving_app(
+            server.http_app(path="/mcp") if framework == "FastMCP" else server.streamable_http_app()
+        ) as origin,
+        mcp_client(f"{origin}/mcp", era, cb) as client,
+    ):
+        await client.call_tool("two", {})
+        await client.call_tool("two", {})
+    calls = [r["call"]["request_id"] for r in sink.records]
+    if era == "legacy":  # the questions are pushed within the call's one request
+        assert calls[0] == calls[1] != calls[2] == calls[3]
+    else:  # each answer comes back in the call's retry: a request of its own
+        assert len(set(calls)) == 4
+    assert all(r["call"]["name"] == "two" for r in sink.records)

@@ -9,7 +9,9 @@ unless `ElicitSettings.audit_fail_closed` is False, in which case the failure is
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import weakref
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -46,7 +48,11 @@ logger = logging.getLogger("mcp_elicit.server")
 
 
 def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | None, str, str]:
-    """(server, client, call, person, protocol revision) of the request behind `ctx`."""
+    """(server, client, call, person, protocol revision) of the request behind `ctx`, worked out
+    once per request: the questions of one tool call share its context object."""
+    last = _last_request[0]
+    if last is not None and last[0]() is ctx:
+        return last[1]
     server, client, call, protocol = sdk.identities(ctx)
     ref = CallRef(method=call[0], request_id=call[1], name=call[2]) if call is not None else None
     parties = _parties.get((server, client))
@@ -54,8 +60,17 @@ def _identities(ctx: Any) -> tuple[ServerIdentity, ClientIdentity, CallRef | Non
         if len(_parties) >= IDENTITY_CACHE_SIZE:
             _parties.clear()
         parties = _parties[(server, client)] = (ServerIdentity(*server), ClientIdentity(*client))
-    return parties[0], parties[1], ref, sdk.access_subject(), protocol
+    found = (parties[0], parties[1], ref, sdk.access_subject(), protocol)
+    with contextlib.suppress(TypeError):  # a context that takes no weak reference: each time
+        _last_request[0] = (weakref.ref(ctx), found)
+    return found
 
+
+# The last request context seen and its identities. Held weakly, so a finished request is not
+# kept alive by it; one tuple, replaced whole, so a thread never sees half of an update.
+_last_request: list[
+    tuple[weakref.ref[Any], tuple[ServerIdentity, ClientIdentity, CallRef | None, str, str]] | None
+] = [None]
 
 # (server, client) identity objects per (name, version) pairs; bounded like the verdicts.
 IDENTITY_CACHE_SIZE: Final = 512
