@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 from mcp_elicit.client.connection import ElicitClient
-from mcp_elicit.client.names import CLEANED_NAME_MARK, MIXED_SCRIPTS_MARK, cleaned_requester
+from mcp_elicit.client.names import CLEANED_NAME_MARK, MIXED_SCRIPTS_MARK, NOT_LATIN_MARK, cleaned_requester
 from mcp_elicit.client.ui_protocol import Requester
 from mcp_elicit.core import limits
 from mcp_elicit.testing import MemoryAuditSink
@@ -34,6 +34,18 @@ def shown(name: str, title: str | None = None) -> Requester:
 def test_a_name_that_mixes_scripts_is_marked_and_a_plain_one_in_any_script_is_not() -> None:
     assert shown(LOOKALIKE).name == LOOKALIKE + MIXED_SCRIPTS_MARK
     for plain in ["Google Drive", "Яндекс", "東京タワー MCP", "한국 MCP", "GitHub 2.0"]:
+        assert shown(plain).name == plain
+
+
+def test_a_name_wholly_in_letters_that_pass_for_latin_ones_is_marked_as_not_latin() -> None:
+    for lookalike in [
+        "\u0430\u0440\u0440\u04cf\u0435",
+        "\U0001d406oogle",
+        "\uff27\uff4f\uff4f\uff47\uff4c\uff45",
+    ]:
+        assert shown(lookalike).name == lookalike + NOT_LATIN_MARK  # аррӏе, 𝐆oogle, fullwidth
+    assert shown("drive", title="\u0430\u0440\u0440\u04cf\u0435").title.endswith(NOT_LATIN_MARK)  # type: ignore[union-attr]
+    for plain in ["Kırmızı", "Café", "München", "Яндекс", "файлы"]:  # no Latin look-alike
         assert shown(plain).name == plain
 
 
@@ -59,7 +71,9 @@ def test_a_long_marked_name_stays_within_the_limit() -> None:
 
 
 @given(
-    name=st.text(alphabet=st.sampled_from("Go\u043e\u03bf Я東\x1b[m\u202e\u200b1০"), max_size=400),
+    name=st.text(
+        alphabet=st.sampled_from("Go\u043e\u03bf\u0430\u0440 Я東\x1b[m\u202e\u200b1০\U0001d406"), max_size=400
+    ),
     title=st.none() | st.text(alphabet=st.sampled_from("Go\u043e Я東\x1b"), max_size=300),
 )
 def test_marking_a_marked_server_changes_nothing_and_stays_within_the_limit(

@@ -7,10 +7,10 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mcp_elicit.core.text import CUT_MARKER, marker, mixes_scripts
+from mcp_elicit.core.text import CUT_MARKER, marker, mixes_scripts, passes_for_latin
 
 
 def letters(*ranges: tuple[int, int]) -> str:
@@ -109,3 +109,32 @@ def test_latin_with_a_cyrillic_or_greek_letter_anywhere_always_mixes(parts: tupl
     latin, lookalike, rest = parts
     assert mixes_scripts(latin + lookalike + rest)
     assert mixes_scripts(rest + lookalike + latin)
+
+
+# Cyrillic and Greek letters that pass for Latin ones (Unicode's confusables): а е о р с у х, Α Β Ε Κ Μ Ο Τ
+CYRILLIC_LOOKALIKES = "\u0430\u0435\u043e\u0440\u0441\u0443\u0445"
+GREEK_LOOKALIKES = "\u0391\u0392\u0395\u039a\u039c\u039f\u03a4"
+
+
+@given(st.sampled_from([CYRILLIC_LOOKALIKES, GREEK_LOOKALIKES]).flatmap(lambda s: one_line(s + " -1")))
+def test_a_name_wholly_of_letters_that_look_latin_passes_for_latin(name: str) -> None:
+    assume(any(c.isalpha() for c in name))
+    assert passes_for_latin(name)
+    assert not mixes_scripts(name)  # one script: the mixed-scripts rule cannot see it
+
+
+@pytest.mark.parametrize("name", ["\U0001d406oogle", "\uff27\uff4f\uff4f\uff47\uff4c\uff45", "\ufb01les"])
+def test_latin_look_alikes_that_are_not_latin_letters_pass_for_latin(name: str) -> None:
+    assert passes_for_latin(name)  # 𝐆oogle, fullwidth Ｇｏｏｇｌｅ, the ﬁ ligature
+
+
+@given(one_line(LATIN + COMMON))
+def test_plain_latin_letters_never_pass_for_latin(name: str) -> None:
+    assert not passes_for_latin(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["Kırmızı", "Café", "Straße", "Яндекс", "мой сервер", "Ελληνικά", "東京", "עברית"]
+)
+def test_words_that_do_not_read_as_ascii_do_not_pass_for_latin(name: str) -> None:
+    assert not passes_for_latin(name)

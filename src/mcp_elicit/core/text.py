@@ -158,6 +158,32 @@ def mixes_scripts(text: str) -> bool:
     return bool(_script_checker().check(text))
 
 
+def passes_for_latin(text: str) -> bool:
+    """True when `text` is not plain ASCII yet reads as if it were, without mixing scripts: a
+    whole name in one look-alike script ("аррӏе", all Cyrillic), or Latin look-alikes of script
+    Common or compatibility forms ("𝐆oogle", fullwidth "Ｇｏｏｇｌｅ"). The rule: the confusable
+    skeleton of its NFKC form (UTS #39, section 4, as ICU computes it) is ASCII with a letter in
+    it, and one of its letters is not a plain Latin letter (another script, or a form NFKC
+    changes). Latin letters of other languages ("Kırmızı", "Café") and words whose letters pass
+    for no Latin ones ("Яндекс") do not. The cut marker and ⟨U+…⟩ markers of cleaned text are
+    left out; pure ASCII never passes.
+    """
+    if text.isascii():
+        return False
+    text = _MARKERS.sub("", text)
+    skeleton = _script_checker().getSkeleton(0, unicodedata.normalize("NFKC", text))
+    if not skeleton.isascii() or not any(c.isalpha() for c in skeleton):
+        return False
+    return any(not c.isascii() and c.isalpha() and not _plain_latin(c) for c in text)
+
+
+def _plain_latin(letter: str) -> bool:
+    import icu  # loaded only when a name is not ASCII
+
+    latin = icu.Script.getScript(ord(letter)).getShortName() == "Latn"
+    return latin and unicodedata.normalize("NFKC", letter) == letter
+
+
 @cache
 def _script_checker() -> Any:
     """ICU's spoof checker, set to the two checks of `mixes_scripts` (built once, on first use)."""
