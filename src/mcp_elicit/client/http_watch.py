@@ -1,6 +1,6 @@
 """What an HTTP MCP server's answers say, as the client's guarded transport (`sdk_transport`) sees
 each request and answer of a connection: `AccessRefusal`, its last 401/403; `LinkWatch`, whether
-the connection is gone.
+the connection is gone; `end_session`, the request that ends a session, bounded.
 
 The SDK's streamable HTTP client does not say so: when the server is killed, the standing event
 stream of a 2025-11-25 session breaks, is opened again once or twice, and is then given up without
@@ -13,7 +13,8 @@ step's completion) would ever reach the client again.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 import anyio
@@ -26,9 +27,13 @@ __all__ = [
     "MAX_AUTH_SCHEME_CHARS",
     "MAX_LINK_REASON_CHARS",
     "SDK_STREAM_ATTEMPTS",
+    "SESSION_END_TIMEOUT_SECONDS",
     "AccessRefusal",
     "LinkWatch",
+    "end_session",
 ]
+
+logger = logging.getLogger(__name__)
 
 # Characters of the HTTP client's error kept in the reason (it goes to a log line and to callers).
 MAX_LINK_REASON_CHARS: Final = 200
@@ -36,6 +41,9 @@ MAX_LINK_REASON_CHARS: Final = 200
 # gives that stream up for good (its MAX_RECONNECTION_ATTEMPTS; a canary test checks the value).
 SDK_STREAM_ATTEMPTS: Final = 2
 
+# How long the request that ends a session (the SDK's DELETE as a connection closes) may take, its
+# answer read; then the close goes on without it (else up to the read timeout, 300 s, per server).
+SESSION_END_TIMEOUT_SECONDS: Final = 5.0
 
 # Characters of a 401's challenge scheme kept in the error (a scheme is one short token: "Bearer").
 MAX_AUTH_SCHEME_CHARS: Final = 32
@@ -143,6 +151,26 @@ class LinkWatch:
         if not self.lost.is_set():
             self.why = why
             self.lost.set()
+
+
+async def end_session(
+    request: httpx2.Request, send: Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+) -> httpx2.Response:
+    """`send(request)`, the request that ends a session, and its answer read, within
+    `SESSION_END_TIMEOUT_SECONDS`: a server that does not answer in time is left to end it on its
+    own (one log line), and the connection's close goes on (found by a new user: a gateway's stop
+    waited on an upstream that never answered it)."""
+    with anyio.move_on_after(SESSION_END_TIMEOUT_SECONDS):
+        response = await send(request)
+        await response.aread()
+        return response
+    where = request.url.copy_with(query=None, fragment=None, userinfo=b"")  # no key it may hold
+    logger.warning(
+        "%s did not answer the end of its session within %g s; closing without its answer",
+        where,
+        SESSION_END_TIMEOUT_SECONDS,
+    )
+    return httpx2.Response(204, request=request)
 
 
 class _ListeningStream(httpx2.AsyncByteStream):

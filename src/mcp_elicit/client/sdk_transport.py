@@ -51,7 +51,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, TypeAdapter, ValidationError
 
-from mcp_elicit.client.http_watch import AccessRefusal, LinkWatch
+from mcp_elicit.client.http_watch import AccessRefusal, LinkWatch, end_session
 from mcp_elicit.client.oauth import LoopbackCallback, OAuthLogin, TokenFile
 from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
 from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, bound_lines, guard_stdio, note_process
@@ -205,6 +205,11 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if self._watch is not None and self._watch.moot(request):
             return httpx2.Response(204, request=request)  # ending a session known gone: done
+        if request.method == "DELETE":  # ending a session: bounded, it never holds a close up
+            return await end_session(request, self._send)
+        return await self._send(request)
+
+    async def _send(self, request: httpx2.Request) -> httpx2.Response:
         try:
             response = await self._inner.handle_async_request(request)
         except httpx2.TransportError as exc:
