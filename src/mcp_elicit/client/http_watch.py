@@ -9,6 +9,13 @@ watch decides; the gateway (`gateway/pool.py`) takes a lost watch as a lost upst
 stream the SDK gave up for another reason (a proxy's hiccup: the stream ended, then two 503s) is
 taken as a loss too: the session still answers, but nothing the server sends on its own (a URL
 step's completion) would ever reach the client again.
+
+A standing stream that stays silent past the read timeout is not a failure: a server without
+keep-alives has nothing to say while idle. It is ended as if the server had closed it, so the SDK
+opens it again after its pause and the count starts over (found by a new user: an idle upstream
+was "lost" and reconnected every ten minutes, two read timeouts, with a warning and two list
+changes to every client). A server that is really gone is found by that new opening (refused,
+reset, a 404, or a connect timeout that counts as a failure).
 """
 
 from __future__ import annotations
@@ -87,9 +94,10 @@ class LinkWatch:
     or a stream the server closed. The SDK opens its listening stream again after a pause, and
     that request tells which it was (a server killed, or restarted, is seen within that pause).
     Gone as well: that listening stream failed `SDK_STREAM_ATTEMPTS` times in a row (an error
-    status other than 404 and 405, a timeout, a stream cut; one that ends as the server closes it
-    starts the count over, as in the SDK), since the SDK then never opens it again. 405: the
-    server has no such stream, nothing to miss. Requests elsewhere (an OAuth server) do not count."""
+    status other than 404 and 405, a timeout before its answer, a stream cut; one that ends as the
+    server closes it, or stays silent past the read timeout once open, starts the count over), since
+    the SDK then never opens it again. 405: the server has no such stream, nothing to miss.
+    Requests elsewhere (an OAuth server) do not count."""
 
     def __init__(self, url: str) -> None:
         self.lost = anyio.Event()
@@ -175,7 +183,9 @@ async def end_session(
 
 class _ListeningStream(httpx2.AsyncByteStream):
     """The session's listening stream: its end, as the server closed it, starts the count of
-    failures over; an error while reading it (a timeout, a cut) is one more."""
+    failures over, and so does a silence past the read timeout (an idle server without
+    keep-alives: the stream is ended here as if the server had closed it, and the SDK opens it
+    again); an error while reading it (a cut) is one more failure."""
 
     def __init__(self, watch: LinkWatch, request: httpx2.Request, inner: httpx2.AsyncByteStream) -> None:
         self._watch, self._request, self._inner = watch, request, inner
@@ -184,6 +194,8 @@ class _ListeningStream(httpx2.AsyncByteStream):
         try:
             async for chunk in self._inner:
                 yield chunk
+        except httpx2.ReadTimeout:
+            pass  # nothing said for a while, no error from the server: ended quietly (below)
         except httpx2.TransportError as exc:  # read while open: a cut is no verdict on its own
             self._watch.stream_failed(self._request, type(exc).__name__)
             raise

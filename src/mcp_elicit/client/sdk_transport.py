@@ -73,6 +73,9 @@ __all__ = [
     "transport_for",
 ]
 
+# The longest silence on an HTTP answer (the SDK's, 300 s); an idle listening stream then ends quietly.
+HTTP_READ_TIMEOUT_SECONDS: Final[float] = MCP_DEFAULT_SSE_READ_TIMEOUT
+
 InProcessServer = MCPServer[Any] | Server[Any]
 """An SDK server object run in this process (tests, demos): no transport, so no guard either."""
 
@@ -246,7 +249,7 @@ def guarded_http_client(
     """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded;
     `headers` (e.g. `Authorization`) go with every request, `auth` (the OAuth provider) signs them,
     `refusal` notes the server's 401/403 answers, `watch` whether the server is gone."""
-    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=HTTP_READ_TIMEOUT_SECONDS)
     return httpx2.AsyncClient(
         timeout=timeout,
         headers=dict(headers or {}),
