@@ -303,11 +303,12 @@ class AuthorizationFailed(PeerError, PermissionError):
 
 class UpstreamLost(PeerError, ConnectionError):
     """The gateway's upstream server `server` (its key in the config) went away during a request:
+    its process exited (`exit_status`, negative for the signal that ended it; None when not known),
     its connection closed, or its HTTP transport found it gone (`why`, one line). The gateway
     reconnects it at the next request."""
 
-    def __init__(self, server: str, why: str) -> None:
-        self.server, self.why = server, why
+    def __init__(self, server: str, why: str, exit_status: int | None = None) -> None:
+        self.server, self.why, self.exit_status = server, why, exit_status
         super().__init__(f"the upstream server {server!r} was lost ({why})")
 
 

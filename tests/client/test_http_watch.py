@@ -5,6 +5,8 @@ killed and restarted, are in tests/gateway/test_gateway_lost_http_upstream.py.""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import httpx2
 import pytest
 
@@ -135,4 +137,27 @@ def test_a_server_without_a_listening_stream_or_other_failing_requests_are_no_lo
     watch = LinkWatch(URL)
     for _ in range(SDK_STREAM_ATTEMPTS + 1):
         watch.saw(failing, answer)
+    assert not watch.lost.is_set()
+
+
+class Silent(httpx2.AsyncByteStream):
+    """An event stream that says one thing, then nothing past the read timeout."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b": open\n\n"
+        raise httpx2.ReadTimeout("idle")
+
+
+@pytest.mark.anyio
+async def test_a_listening_stream_silent_past_the_read_timeout_ends_quietly_and_the_count_starts_over() -> (
+    None
+):
+    """An idle server without keep-alives has nothing to say: its stream ends as if it had closed
+    it (the SDK opens it again), no failure; only a failed opening after it counts."""
+    watch = LinkWatch(URL)
+    watch.saw(listening(), httpx2.Response(503))
+    idle = watch.watched(listening(), Silent())
+    assert [chunk async for chunk in idle] == [b": open\n\n"]  # ended, no error
+    for _ in range(SDK_STREAM_ATTEMPTS - 1):
+        watch.saw(listening(), httpx2.Response(503))
     assert not watch.lost.is_set()

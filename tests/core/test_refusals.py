@@ -47,7 +47,7 @@ EXAMPLES: dict[type[errors.ElicitError], errors.ElicitError] = {
     errors.AuthorizationFailed: errors.AuthorizationFailed(
         "https://mcp.example/mcp", "denied", "access_denied"
     ),
-    errors.UpstreamLost: errors.UpstreamLost("files", "its connection closed"),
+    errors.UpstreamLost: errors.UpstreamLost("files", "its process exited with status 3", 3),
     errors.AuditWriteError: errors.AuditWriteError("sqlite", "x.db", "disk full"),
     errors.AuditReadError: errors.AuditReadError("sqlite", "x.db", "missing"),
     errors.OutcomeNotRecorded: errors.OutcomeNotRecorded("decline", "audit_write_failed"),

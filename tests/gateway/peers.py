@@ -8,7 +8,8 @@ the FastMCP server does the same with FastMCP's `ctx.elicit` (`book_table` with 
 FastMCP users write it), and offers a resource template
 (`fm://greetings/{name}`, saying the `PEER_LABEL` of its environment) and a prompt whose
 argument is required (`summary`); the raw-SDK one a prompt that fails without an answer
-(`strict`); over HTTP it is served as through a proxy that can hiccup (`blip`, `Blip`).
+(`strict`); over HTTP it is served as through a proxy that can hiccup (`blip`, `Blip`), and
+that never answers the request ending a session (DELETE) when `PEER_HANG_DELETE` is set.
 `python peers.py proxy FILE [http]`
 is FastMCP's own proxy (`create_proxy`) over the same `mcpServers` file, the gateway people use
 today, for the side-by-side tests; over HTTP it prints its URL once listening.
@@ -168,6 +169,8 @@ class Blip:
     async def __call__(self, scope: dict, receive: object, send: object) -> None:
         import anyio
 
+        if scope["type"] == "http" and scope["method"] == "DELETE" and os.environ.get("PEER_HANG_DELETE"):
+            await anyio.sleep_forever()  # the end of a session, never answered
         if scope["type"] != "http" or scope["method"] != "GET":
             return await self.app(scope, receive, send)  # type: ignore[operator]
         if self.refusals:

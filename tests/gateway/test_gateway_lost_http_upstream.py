@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -44,11 +45,12 @@ class Upstream:
 
 
 @asynccontextmanager
-async def http_upstream(port: int = 0) -> AsyncIterator[Upstream]:
+async def http_upstream(port: int = 0, env: dict[str, str] | None = None) -> AsyncIterator[Upstream]:
     """The peer listening on 127.0.0.1:`port` (0: a free one; the port is shared, so a second
-    peer can listen on it before the first is killed), killed on exit if still running."""
+    peer can listen on it before the first is killed), killed on exit if still running; `env`
+    added to its environment."""
     command = [sys.executable, PEERS, "sdk", "http", str(port)]
-    process = await anyio.open_process(command, stderr=subprocess.DEVNULL)
+    process = await anyio.open_process(command, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     try:
         with anyio.fail_after(BOUND_SECONDS):
             assert process.stdout is not None

@@ -19,6 +19,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from mcp_elicit.gateway.failures import process_end
 from tests.gateway.support import http_client, http_gateway
 from tests.gateway.test_gateway_lost_http_upstream import config as http_config
 from tests.gateway.test_gateway_lost_http_upstream import http_upstream
@@ -75,11 +76,16 @@ async def test_a_prompt_or_read_whose_upstream_dies_during_it_fails_as_a_tool_ca
         with anyio.fail_after(BOUND_SECONDS):
             error = await lost_error(client, method)
             tool = await client.call_tool("vanish", {})  # the upstream started again, lost again
-    assert error.error.data == {"reason": "upstream_lost", "server": "gone"}
+    # its process's exit status, not only "its connection closed" (found by a new user)
+    assert error.error.data == {"reason": "upstream_lost", "server": "gone", "exit_status": 3}
     assert tool.is_error is True
     assert tool.content[0].text == error.error.message  # one wording for both
+    assert process_end(3) in tool.content[0].text
     gateway = [r for r in caplog.records if r.name == "mcp_elicit.gateway"]
     assert all(r.exc_info is None for r in gateway)  # no traceback
+    lost = [r.args[1] for r in gateway if r.levelno == logging.WARNING and isinstance(r.args, tuple)]
+    assert lost
+    assert set(lost) == {process_end(3)}  # the log says it as the client does
 
 
 async def test_a_prompt_meeting_a_restarted_http_upstreams_old_session_says_it_was_lost() -> None:

@@ -22,6 +22,7 @@ import pytest
 from mcp.shared.subscriptions import ToolsListChanged
 
 from mcp_elicit.gateway import pool as pool_module
+from mcp_elicit.gateway.failures import process_end
 from mcp_elicit.gateway.pool import (
     RECONNECT_FIRST_DELAY_SECONDS,
     RECONNECT_MAX_DELAY_SECONDS,
@@ -197,14 +198,17 @@ async def test_a_call_whose_upstream_dies_during_it_gets_a_tool_error_saying_so_
                 os.kill(pid, signal.SIGKILL)  # the call is under way upstream
 
             result = await client.call_tool("slow", {}, progress_callback=started)
+    killed = process_end(-signal.SIGKILL)  # the process's end, not only "its connection closed"
     assert result.is_error is True
     assert "'sdk'" in result.content[0].text  # worded as a prompt's: test_gateway_lost_requests.py
+    assert killed in result.content[0].text
     gateway = [r for r in caplog.records if r.name == "mcp_elicit.gateway"]
     assert all(r.exc_info is None for r in gateway)  # no traceback
-    # one line, with the cause seen first: the call's closed connection or the process's exit
-    [lost] = [r.getMessage() for r in gateway if r.levelno == logging.WARNING]
-    assert lost.startswith("upstream sdk is unavailable: its ")
-    assert lost.endswith("; reconnecting at the next request")
+    # one line, the same cause whether the call's closed connection or the process's exit came first
+    [lost] = [r for r in gateway if r.levelno == logging.WARNING]
+    assert isinstance(lost.args, tuple)
+    assert lost.args[1] == killed
+    assert lost.getMessage().endswith("; reconnecting at the next request")
 
 
 async def test_a_2026_client_listening_is_told_when_a_killed_upstream_leaves_and_comes_back(

@@ -1,6 +1,6 @@
 """What an HTTP MCP server's answers say, as the client's guarded transport (`sdk_transport`) sees
 each request and answer of a connection: `AccessRefusal`, its last 401/403; `LinkWatch`, whether
-the connection is gone.
+the connection is gone; `end_session`, the request that ends a session, bounded.
 
 The SDK's streamable HTTP client does not say so: when the server is killed, the standing event
 stream of a 2025-11-25 session breaks, is opened again once or twice, and is then given up without
@@ -9,11 +9,19 @@ watch decides; the gateway (`gateway/pool.py`) takes a lost watch as a lost upst
 stream the SDK gave up for another reason (a proxy's hiccup: the stream ended, then two 503s) is
 taken as a loss too: the session still answers, but nothing the server sends on its own (a URL
 step's completion) would ever reach the client again.
+
+A standing stream that stays silent past the read timeout is not a failure: a server without
+keep-alives has nothing to say while idle. It is ended as if the server had closed it, so the SDK
+opens it again after its pause and the count starts over (found by a new user: an idle upstream
+was "lost" and reconnected every ten minutes, two read timeouts, with a warning and two list
+changes to every client). A server that is really gone is found by that new opening (refused,
+reset, a 404, or a connect timeout that counts as a failure).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 import anyio
@@ -26,9 +34,13 @@ __all__ = [
     "MAX_AUTH_SCHEME_CHARS",
     "MAX_LINK_REASON_CHARS",
     "SDK_STREAM_ATTEMPTS",
+    "SESSION_END_TIMEOUT_SECONDS",
     "AccessRefusal",
     "LinkWatch",
+    "end_session",
 ]
+
+logger = logging.getLogger(__name__)
 
 # Characters of the HTTP client's error kept in the reason (it goes to a log line and to callers).
 MAX_LINK_REASON_CHARS: Final = 200
@@ -36,6 +48,9 @@ MAX_LINK_REASON_CHARS: Final = 200
 # gives that stream up for good (its MAX_RECONNECTION_ATTEMPTS; a canary test checks the value).
 SDK_STREAM_ATTEMPTS: Final = 2
 
+# How long the request that ends a session (the SDK's DELETE as a connection closes) may take, its
+# answer read; then the close goes on without it (else up to the read timeout, 300 s, per server).
+SESSION_END_TIMEOUT_SECONDS: Final = 5.0
 
 # Characters of a 401's challenge scheme kept in the error (a scheme is one short token: "Bearer").
 MAX_AUTH_SCHEME_CHARS: Final = 32
@@ -79,9 +94,10 @@ class LinkWatch:
     or a stream the server closed. The SDK opens its listening stream again after a pause, and
     that request tells which it was (a server killed, or restarted, is seen within that pause).
     Gone as well: that listening stream failed `SDK_STREAM_ATTEMPTS` times in a row (an error
-    status other than 404 and 405, a timeout, a stream cut; one that ends as the server closes it
-    starts the count over, as in the SDK), since the SDK then never opens it again. 405: the
-    server has no such stream, nothing to miss. Requests elsewhere (an OAuth server) do not count."""
+    status other than 404 and 405, a timeout before its answer, a stream cut; one that ends as the
+    server closes it, or stays silent past the read timeout once open, starts the count over), since
+    the SDK then never opens it again. 405: the server has no such stream, nothing to miss.
+    Requests elsewhere (an OAuth server) do not count."""
 
     def __init__(self, url: str) -> None:
         self.lost = anyio.Event()
@@ -145,9 +161,31 @@ class LinkWatch:
             self.lost.set()
 
 
+async def end_session(
+    request: httpx2.Request, send: Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+) -> httpx2.Response:
+    """`send(request)`, the request that ends a session, and its answer read, within
+    `SESSION_END_TIMEOUT_SECONDS`: a server that does not answer in time is left to end it on its
+    own (one log line), and the connection's close goes on (found by a new user: a gateway's stop
+    waited on an upstream that never answered it)."""
+    with anyio.move_on_after(SESSION_END_TIMEOUT_SECONDS):
+        response = await send(request)
+        await response.aread()
+        return response
+    where = request.url.copy_with(query=None, fragment=None, userinfo=b"")  # no key it may hold
+    logger.warning(
+        "%s did not answer the end of its session within %g s; closing without its answer",
+        where,
+        SESSION_END_TIMEOUT_SECONDS,
+    )
+    return httpx2.Response(204, request=request)
+
+
 class _ListeningStream(httpx2.AsyncByteStream):
     """The session's listening stream: its end, as the server closed it, starts the count of
-    failures over; an error while reading it (a timeout, a cut) is one more."""
+    failures over, and so does a silence past the read timeout (an idle server without
+    keep-alives: the stream is ended here as if the server had closed it, and the SDK opens it
+    again); an error while reading it (a cut) is one more failure."""
 
     def __init__(self, watch: LinkWatch, request: httpx2.Request, inner: httpx2.AsyncByteStream) -> None:
         self._watch, self._request, self._inner = watch, request, inner
@@ -156,6 +194,8 @@ class _ListeningStream(httpx2.AsyncByteStream):
         try:
             async for chunk in self._inner:
                 yield chunk
+        except httpx2.ReadTimeout:
+            pass  # nothing said for a while, no error from the server: ended quietly (below)
         except httpx2.TransportError as exc:  # read while open: a cut is no verdict on its own
             self._watch.stream_failed(self._request, type(exc).__name__)
             raise

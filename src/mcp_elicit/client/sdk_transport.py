@@ -51,7 +51,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, TypeAdapter, ValidationError
 
-from mcp_elicit.client.http_watch import AccessRefusal, LinkWatch
+from mcp_elicit.client.http_watch import AccessRefusal, LinkWatch, end_session
 from mcp_elicit.client.oauth import LoopbackCallback, OAuthLogin, TokenFile
 from mcp_elicit.client.sdk import MALFORMED_METHOD, ElicitationHandler, GuardedTransport
 from mcp_elicit.client.stdio_guard import BadBytes, StdioGuard, bound_lines, guard_stdio, note_process
@@ -72,6 +72,9 @@ __all__ = [
     "sign_in",
     "transport_for",
 ]
+
+# The longest silence on an HTTP answer (the SDK's, 300 s); an idle listening stream then ends quietly.
+HTTP_READ_TIMEOUT_SECONDS: Final[float] = MCP_DEFAULT_SSE_READ_TIMEOUT
 
 InProcessServer = MCPServer[Any] | Server[Any]
 """An SDK server object run in this process (tests, demos): no transport, so no guard either."""
@@ -205,6 +208,11 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if self._watch is not None and self._watch.moot(request):
             return httpx2.Response(204, request=request)  # ending a session known gone: done
+        if request.method == "DELETE":  # ending a session: bounded, it never holds a close up
+            return await end_session(request, self._send)
+        return await self._send(request)
+
+    async def _send(self, request: httpx2.Request) -> httpx2.Response:
         try:
             response = await self._inner.handle_async_request(request)
         except httpx2.TransportError as exc:
@@ -241,7 +249,7 @@ def guarded_http_client(
     """An HTTP client like the SDK's default (same timeouts) whose event streams are guarded;
     `headers` (e.g. `Authorization`) go with every request, `auth` (the OAuth provider) signs them,
     `refusal` notes the server's 401/403 answers, `watch` whether the server is gone."""
-    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=HTTP_READ_TIMEOUT_SECONDS)
     return httpx2.AsyncClient(
         timeout=timeout,
         headers=dict(headers or {}),

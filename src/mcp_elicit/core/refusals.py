@@ -179,6 +179,15 @@ def _config(exc: BaseException, modern: bool, running: Running) -> Refusal:
     )
 
 
+def _upstream_lost(exc: BaseException, modern: bool, running: Running) -> Refusal:
+    exc = cast(e.UpstreamLost, exc)
+    text = f"The upstream server '{exc.server}' was lost during the request ({exc.why}); "
+    # its process's exit status when known (a stdio upstream's), as the words say it
+    known = {} if exc.exit_status is None else {"exit_status": exc.exit_status}
+    text += "it is reconnected at the next request."
+    return Refusal(INTERNAL_ERROR, "upstream_lost", text, {"server": exc.server, **known}, ordinary=True)
+
+
 def _not_installed(exc: BaseException, modern: bool, running: Running) -> Refusal:
     # Without hand-off settings the server still asks forms: say what it is not set up for.
     # The text names the call that is missing: the author reads it in the tool's error as well.
@@ -227,14 +236,7 @@ _MAP: dict[type[BaseException], Build] = {
     e.AuthorizationFailed: _refusal(
         INTERNAL_ERROR, "authorization_failed", "Signing in to the server did not complete."
     ),
-    e.UpstreamLost: _refusal(
-        INTERNAL_ERROR,
-        "upstream_lost",
-        "The upstream server '{exc.server}' was lost during the request ({exc.why}); "
-        "it is reconnected at the next request.",
-        {"server": "server"},
-        ordinary=True,
-    ),
+    e.UpstreamLost: _upstream_lost,
     e.WrongResponseType: _refusal(
         INVALID_PARAMS,
         "wrong_response_type",

@@ -242,7 +242,7 @@ class Gateway:
             page = f"needs a web page step first; it did not complete ({exc.reason})"
             return sdk.error_result(f"The upstream server '{call.server}' {page}.")
         except Exception as exc:
-            lost = lost_upstream(pool, client, call, exc)
+            lost = await lost_upstream(pool, client, call, exc)
             if lost is not None:  # reconnected at the next request
                 return sdk.refused(lost, TOOLS_CALL)
             why = await pool.refusal(call.server)
@@ -437,7 +437,7 @@ class Gateway:
                 except ServerOutputError as exc:
                     raise sdk.request_failed(broke(call, exc)) from None
                 except Exception as exc:
-                    lost = lost_upstream(pool, client, call, exc)
+                    lost = await lost_upstream(pool, client, call, exc)
                     failed = sdk.refused(lost, method) if lost is not None else exc
                     said = sdk.with_reason(failed, _unasked(call)) if call.refusals else failed
                     if said is exc:

@@ -9,8 +9,9 @@ be reached. The same short reason goes in the log line and in the tool result of
 needed that upstream.
 
 During a request: an upstream that broke the protocol (`broke`), or one lost (`lost_upstream`:
-its connection closed, or its HTTP transport found it gone) fails a tool call, a prompt and a read
-alike, in one line.
+its process exited, said with its exit status or signal as `process_end` words it; its connection
+closed; or its HTTP transport found it gone) fails a tool call, a prompt and a read alike, in one
+line.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import codecs
 import logging
 import os
+import signal
 import sys
 from collections import deque
 from collections.abc import Sequence
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from mcp_elicit.gateway.pool import Pool
 
 __all__ = [
+    "UPSTREAM_EXIT_WAIT_SECONDS",
     "UPSTREAM_STDERR_LINES",
     "UPSTREAM_STDERR_LINE_CHARS",
     "StderrTail",
@@ -43,6 +46,7 @@ __all__ = [
     "credentials_refused",
     "failure_reason",
     "lost_upstream",
+    "process_end",
     "status_reason",
 ]
 
@@ -52,6 +56,9 @@ logger = logging.getLogger("mcp_elicit.gateway")
 UPSTREAM_STDERR_LINES: Final = 3
 # Characters kept of each quoted line (and of any other text an upstream's failure quotes).
 UPSTREAM_STDERR_LINE_CHARS: Final = 200
+# How long a call that saw a stdio upstream's connection close waits for its process to end, so
+# that the person and the model are told its exit status (it has closed its stdout: it is ending).
+UPSTREAM_EXIT_WAIT_SECONDS: Final = 2.0
 _READ_BYTES: Final = 65536
 
 
@@ -169,20 +176,39 @@ def broke(call: DownstreamCall, exc: ServerOutputError) -> str:
     return f"The upstream server '{call.server}' failed: {why}."
 
 
-def lost_upstream(
+async def lost_upstream(
     pool: Pool, client: ElicitClient, call: DownstreamCall, exc: Exception
 ) -> UpstreamLost | None:
     """`exc` as the loss of `call`'s upstream, when it is one (its connection closed during the
-    request, or its HTTP transport found it gone: a restarted one answers "Session not found"
-    first): then it is left out until the next request reconnects it, and logged in one line.
-    Tools, prompts and reads fail alike, worded once (`UpstreamLost` in `core.refusals`)."""
+    request: a stdio one's process exited, said with its status; or its HTTP transport found it
+    gone: a restarted one answers "Session not found" first): then it is left out until the next
+    request reconnects it, and logged in one line. Tools, prompts and reads fail alike, worded
+    once (`UpstreamLost` in `core.refusals`)."""
     link = client.link.why if client.link is not None and client.link.lost.is_set() else ""
     if not (sdk.connection_closed(exc) or link):
         return None
-    lost = UpstreamLost(call.server, link or "its connection closed")
+    status = None if link else await pool.exit_status(call.server, UPSTREAM_EXIT_WAIT_SECONDS)
+    lost = UpstreamLost(call.server, link or process_end(status), status)
     pool.drop(call.server, lost.why)
     logger.info("upstream %s was lost during %s %s: %s", call.server, call.method, call.tool, lost.why)
     return lost
+
+
+def process_end(status: int | None) -> str:
+    """How a stdio upstream connected once ended: "its process exited with status 3", "its process
+    was killed by signal 9 (SIGKILL)", or, its status not known, "its connection closed"."""
+    if status is None:
+        return "its connection closed"
+    if status < 0:
+        return f"its process was killed by signal {_signal(-status)}"
+    return f"its process exited with status {status}"
+
+
+def _signal(number: int) -> str:
+    try:
+        return f"{number} ({signal.Signals(number).name})"
+    except ValueError:
+        return str(number)
 
 
 def status_reason(status: int) -> str:
@@ -231,7 +257,7 @@ def _exited(exit_status: int | None, stderr: Sequence[str] | None) -> str:
     if exit_status is None:
         said = "it closed the connection before the handshake"
     elif exit_status < 0:
-        said = f"killed by signal {-exit_status} before the handshake"
+        said = f"killed by signal {_signal(-exit_status)} before the handshake"
     else:
         said = f"exited with status {exit_status} before the handshake"
     if stderr is None:  # not watched (no pipe of ours on this platform)

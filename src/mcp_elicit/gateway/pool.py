@@ -39,7 +39,13 @@ from mcp_elicit.core.gateway_names import offered_names
 from mcp_elicit.core.policy import Policy, PolicyState
 from mcp_elicit.core.uri_templates import template_matches
 from mcp_elicit.gateway.config import GatewayConfig, Upstream
-from mcp_elicit.gateway.failures import StderrTail, credentials_refused, failure_reason, status_reason
+from mcp_elicit.gateway.failures import (
+    StderrTail,
+    credentials_refused,
+    failure_reason,
+    process_end,
+    status_reason,
+)
 from mcp_elicit.gateway.relay import CallBook, ConcurrentAsk, Pending, RelayUI
 from mcp_elicit.gateway.urls import RelayUrlMode
 
@@ -115,6 +121,7 @@ class Pool:
         self._attempts: dict[str, anyio.Event] = {}  # reconnections under way, set once settled
         self._start_deadline: float | None = None  # the first request's wait for the upstreams ends then
         self._closing: dict[str, anyio.Event] = {}  # connections ending, set once their loss is noted
+        self._spawned: dict[str, Spawned] = {}  # each stdio upstream's last process
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -154,6 +161,16 @@ class Pool:
             self._drop_why[server] = why
             dropped.set()
             self._ending(server)
+
+    async def exit_status(self, server: str, wait: float) -> int | None:
+        """The exit status of `server`'s process (negative: the signal that ended it), waiting up
+        to `wait` seconds for it to end; None for an HTTP upstream, or one still running then."""
+        spawned = self._spawned.get(server)
+        if spawned is None or spawned.process is None:
+            return None
+        with anyio.move_on_after(wait):
+            await spawned.process.wait()
+        return spawned.exit_status
 
     def _ending(self, server: str) -> None:
         """`server`'s connection is ending: no call is sent on it from now, and the next request
@@ -247,7 +264,7 @@ class Pool:
                 tail.close()
 
     async def _connect(self, upstream: Upstream, tail: StderrTail | None) -> None:
-        spawned = Spawned(upstream.name)
+        spawned = self._spawned[upstream.name] = Spawned(upstream.name)
         connecting = self._connecting[upstream.name] = anyio.CancelScope()
         if self._stop.is_set():
             connecting.cancel()
@@ -287,7 +304,7 @@ class Pool:
             if tail is not None:
                 tail.drain()  # what the process wrote before it ended
             if joined:  # the connection's end, seen as its client closed: a loss (below)
-                why = why or (link.why if link is not None else "") or _exited(spawned.exit_status)
+                why = why or (link.why if link is not None else "") or process_end(spawned.exit_status)
             else:
                 why = await credentials_refused(upstream) or failure_reason(
                     exc,
@@ -315,7 +332,7 @@ class Pool:
             self._settle()
         try:
             if joined and not self._stop.is_set():
-                await self._lose(upstream.name, why or _exited(spawned.exit_status))
+                await self._lose(upstream.name, why or process_end(spawned.exit_status))
         finally:
             closing = self._closing.pop(upstream.name, None)
             if closing is not None:
@@ -339,7 +356,7 @@ class Pool:
             tg.start_soon(until, dropped.wait, lambda: self._drop_why.pop(name, "its connection closed"))
             process = spawned.process
             if process is not None:
-                tg.start_soon(until, process.wait, lambda: _exited(spawned.exit_status))
+                tg.start_soon(until, process.wait, lambda: process_end(spawned.exit_status))
             if link is not None:
                 tg.start_soon(until, link.lost.wait, lambda: link.why)
         self._dropped.pop(name, None)
@@ -422,12 +439,6 @@ class Pool:
 def _longer(delay: float) -> float:
     """The wait after `delay`: doubled, from `RECONNECT_FIRST_DELAY_SECONDS` up to the maximum."""
     return min(max(delay * 2, RECONNECT_FIRST_DELAY_SECONDS), RECONNECT_MAX_DELAY_SECONDS)
-
-
-def _exited(status: int | None) -> str:
-    if status is None:
-        return "its connection ended after the handshake"
-    return f"its process exited after the handshake (exit status {status})"
 
 
 def _slow() -> str:
