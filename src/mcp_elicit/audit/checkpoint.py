@@ -37,6 +37,7 @@ __all__ = [
     "SIGNED_LINE_MARK",
     "Checkpoint",
     "checkpoint_key_from_env",
+    "unsigned_line",
 ]
 
 CHECKPOINT_KEY_ENV: Final = "MCP_ELICIT_AUDIT_KEY"
@@ -66,6 +67,13 @@ def checkpoint_key_from_env() -> bytes:
     if len(key) < MIN_CHECKPOINT_KEY_BYTES:
         raise ConfigError(CHECKPOINT_KEY_ENV, f"needs at least {MIN_CHECKPOINT_KEY_BYTES} bytes (hex)")
     return key
+
+
+def unsigned_line(line: bytes) -> bytes:
+    """A journal line without the signature in front of it, when it has one (not checked)."""
+    if line[:1] == SIGNED_LINE_MARK and line[1 + _LINE_MAC_HEX : 2 + _LINE_MAC_HEX] == b" ":
+        return line[2 + _LINE_MAC_HEX :]
+    return line
 
 
 class Checkpoint:

@@ -323,26 +323,36 @@ def audit_show(source: _Source, record_id: str | None, seq: int | None, by_id: s
     click.echo(inert_json(found[0], indent=2))
 
 
-def _say_refused_lines(source: _Source) -> None:
-    """On stderr: how many journal lines a merge refused and kept beside a SQLite trail (edited,
-    unsigned or torn before their merge: never in the chain, so `verify` cannot see them)."""
+def _refused_lines_note(source: _Source, sink: _typing.Any) -> str | None:
+    """How many journal lines a merge refused and kept beside a SQLite trail, and how many of them
+    hold a record the chain does not (edited, unsigned or torn before their merge: `verify` cannot
+    see those); None when there are none, or the trail is not SQLite."""
     from pathlib import Path
 
-    from mcp_elicit.audit.rejected import rejected_path
+    from mcp_elicit.audit.rejected import kept_lines, rejected_path
     from mcp_elicit.config import default_audit_db_path
 
     resolved = source.resolved()
     if resolved.postgres is not None or resolved.jsonl is not None:
-        return
-    kept = rejected_path(Path(resolved.db) if resolved.db else default_audit_db_path())
-    with contextlib.suppress(OSError):
-        lines = [line for line in kept.read_bytes().splitlines() if not line.startswith(b"# from ")]
-        if lines:
-            click.echo(
-                f"mcp-elicit: {len(lines)} refused journal line(s) kept in {kept}: records edited, unsigned"
-                " or torn before their merge, never chained",
-                err=True,
-            )
+        return None
+    db = Path(resolved.db) if resolved.db else default_audit_db_path()
+    try:
+        found = kept_lines(db, lambda record_id: sink.get(record_id) is not None)
+    except OSError:
+        return None
+    if not found.kept:
+        return None
+    kept, copies = rejected_path(db), found.kept - found.unchained
+    if not found.unchained:
+        return (
+            f"{found.kept} refused journal line(s) kept in {kept}, each of a record the chain holds"
+            " (a copy changed in its journal before the merge): no record missing"
+        )
+    more = f"; {copies} more are of records the chain holds" if copies else ""
+    return (
+        f"{found.unchained} refused journal line(s) kept in {kept} hold records never chained:"
+        f" edited, unsigned or torn before their merge{more}"
+    )
 
 
 @audit_group.command("verify")
@@ -374,10 +384,11 @@ def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | Non
 
     def verify(sink: _typing.Any) -> _typing.Any:
         sink.checkpoint = anchor
-        return sink.verify(expect_head)
+        return sink.verify(expect_head), _refused_lines_note(source, sink)
 
-    report = source.read(verify)
-    _say_refused_lines(source)
+    report, refused = source.read(verify)
+    if refused is not None:
+        click.echo(f"mcp-elicit: {refused}", err=True)
     if report.ok:
         records = "1 record" if report.count == 1 else f"{report.count} records"
         checked = ", checkpoint checked" if anchor is not None and anchor.path.exists() else ""
