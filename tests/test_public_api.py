@@ -66,6 +66,7 @@ PUBLIC = {
     "AuthProblem",
     "AuthorizationFailed",
     "CapabilityRequired",
+    "ConfigProblem",
     "HandoffError",
     "InvalidArgument",
     "InvalidRequestState",

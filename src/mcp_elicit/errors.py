@@ -6,7 +6,8 @@ definition time and says what to change. A peer error means the other side of th
 sent something wrong or went away; it carries the evidence (which field, which keyword). The
 audit and hand-off families belong to the consent trail and to URL hand-offs. Each class also
 subclasses the builtin a caller would already catch, and each `reason`-like field is an
-enumeration (a `StrEnum`, so it still compares equal to its plain string).
+enumeration (a `StrEnum`, so it still compares equal to its plain string; they are kept in
+`mcp_elicit.error_reasons` and exported from here).
 
 How each error reaches the other side (a JSON-RPC error with code and data, or a tool error
 result with a one-line reason) is decided in one place: `mcp_elicit.core.refusals`.
@@ -53,8 +54,9 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import ClassVar
+
+from mcp_elicit.error_reasons import AuthProblem, ConfigProblem, StopReason, VaultProblem
 
 __all__ = [
     "AnswerError",
@@ -68,6 +70,7 @@ __all__ = [
     "ClientGone",
     "ClientRefused",
     "ConfigError",
+    "ConfigProblem",
     "DataEngineError",
     "DataError",
     "ElicitError",
@@ -100,39 +103,6 @@ __all__ = [
     "VaultProblem",
     "WrongResponseType",
 ]
-
-
-class StopReason(StrEnum):
-    """Why a URL step (UrlHandoffStopped) could not go on."""
-
-    DECLINED = "declined"  # the person declined on the consent or the waiting screen
-    CANCELLED = "cancelled"  # the person cancelled
-    REFUSED = "refused"  # the client refused the listed request
-    TIMEOUT = "timeout"  # no completion in time
-    ROUNDS_EXCEEDED = "rounds_exceeded"  # the server kept answering -32042
-    REPEATED = "repeated"  # it asked again for a page already completed
-    INVALID = "invalid"  # a malformed -32042
-
-
-class VaultProblem(StrEnum):
-    """Why a vault row does not decrypt (VaultError)."""
-
-    UNKNOWN_KEY = "unknown_key"  # its key left the key ring
-    TAMPERED = "tampered"  # wrong user or provider, edited, or copied from another row
-    MALFORMED = "malformed"
-    TOO_LARGE = "too_large"  # a value over the vault's size limit (refused before storing)
-
-
-class AuthProblem(StrEnum):
-    """Why the client is not let in to an MCP server (AuthorizationFailed): signing in with OAuth
-    did not complete, or the server answered HTTP 401/403."""
-
-    DENIED = "denied"  # the person or the authorization server refused (error=access_denied, ...)
-    TIMEOUT = "timeout"  # nobody came back to the loopback callback in time
-    BLOCKED_URL = "blocked_url"  # the authorization link failed the URL check: never opened
-    FAILED = "failed"  # discovery, registration or the token exchange failed
-    REFUSED = "refused"  # the server refused the credentials sent (a new token, an Authorization header)
-    REQUIRED = "required"  # the server answered 401/403 to a request that carried no credentials
 
 
 class ElicitError(Exception):
@@ -384,11 +354,13 @@ class SecretInForm(UsageError, ValueError):
 class ConfigError(UsageError, ValueError):
     """The configuration (policy TOML) is wrong at `key` (a dotted path such as "servers[2].form").
 
-    `path` is the file it came from ("" when parsed from text); `problem` says what is wrong.
+    `path` is the file it came from ("" when parsed from text); `problem` says what is wrong;
+    `reason` is a ConfigProblem where one applies (None otherwise).
     """
 
-    def __init__(self, key: str, problem: str, path: str = "") -> None:
+    def __init__(self, key: str, problem: str, path: str = "", *, reason: str | None = None) -> None:
         self.key, self.problem, self.path = key, problem, path
+        self.reason = None if reason is None else ConfigProblem(reason)
         where = f"{path}: " if path else ""
         super().__init__(f"{where}{key or '<config>'}: {problem}")
 
