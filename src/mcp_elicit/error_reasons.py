@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["AuthProblem", "ConfigProblem", "StopReason", "VaultProblem"]
+__all__ = ["ArgumentProblem", "AuthProblem", "ConfigProblem", "StopReason", "VaultProblem"]
 
 
 class StopReason(StrEnum):
@@ -52,3 +52,12 @@ class ConfigProblem(StrEnum):
     NOT_HEX = "not_hex"  # a character that is not a hex digit
     ODD_LENGTH = "odd_length"  # an odd number of hex digits: not whole bytes
     TOO_SHORT = "too_short"  # fewer bytes than the key needs
+
+
+class ArgumentProblem(StrEnum):
+    """What is wrong with one argument of a tool call (ToolArgumentsError, a FieldProblem's code)."""
+
+    MISSING = "missing"  # a required argument was not given
+    WRONG_TYPE = "wrong_type"  # given, but not of the type the tool takes (a number for a string)
+    UNEXPECTED = "unexpected"  # an argument the tool does not take (where it forbids others)
+    INVALID = "invalid"  # of the right type, but outside what the tool accepts (a bound, a choice)

@@ -26,6 +26,7 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     ├── PeerError                                the other side sent something wrong or went away
     │   ├── SchemaError (ValueError)             an incoming requestedSchema deviates from the spec
     │   ├── AnswerError (ValueError)             content does not satisfy the form
+    │   ├── ToolArgumentsError (ValueError)      a tool call's arguments do not fit the tool
     │   ├── InvalidRequestState (ValueError)     a requestState we did not mint, or one used up
     │   ├── WrongResponseType (ValueError)       a 2026-07-28 response of the wrong kind for its request
     │   ├── CapabilityError (RuntimeError)       the client did not declare what a question needs
@@ -56,10 +57,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mcp_elicit.error_reasons import AuthProblem, ConfigProblem, StopReason, VaultProblem
+from mcp_elicit.error_reasons import ArgumentProblem, AuthProblem, ConfigProblem, StopReason, VaultProblem
 
 __all__ = [
     "AnswerError",
+    "ArgumentProblem",
     "AuditError",
     "AuditReadError",
     "AuditWriteError",
@@ -93,6 +95,7 @@ __all__ = [
     "ServerOutputError",
     "StopReason",
     "TooManyHandoffs",
+    "ToolArgumentsError",
     "UnknownField",
     "UnknownRevision",
     "UnsupportedInRevision",
@@ -173,7 +176,8 @@ class SchemaError(PeerError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class FieldProblem:
-    """One field of an answer that does not satisfy the form; `code` is stable, `detail` is prose."""
+    """One field of an answer that does not satisfy the form (or one argument of a tool call that
+    does not fit the tool); `code` is stable, `detail` is prose."""
 
     field: str
     code: str
@@ -192,6 +196,17 @@ class AnswerError(PeerError, ValueError):
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(p.field for p in self.problems)
+
+
+class ToolArgumentsError(PeerError, ValueError):
+    """The arguments of a call of tool `tool` do not fit its input schema; `problems` has one
+    FieldProblem per argument at fault: `field` the argument (a dotted path inside one), `code`
+    an ArgumentProblem, `detail` the validator's words (never the value sent)."""
+
+    def __init__(self, tool: str, problems: tuple[FieldProblem, ...]) -> None:
+        self.tool, self.problems = tool, problems
+        said = ", ".join(f"{p.field or '<arguments>'}: {p.code}" for p in problems)
+        super().__init__(f"arguments of tool {tool!r} do not fit it: {said}")
 
 
 class CapabilityError(PeerError, RuntimeError):

@@ -11,6 +11,8 @@ Hosting a server (HTTP routes, the lifespan, serving over stdio or HTTP) is the 
 
 Private SDK hooks used here (each has a canary test in tests/server/test_sdk_canaries.py):
 - `MCPServer._lowlevel_server` (and FastMCP's `_mcp_server`): `lowlevel_of`.
+- `MCPServer._tool_manager.get_tool(name).fn_metadata.validate_arguments`: `tool_arguments_check`
+  validates a failed call's arguments again to name the ones at fault.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit import errors
+from mcp_elicit.core.arguments import argument_problem
 from mcp_elicit.core.limits import MAX_CLIENT_ERROR_CHARS
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
@@ -424,6 +427,41 @@ def log_refusal(method: str, target: str, exc: BaseException, protocol_version: 
     else:
         logger.info("%s %s refused: %s", method, target, refusal.reason)
     return refusal
+
+
+def tool_arguments_check(server: Any) -> Callable[[Call, Any], errors.ToolArgumentsError | None]:
+    """For an MCPServer: `check(call, result)`, a ToolArgumentsError naming each argument at fault
+    when `result` is the error result of a tools/call whose arguments do not fit the tool, else
+    None. The SDK validates the arguments before the tool runs and answers a misfit with its
+    validator's report ("Error executing tool query: 1 validation error for queryArguments ...");
+    an error result whose arguments fit came from the tool itself and is left as it is. The
+    arguments are validated again only after an error result."""
+    manager = getattr(server, "_tool_manager", None)
+
+    def check(call: Call, result: Any) -> errors.ToolArgumentsError | None:
+        failed = result.is_error if isinstance(result, t.CallToolResult) else _wire_error(result)
+        if manager is None or not failed:
+            return None
+        params = call.params or {}
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        tool = manager.get_tool(name) if isinstance(name, str) else None
+        if tool is None or not isinstance(name, str) or not isinstance(arguments, dict):
+            return None
+        try:
+            tool.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            found = exc.errors(include_url=False, include_input=False)
+            return errors.ToolArgumentsError(name, tuple(map(argument_problem, found)))
+        except Exception:  # a validator that crashes: the SDK's own answer stands
+            return None
+        return None
+
+    return check
+
+
+def _wire_error(result: Any) -> bool:
+    """Whether a handler's result in wire shape (what middleware sees) is a tool error result."""
+    return isinstance(result, dict) and result.get("isError") is True
 
 
 def flavored(flavor: tuple[type[BaseException], ...]) -> Any:
