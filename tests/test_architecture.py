@@ -25,6 +25,7 @@ BOUNDARY = frozenset(
     {
         "mcp_elicit.server.sdk",
         "mcp_elicit.server.sdk_fastmcp",
+        "mcp_elicit.server.sdk_serving",
         "mcp_elicit.client.sdk",
         "mcp_elicit.client.sdk_transport",
         "mcp_elicit.gateway.sdk",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from mcp_elicit import errors  # pure: the tree imports nothing
+from mcp_elicit import errors  # pure: the tree imports only its reasons (error_reasons)
 
 if TYPE_CHECKING:
     from mcp_elicit.client import ElicitClient, connect

@@ -6,7 +6,8 @@ definition time and says what to change. A peer error means the other side of th
 sent something wrong or went away; it carries the evidence (which field, which keyword). The
 audit and hand-off families belong to the consent trail and to URL hand-offs. Each class also
 subclasses the builtin a caller would already catch, and each `reason`-like field is an
-enumeration (a `StrEnum`, so it still compares equal to its plain string).
+enumeration (a `StrEnum`, so it still compares equal to its plain string; they are kept in
+`mcp_elicit.error_reasons` and exported from here).
 
 How each error reaches the other side (a JSON-RPC error with code and data, or a tool error
 result with a one-line reason) is decided in one place: `mcp_elicit.core.refusals`.
@@ -25,6 +26,7 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
     ├── PeerError                                the other side sent something wrong or went away
     │   ├── SchemaError (ValueError)             an incoming requestedSchema deviates from the spec
     │   ├── AnswerError (ValueError)             content does not satisfy the form
+    │   ├── ToolArgumentsError (ValueError)      a tool call's arguments do not fit the tool
     │   ├── InvalidRequestState (ValueError)     a requestState we did not mint, or one used up
     │   ├── WrongResponseType (ValueError)       a 2026-07-28 response of the wrong kind for its request
     │   ├── CapabilityError (RuntimeError)       the client did not declare what a question needs
@@ -53,11 +55,13 @@ result with a one-line reason) is decided in one place: `mcp_elicit.core.refusal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import ClassVar
+
+from mcp_elicit.error_reasons import ArgumentProblem, AuthProblem, ConfigProblem, StopReason, VaultProblem
 
 __all__ = [
     "AnswerError",
+    "ArgumentProblem",
     "AuditError",
     "AuditReadError",
     "AuditWriteError",
@@ -68,6 +72,7 @@ __all__ = [
     "ClientGone",
     "ClientRefused",
     "ConfigError",
+    "ConfigProblem",
     "DataEngineError",
     "DataError",
     "ElicitError",
@@ -90,6 +95,7 @@ __all__ = [
     "ServerOutputError",
     "StopReason",
     "TooManyHandoffs",
+    "ToolArgumentsError",
     "UnknownField",
     "UnknownRevision",
     "UnsupportedInRevision",
@@ -100,39 +106,6 @@ __all__ = [
     "VaultProblem",
     "WrongResponseType",
 ]
-
-
-class StopReason(StrEnum):
-    """Why a URL step (UrlHandoffStopped) could not go on."""
-
-    DECLINED = "declined"  # the person declined on the consent or the waiting screen
-    CANCELLED = "cancelled"  # the person cancelled
-    REFUSED = "refused"  # the client refused the listed request
-    TIMEOUT = "timeout"  # no completion in time
-    ROUNDS_EXCEEDED = "rounds_exceeded"  # the server kept answering -32042
-    REPEATED = "repeated"  # it asked again for a page already completed
-    INVALID = "invalid"  # a malformed -32042
-
-
-class VaultProblem(StrEnum):
-    """Why a vault row does not decrypt (VaultError)."""
-
-    UNKNOWN_KEY = "unknown_key"  # its key left the key ring
-    TAMPERED = "tampered"  # wrong user or provider, edited, or copied from another row
-    MALFORMED = "malformed"
-    TOO_LARGE = "too_large"  # a value over the vault's size limit (refused before storing)
-
-
-class AuthProblem(StrEnum):
-    """Why the client is not let in to an MCP server (AuthorizationFailed): signing in with OAuth
-    did not complete, or the server answered HTTP 401/403."""
-
-    DENIED = "denied"  # the person or the authorization server refused (error=access_denied, ...)
-    TIMEOUT = "timeout"  # nobody came back to the loopback callback in time
-    BLOCKED_URL = "blocked_url"  # the authorization link failed the URL check: never opened
-    FAILED = "failed"  # discovery, registration or the token exchange failed
-    REFUSED = "refused"  # the server refused the credentials sent (a new token, an Authorization header)
-    REQUIRED = "required"  # the server answered 401/403 to a request that carried no credentials
 
 
 class ElicitError(Exception):
@@ -203,7 +176,8 @@ class SchemaError(PeerError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class FieldProblem:
-    """One field of an answer that does not satisfy the form; `code` is stable, `detail` is prose."""
+    """One field of an answer that does not satisfy the form (or one argument of a tool call that
+    does not fit the tool); `code` is stable, `detail` is prose."""
 
     field: str
     code: str
@@ -222,6 +196,17 @@ class AnswerError(PeerError, ValueError):
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(p.field for p in self.problems)
+
+
+class ToolArgumentsError(PeerError, ValueError):
+    """The arguments of a call of tool `tool` do not fit its input schema; `problems` has one
+    FieldProblem per argument at fault: `field` the argument (a dotted path inside one), `code`
+    an ArgumentProblem, `detail` the validator's words (never the value sent)."""
+
+    def __init__(self, tool: str, problems: tuple[FieldProblem, ...]) -> None:
+        self.tool, self.problems = tool, problems
+        said = ", ".join(f"{p.field or '<arguments>'}: {p.code}" for p in problems)
+        super().__init__(f"arguments of tool {tool!r} do not fit it: {said}")
 
 
 class CapabilityError(PeerError, RuntimeError):
@@ -385,11 +370,13 @@ class SecretInForm(UsageError, ValueError):
 class ConfigError(UsageError, ValueError):
     """The configuration (policy TOML) is wrong at `key` (a dotted path such as "servers[2].form").
 
-    `path` is the file it came from ("" when parsed from text); `problem` says what is wrong.
+    `path` is the file it came from ("" when parsed from text); `problem` says what is wrong;
+    `reason` is a ConfigProblem where one applies (None otherwise).
     """
 
-    def __init__(self, key: str, problem: str, path: str = "") -> None:
+    def __init__(self, key: str, problem: str, path: str = "", *, reason: str | None = None) -> None:
         self.key, self.problem, self.path = key, problem, path
+        self.reason = None if reason is None else ConfigProblem(reason)
         where = f"{path}: " if path else ""
         super().__init__(f"{where}{key or '<config>'}: {problem}")
 

@@ -12,13 +12,20 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_elicit.audit.base import chain_sealed, row_of
-from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint, checkpoint_key_from_env
+from mcp_elicit.audit.checkpoint import (
+    CHECKPOINT_KEY_ENV,
+    MIN_CHECKPOINT_KEY_BYTES,
+    Checkpoint,
+    checkpoint_key_from_env,
+)
 from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.audit.sqlite import TABLE, SqliteAuditSink
 from mcp_elicit.cli import main
-from mcp_elicit.errors import AuditWriteError, ConfigError
+from mcp_elicit.errors import AuditWriteError, ConfigError, ConfigProblem
 
 from .conftest import _POSTGRES, make_event, needs_postgres
 
@@ -208,6 +215,51 @@ def test_the_checkpoint_key_comes_from_the_environment(monkeypatch: pytest.Monke
     with pytest.raises(ConfigError) as info:
         checkpoint_key_from_env()
     assert info.value.key == CHECKPOINT_KEY_ENV
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("", ConfigProblem.MISSING),
+        ("abc", ConfigProblem.ODD_LENGTH),
+        ("ab" * 32 + "c", ConfigProblem.ODD_LENGTH),
+        ("abcd", ConfigProblem.TOO_SHORT),
+        ("xy" * 32, ConfigProblem.NOT_HEX),
+        ("0x" + "ab" * 32, ConfigProblem.NOT_HEX),
+    ],
+)
+def test_a_checkpoint_key_that_cannot_be_used_says_why_in_its_reason(
+    monkeypatch: pytest.MonkeyPatch, value: str, reason: ConfigProblem
+) -> None:
+    monkeypatch.setenv(CHECKPOINT_KEY_ENV, value)
+    with pytest.raises(ConfigError) as info:
+        checkpoint_key_from_env()
+    assert (info.value.key, info.value.reason) == (CHECKPOINT_KEY_ENV, reason)
+
+
+@given(st.text(alphabet="0123456789abcdefABCDEF \n", max_size=200))
+def test_any_hex_text_is_a_key_or_refused_for_its_length(text: str) -> None:
+    digits = "".join(text.split())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(CHECKPOINT_KEY_ENV, text)
+        if not digits:
+            expected = ConfigProblem.MISSING
+        elif len(digits) % 2:
+            expected = ConfigProblem.ODD_LENGTH
+        elif len(digits) < 2 * MIN_CHECKPOINT_KEY_BYTES:
+            expected = ConfigProblem.TOO_SHORT
+        else:
+            assert checkpoint_key_from_env() == bytes.fromhex(digits)
+            return
+        with pytest.raises(ConfigError) as info:
+            checkpoint_key_from_env()
+        assert info.value.reason == expected
+
+
+def test_a_checkpoint_given_a_short_key_says_it_is_too_short(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        Checkpoint(tmp_path / "cp", b"short")
+    assert info.value.reason == ConfigProblem.TOO_SHORT
 
 
 def test_cli_verify_with_the_checkpoint_finds_a_cut_tail(

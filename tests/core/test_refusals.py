@@ -36,6 +36,9 @@ EXAMPLES: dict[type[errors.ElicitError], errors.ElicitError] = {
     errors.SecretInForm: errors.SecretInForm({"api_key": ("secret_word",)}),
     errors.SchemaError: errors.SchemaError((errors.SchemaProblem("f", "pattern", "not allowed"),)),
     errors.AnswerError: errors.AnswerError((errors.FieldProblem("age", "minimum"),)),
+    errors.ToolArgumentsError: errors.ToolArgumentsError(
+        "query", (errors.FieldProblem("sql", errors.ArgumentProblem.MISSING),)
+    ),
     errors.InvalidRequestState: errors.InvalidRequestState(),
     errors.WrongResponseType: errors.WrongResponseType("k", "roots/list"),
     errors.CapabilityError: errors.CapabilityError("url"),
@@ -155,3 +158,16 @@ def test_a_server_without_hand_off_settings_names_them_and_does_not_say_it_canno
     assert handoffs.error_data() == {"reason": "not_installed", "missing": "handoffs"}
     assert middleware.error_data() == {"reason": "not_installed", "missing": "middleware"}
     assert handoffs.text != middleware.text
+
+
+def test_tool_arguments_that_do_not_fit_are_a_tool_error_naming_each_argument_and_its_problem() -> None:
+    problems = (
+        errors.FieldProblem("sql", errors.ArgumentProblem.MISSING),
+        errors.FieldProblem("limit", errors.ArgumentProblem.WRONG_TYPE, "Input should be a valid integer"),
+        errors.FieldProblem("x", errors.ArgumentProblem.UNEXPECTED),
+    )
+    refusal = refusal_of(errors.ToolArgumentsError("query", problems), modern=False, method="tools/call")
+    assert (refusal.protocol, refusal.reason) == (False, "invalid_arguments")
+    named = [["sql", "missing"], ["limit", "wrong_type"], ["x", "unexpected"]]
+    assert refusal.data == {"tool": "query", "arguments": named}
+    assert all(f"'{p.field}'" in refusal.text for p in problems)

@@ -36,12 +36,12 @@ class Recorder:
 
 
 def record_serving(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_elicit.server import sdk
+    from mcp_elicit.server import sdk_serving
 
     async def serve_stdio(server: Recorder, stop: Any = None) -> None:
         server.events.append("run stdio")
 
-    monkeypatch.setattr(sdk, "serve_stdio", serve_stdio)
+    monkeypatch.setattr(sdk_serving, "serve_stdio", serve_stdio)
 
 
 def test_serve_reference_freezes_the_startup_heap_before_it_serves(

@@ -76,3 +76,19 @@ def test_outside_a_request_there_is_no_call() -> None:
     assert sdk.call_of(object()) is None
     assert sdk.protocol_version(object()) is None
     assert sdk.declared_capabilities(object()) == frozenset()
+
+
+def test_hook_mcpserver_keeps_its_tools_validators_at_tool_manager_fn_metadata() -> None:
+    from pydantic import ValidationError
+
+    server = MCPServer("canary")
+
+    @server.tool()
+    def probe(sql: str) -> str:
+        return sql
+
+    tool = server._tool_manager.get_tool("probe")
+    assert tool is not None
+    tool.fn_metadata.validate_arguments({"sql": "x"})
+    with pytest.raises(ValidationError):
+        tool.fn_metadata.validate_arguments({})

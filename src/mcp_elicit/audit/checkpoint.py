@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import logging
 import os
+import string
 import threading
 from pathlib import Path
 from typing import Final
@@ -37,6 +38,7 @@ __all__ = [
     "SIGNED_LINE_MARK",
     "Checkpoint",
     "checkpoint_key_from_env",
+    "unsigned_line",
 ]
 
 CHECKPOINT_KEY_ENV: Final = "MCP_ELICIT_AUDIT_KEY"
@@ -55,17 +57,37 @@ logger = logging.getLogger("mcp_elicit.audit")
 
 
 def checkpoint_key_from_env() -> bytes:
-    """The checkpoint key from ``$MCP_ELICIT_AUDIT_KEY`` (hex); ConfigError when missing or short."""
-    raw = os.environ.get(CHECKPOINT_KEY_ENV, "")
-    if not raw:
-        raise ConfigError(CHECKPOINT_KEY_ENV, "is not set: the checkpoint's key (hex) is read from it")
-    try:
-        key = bytes.fromhex(raw)
-    except ValueError as exc:
-        raise ConfigError(CHECKPOINT_KEY_ENV, "must be hex") from exc
+    """The checkpoint key from ``$MCP_ELICIT_AUDIT_KEY`` (hex, whitespace ignored); ConfigError
+    when it cannot be used, its `reason` a ConfigProblem: missing, not_hex, odd_length (not
+    whole bytes), too_short (under MIN_CHECKPOINT_KEY_BYTES)."""
+    digits = "".join(os.environ.get(CHECKPOINT_KEY_ENV, "").split())
+    wanted = f"at least {MIN_CHECKPOINT_KEY_BYTES} bytes, {2 * MIN_CHECKPOINT_KEY_BYTES} hex digits"
+    if not digits:
+        raise ConfigError(
+            CHECKPOINT_KEY_ENV, "is not set: the checkpoint's key (hex) is read from it", reason="missing"
+        )
+    if any(c not in string.hexdigits for c in digits):
+        raise ConfigError(CHECKPOINT_KEY_ENV, f"must be hex digits only ({wanted})", reason="not_hex")
+    if len(digits) % 2:
+        raise ConfigError(
+            CHECKPOINT_KEY_ENV,
+            f"has an odd number of hex digits ({len(digits)}): a key is whole bytes, two digits"
+            f" each ({wanted})",
+            reason="odd_length",
+        )
+    key = bytes.fromhex(digits)
     if len(key) < MIN_CHECKPOINT_KEY_BYTES:
-        raise ConfigError(CHECKPOINT_KEY_ENV, f"needs at least {MIN_CHECKPOINT_KEY_BYTES} bytes (hex)")
+        raise ConfigError(
+            CHECKPOINT_KEY_ENV, f"is {len(key)} bytes, too short: it needs {wanted}", reason="too_short"
+        )
     return key
+
+
+def unsigned_line(line: bytes) -> bytes:
+    """A journal line without the signature in front of it, when it has one (not checked)."""
+    if line[:1] == SIGNED_LINE_MARK and line[1 + _LINE_MAC_HEX : 2 + _LINE_MAC_HEX] == b" ":
+        return line[2 + _LINE_MAC_HEX :]
+    return line
 
 
 class Checkpoint:
@@ -73,7 +95,9 @@ class Checkpoint:
 
     def __init__(self, path: str | os.PathLike[str], key: bytes) -> None:
         if len(key) < MIN_CHECKPOINT_KEY_BYTES:
-            raise ConfigError(CHECKPOINT_KEY_ENV, f"needs at least {MIN_CHECKPOINT_KEY_BYTES} bytes")
+            raise ConfigError(
+                CHECKPOINT_KEY_ENV, f"needs at least {MIN_CHECKPOINT_KEY_BYTES} bytes", reason="too_short"
+            )
         self.path = Path(path)
         self._key = key
         self._lock = threading.Lock()

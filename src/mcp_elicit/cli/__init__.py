@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import typing
 
 import click
@@ -19,22 +20,29 @@ from mcp_elicit.cli.options import (
     _url_option,
 )
 
+# What a command that Ctrl-C (SIGINT) ended says on stderr, its one line, before exiting 130.
+INTERRUPTED_LINE: typing.Final = "mcp-elicit: interrupted (SIGINT), stopped"
+
 
 @contextlib.contextmanager
 def _interrupt_exits_130() -> typing.Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        click.echo(err=True)  # ends the terminal's ^C echo, as click does
+        if sys.stderr.isatty():
+            click.echo(err=True)  # ends the terminal's ^C echo, as click does
+        click.echo(INTERRUPTED_LINE, err=True)
         raise SystemExit(130) from None
 
 
 class _Main(click.Group):
     """The `mcp-elicit` group. A Ctrl-C that no command turned into its own status (one during
-    start-up, before a server watches for signals) exits 130, what a shell reports for a program
-    SIGINT ended and what the servers exit with once they watch: not click's "Aborted!" and
-    status 1, and no traceback. Both steps of click's `main` are covered: reading the command
-    line, then running the command. (click.Abort, a prompt's Ctrl-C or Ctrl-D, stays click's.)"""
+    start-up, before a server watches for signals; `call` waiting on the server or on a question,
+    in the terminal or the browser page) says so in one line (`INTERRUPTED_LINE`) and exits 130,
+    what a shell reports for a program SIGINT ended and what the servers exit with once they
+    watch: not click's "Aborted!" and status 1, and no traceback. Both steps of click's `main`
+    are covered: reading the command line, then running the command. (click.Abort, a prompt's
+    Ctrl-C or Ctrl-D, stays click's.)"""
 
     def make_context(self, *args: typing.Any, **kwargs: typing.Any) -> click.Context:
         with _interrupt_exits_130():
@@ -311,10 +319,7 @@ def connect_command(
             url_mode=url_mode,
             oauth=login,
         )
-        try:
-            raise SystemExit(anyio.run(run))
-        except KeyboardInterrupt:
-            raise SystemExit(130) from None
+        raise SystemExit(anyio.run(run))  # Ctrl-C: one line and 130 (`_interrupt_exits_130`)
     opener = functools.partial(open_pipeline_client, config=config, audit=not no_audit, oauth=login)
     session = ConnectSession(
         server,

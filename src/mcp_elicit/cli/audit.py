@@ -20,6 +20,12 @@ _AUDIT_SOURCE_HELP = (
     "([audit] sink and path, as `call` and `gateway` write it), else $MCP_ELICIT_AUDIT_DB, else "
     "$XDG_DATA_HOME/mcp-elicit/audit.sqlite3 (XDG_DATA_HOME defaults to ~/.local/share)."
 )
+_CHECKPOINT_HELP = (
+    "The keyed checkpoint file the writers keep (key in $MCP_ELICIT_AUDIT_KEY): the records keyed "
+    "writers have only in their signed journals are read too, and verify checks the trail against it "
+    "(a cut or re-chained tail). Default: the configuration's `checkpoint` when the trail is the one "
+    "it names (list, show, export and serve use it only when the key is set)."
+)
 _CONFIG_HELP = (
     "Configuration file naming the trail (default: $MCP_ELICIT_CONFIG, else "
     "$XDG_CONFIG_HOME/mcp-elicit/config.toml, XDG_CONFIG_HOME defaulting to ~/.config)."
@@ -73,7 +79,8 @@ class _Source:
     table: str | None
     jsonl: str | None
     config: str | None = None
-    checkpoint: str | None = None  # the configuration's keyed checkpoint, when it names the store
+    checkpoint: str | None = None  # --checkpoint
+    configured: str | None = None  # the configuration's keyed checkpoint, when it names the store
 
     def resolved(self) -> _Source:
         """The store the options name; with none named, the one the configuration's ``[audit]``
@@ -81,18 +88,20 @@ class _Source:
         from mcp_elicit.cli.options import _load_config
         from mcp_elicit.config import audit_location
 
+        given = self.checkpoint
         if self.db is not None or self.postgres is not None or self.jsonl is not None:
             named = _Source(self.db, self.postgres, self.table or _DEFAULT_TABLE, self.jsonl)
-            return dataclasses.replace(named, checkpoint=_configured_checkpoint_of(named, self.config))
+            configured = _configured_checkpoint_of(named, self.config)
+            return dataclasses.replace(named, checkpoint=given, configured=configured)
         audit = _load_config(self.config).audit
         where = audit_location(audit)
         table = self.table or audit.table
         cp = None if audit.checkpoint is None else str(audit.checkpoint)
         if audit.sink == "postgres":
-            return _Source(None, where, table, None, checkpoint=cp)
+            return _Source(None, where, table, None, checkpoint=given, configured=cp)
         if audit.sink == "jsonl":
-            return _Source(None, None, table, where, checkpoint=cp)
-        return _Source(where, None, table, None, checkpoint=cp)
+            return _Source(None, None, table, where, checkpoint=given, configured=cp)
+        return _Source(where, None, table, None, checkpoint=given, configured=cp)
 
     def open(self) -> _typing.Any:
         """Open the chosen store for reading; never creates a SQLite file."""
@@ -120,16 +129,20 @@ class _Source:
         finally:
             sink.close()
 
-    def anchor(self) -> _typing.Any:
-        """The configured keyed checkpoint when its key is in the environment, else None: with it a
-        reader also merges the journals a keyed writer signed (without it, they wait for one)."""
+    def anchor(self, *, required: bool = False) -> _typing.Any:
+        """The keyed checkpoint of a resolved source: the one given with --checkpoint (its key
+        required), else the configured one when its key is in the environment (or `required`),
+        else None. With it a reader also merges the journals a keyed writer signed (without it,
+        they wait for one) and `verify` checks the trail against it."""
         from mcp_elicit.audit.checkpoint import CHECKPOINT_KEY_ENV, Checkpoint, checkpoint_key_from_env
         from mcp_elicit.errors import ConfigError
 
-        if self.checkpoint is None or not os.environ.get(CHECKPOINT_KEY_ENV):
+        path = self.checkpoint or self.configured
+        wanted = self.checkpoint is not None or required or bool(os.environ.get(CHECKPOINT_KEY_ENV))
+        if path is None or not wanted:
             return None
         try:
-            return Checkpoint(self.checkpoint, checkpoint_key_from_env())
+            return Checkpoint(path, checkpoint_key_from_env())
         except ConfigError as exc:  # named: the person gave no key on the command line
             raise click.UsageError(str(exc)) from exc
 
@@ -162,7 +175,7 @@ def _configured_checkpoint_of(named: _Source, config: str | None) -> str | None:
 _audit_source = _grouped(
     "source",
     _Source,
-    ("db", "postgres", "table", "jsonl", "config"),
+    ("db", "postgres", "table", "jsonl", "config", "checkpoint"),
     click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=_AUDIT_SOURCE_HELP),
     click.option("--postgres", "postgres", default=None, help="libpq URL of a PostgreSQL database."),
     click.option(
@@ -172,6 +185,7 @@ _audit_source = _grouped(
     ),
     click.option("--jsonl", "jsonl", type=click.Path(dir_okay=False), default=None, help="JSON Lines file."),
     click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help=_CONFIG_HELP),
+    click.option("--checkpoint", "checkpoint", default=None, metavar="FILE", help=_CHECKPOINT_HELP),
 )
 
 
@@ -323,26 +337,36 @@ def audit_show(source: _Source, record_id: str | None, seq: int | None, by_id: s
     click.echo(inert_json(found[0], indent=2))
 
 
-def _say_refused_lines(source: _Source) -> None:
-    """On stderr: how many journal lines a merge refused and kept beside a SQLite trail (edited,
-    unsigned or torn before their merge: never in the chain, so `verify` cannot see them)."""
+def _refused_lines_note(source: _Source, sink: _typing.Any) -> str | None:
+    """How many journal lines a merge refused and kept beside a SQLite trail, and how many of them
+    hold a record the chain does not (edited, unsigned or torn before their merge: `verify` cannot
+    see those); None when there are none, or the trail is not SQLite."""
     from pathlib import Path
 
-    from mcp_elicit.audit.rejected import rejected_path
+    from mcp_elicit.audit.rejected import kept_lines, rejected_path
     from mcp_elicit.config import default_audit_db_path
 
     resolved = source.resolved()
     if resolved.postgres is not None or resolved.jsonl is not None:
-        return
-    kept = rejected_path(Path(resolved.db) if resolved.db else default_audit_db_path())
-    with contextlib.suppress(OSError):
-        lines = [line for line in kept.read_bytes().splitlines() if not line.startswith(b"# from ")]
-        if lines:
-            click.echo(
-                f"mcp-elicit: {len(lines)} refused journal line(s) kept in {kept}: records edited, unsigned"
-                " or torn before their merge, never chained",
-                err=True,
-            )
+        return None
+    db = Path(resolved.db) if resolved.db else default_audit_db_path()
+    try:
+        found = kept_lines(db, lambda record_id: sink.get(record_id) is not None)
+    except OSError:
+        return None
+    if not found.kept:
+        return None
+    kept, copies = rejected_path(db), found.kept - found.unchained
+    if not found.unchained:
+        return (
+            f"{found.kept} refused journal line(s) kept in {kept}, each of a record the chain holds"
+            " (a copy changed in its journal before the merge): no record missing"
+        )
+    more = f"; {copies} more are of records the chain holds" if copies else ""
+    return (
+        f"{found.unchained} refused journal line(s) kept in {kept} hold records never chained:"
+        f" edited, unsigned or torn before their merge{more}"
+    )
 
 
 @audit_group.command("verify")
@@ -350,34 +374,22 @@ def _say_refused_lines(source: _Source) -> None:
 @click.option(
     "--expect-head", default=None, help="The head hash kept elsewhere; catches a cut or rewritten tail."
 )
-@click.option(
-    "--checkpoint",
-    default=None,
-    metavar="FILE",
-    help="The keyed checkpoint file the writer kept (key in $MCP_ELICIT_AUDIT_KEY); catches a cut "
-    "or re-chained tail. Default: the configuration's `checkpoint` when the trail is the one it names.",
-)
-def audit_verify(source: _Source, expect_head: str | None, checkpoint: str | None) -> None:
+def audit_verify(source: _Source, expect_head: str | None) -> None:
     """Check the hash chain; exit 1 and say where when it is broken."""
-    from mcp_elicit.audit.checkpoint import Checkpoint, checkpoint_key_from_env
     from mcp_elicit.audit.reading import break_place
     from mcp_elicit.cli.audit_output import inert
-    from mcp_elicit.errors import ConfigError
 
-    checkpoint = checkpoint or source.resolved().checkpoint
     if expect_head is not None:  # hashes are lower-case hex: a copy kept upper-cased or padded is the same
         expect_head = expect_head.strip().lower()
-    try:
-        anchor = None if checkpoint is None else Checkpoint(checkpoint, checkpoint_key_from_env())
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
+    anchor = source.resolved().anchor(required=True)  # a configured checkpoint needs its key here
 
     def verify(sink: _typing.Any) -> _typing.Any:
         sink.checkpoint = anchor
-        return sink.verify(expect_head)
+        return sink.verify(expect_head), _refused_lines_note(source, sink)
 
-    report = source.read(verify)
-    _say_refused_lines(source)
+    report, refused = source.read(verify)
+    if refused is not None:
+        click.echo(f"mcp-elicit: {refused}", err=True)
     if report.ok:
         records = "1 record" if report.count == 1 else f"{report.count} records"
         checked = ", checkpoint checked" if anchor is not None and anchor.path.exists() else ""

@@ -30,14 +30,14 @@ def run_server(server: Any, sock: Any, host: str, name: str) -> None:
     exit 130 or 143 after the signal."""
     import functools
 
-    from mcp_elicit.server import sdk
+    from mcp_elicit.server import sdk_serving
     from mcp_elicit.server.signals import run_stdio, run_until_signalled
 
     if sock is None:
         run_stdio(server)
         return
     click.echo(f"{name}: http://{host}:{sock.getsockname()[1]}/mcp", err=True)
-    run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
+    run_until_signalled(functools.partial(sdk_serving.serve_http, server, sock, host))
 
 
 # HTTP client libraries log every request at INFO: one line per relayed message would bury the

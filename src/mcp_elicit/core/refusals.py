@@ -123,6 +123,32 @@ def _answers(exc: BaseException, modern: bool, running: Running) -> Refusal:
     )
 
 
+def _arguments(exc: BaseException, modern: bool, running: Running) -> Refusal:
+    """A tool error naming each argument at fault, for the model to call again correctly."""
+    exc = cast(e.ToolArgumentsError, exc)
+    # Only a tool takes arguments; elsewhere (never raised there) the name alone, quoted.
+    subject = f"The {exc.tool} tool" if running is _RUNNING["tools/call"] else f"'{exc.tool}'"
+    said = [_argument_sentence(subject, p) for p in exc.problems]
+    return Refusal(
+        INVALID_PARAMS,
+        "invalid_arguments",
+        " ".join(said) or f"{subject}: the arguments are not valid.",
+        {"tool": exc.tool, "arguments": [[p.field, str(p.code)] for p in exc.problems]},
+    )
+
+
+def _argument_sentence(subject: str, p: e.FieldProblem) -> str:
+    why = f" ({p.detail})" if p.detail else ""
+    if not p.field:
+        return f"{subject}: the arguments are not valid{why}."
+    if p.code == e.ArgumentProblem.MISSING:
+        return f"{subject} needs the argument '{p.field}'."
+    if p.code == e.ArgumentProblem.UNEXPECTED:
+        return f"{subject} takes no argument '{p.field}'."
+    kind = "has the wrong type" if p.code == e.ArgumentProblem.WRONG_TYPE else "is not valid"
+    return f"{subject}: the argument '{p.field}' {kind}{why}."
+
+
 def _secret(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.SecretInForm, exc)
     fields = sorted(exc.fields)
@@ -218,6 +244,7 @@ _MAP: dict[type[BaseException], Build] = {
     e.CapabilityError: _capability,
     e.CapabilityRequired: _capability,
     e.AnswerError: _answers,
+    e.ToolArgumentsError: _arguments,
     e.SecretInForm: _secret,
     e.ElicitationTimeout: _refusal(
         INTERNAL_ERROR,

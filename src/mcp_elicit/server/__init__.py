@@ -86,7 +86,8 @@ def install(server: Any, settings: ElicitSettings | None = None) -> ElicitSettin
         server.add_middleware(sdk_fastmcp.PendingToResult())
         sdk_fastmcp.show_kit_lines()
     else:
-        sdk.install_middleware(server.middleware, ElicitMiddleware(settings))
+        checked = sdk.tool_arguments_check(server)  # a misfit argument named, not a validator's report
+        sdk.install_middleware(server.middleware, ElicitMiddleware(settings, tool_arguments=checked))
     if settings.handoffs is not None:
         mount_handoff_pages(server, settings.handoffs)
     return settings

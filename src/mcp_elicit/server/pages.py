@@ -44,7 +44,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from mcp_elicit.server import loopback, sdk
+from mcp_elicit.server import loopback, sdk, sdk_serving
 from mcp_elicit.server.flows import (
     Again,
     Declined,
@@ -410,7 +410,7 @@ def mount_handoff_pages(server: Any, hs: Handoffs) -> None:
         (f"{prefix}/oauth/callback", ["GET"], pages.oauth_callback),
     ]
     for path, methods, endpoint in routes:
-        sdk.add_route(server, path, methods, endpoint)
+        sdk_serving.add_route(server, path, methods, endpoint)
 
     @asynccontextmanager
     async def running() -> AsyncIterator[None]:
@@ -425,4 +425,4 @@ def mount_handoff_pages(server: Any, hs: Handoffs) -> None:
                 finally:
                     hs.loopback_origin = None
 
-    sdk.wrap_lifespan(sdk.lowlevel_of(server), running)
+    sdk_serving.wrap_lifespan(sdk.lowlevel_of(server), running)

@@ -145,11 +145,19 @@ class ElicitMiddleware:
     requestState sealing, so it only ever sees state the server minted.
 
     `flavor`: extra base classes for the errors that leave a tool (see `sdk.carry`).
+    `tool_arguments`: run on each handler's result (`sdk.tool_arguments_check`); the refusal it
+    returns replaces the result (a tool error naming the arguments at fault).
     """
 
-    def __init__(self, settings: ElicitSettings, flavor: tuple[type[BaseException], ...] = ()) -> None:
+    def __init__(
+        self,
+        settings: ElicitSettings,
+        flavor: tuple[type[BaseException], ...] = (),
+        tool_arguments: Callable[[Any, Any], ElicitError | None] | None = None,
+    ) -> None:
         self.settings = settings
         self.flavor = flavor
+        self.tool_arguments = tool_arguments
 
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
         if ctx.method not in sdk.CARRIERS:
@@ -166,9 +174,13 @@ class ElicitMiddleware:
             rnd.responses = dict(responses) if isinstance(responses, dict) else {}
             token = _current.set(rnd)
             try:
-                return await call_next(ctx)
+                result = await call_next(ctx)
             finally:
                 _current.reset(token)
+            refused = None if self.tool_arguments is None else self.tool_arguments(ctx, result)
+            if refused is not None:
+                raise refused
+            return result
         except ElicitError as exc:
             return sdk.refusal_result(ctx, exc)
         except Exception as exc:

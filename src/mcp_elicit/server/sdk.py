@@ -6,8 +6,13 @@ code hands the kit whatever context its framework gives it (the SDK's `MCPServer
 FastMCP's Context, or the low-level `ServerRequestContext`); `call_of` finds the SDK's
 per-request context behind any of them, and everything here works from that.
 
+Hosting a server (HTTP routes, the lifespan, serving over stdio or HTTP) is the other door,
+`sdk_serving.py`.
+
 Private SDK hooks used here (each has a canary test in tests/server/test_sdk_canaries.py):
-- `MCPServer._lowlevel_server.lifespan`, wrapped so hand-off pages can run their completion relay.
+- `MCPServer._lowlevel_server` (and FastMCP's `_mcp_server`): `lowlevel_of`.
+- `MCPServer._tool_manager.get_tool(name).fn_metadata.validate_arguments`: `tool_arguments_check`
+  validates a failed call's arguments again to name the ones at fault.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
@@ -30,6 +34,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit import errors
+from mcp_elicit.core.arguments import argument_problem
 from mcp_elicit.core.limits import MAX_CLIENT_ERROR_CHARS
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
@@ -424,6 +429,41 @@ def log_refusal(method: str, target: str, exc: BaseException, protocol_version: 
     return refusal
 
 
+def tool_arguments_check(server: Any) -> Callable[[Call, Any], errors.ToolArgumentsError | None]:
+    """For an MCPServer: `check(call, result)`, a ToolArgumentsError naming each argument at fault
+    when `result` is the error result of a tools/call whose arguments do not fit the tool, else
+    None. The SDK validates the arguments before the tool runs and answers a misfit with its
+    validator's report ("Error executing tool query: 1 validation error for queryArguments ...");
+    an error result whose arguments fit came from the tool itself and is left as it is. The
+    arguments are validated again only after an error result."""
+    manager = getattr(server, "_tool_manager", None)
+
+    def check(call: Call, result: Any) -> errors.ToolArgumentsError | None:
+        failed = result.is_error if isinstance(result, t.CallToolResult) else _wire_error(result)
+        if manager is None or not failed:
+            return None
+        params = call.params or {}
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        tool = manager.get_tool(name) if isinstance(name, str) else None
+        if tool is None or not isinstance(name, str) or not isinstance(arguments, dict):
+            return None
+        try:
+            tool.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            found = exc.errors(include_url=False, include_input=False)
+            return errors.ToolArgumentsError(name, tuple(map(argument_problem, found)))
+        except Exception:  # a validator that crashes: the SDK's own answer stands
+            return None
+        return None
+
+    return check
+
+
+def _wire_error(result: Any) -> bool:
+    """Whether a handler's result in wire shape (what middleware sees) is a tool error result."""
+    return isinstance(result, dict) and result.get("isError") is True
+
+
 def flavored(flavor: tuple[type[BaseException], ...]) -> Any:
     """Set the framework's extra error bases for the request being handled; returns a reset token."""
     return _FLAVOR.set(flavor)
@@ -440,25 +480,7 @@ def install_middleware(chain: list[Any], middleware: Any) -> None:
     chain.append(middleware)
 
 
-# --- HTTP routes and lifespan (hand-off pages) -------------------------------------------------
-
-
-def add_route(server: Any, path: str, methods: list[str], endpoint: Any) -> None:
-    """Add a plain Starlette route to the server's HTTP app (outside MCP authorization)."""
-    server.custom_route(path, methods=methods, include_in_schema=False)(endpoint)
-
-
-def wrap_lifespan(low: Any, context: Any) -> None:
-    """Run the async context manager factory `context()` around a low-level server's lifespan: the
-    SDK enters it once per HTTP app (and in-memory connection) and has no public hook to add to it."""
-    inner = low.lifespan
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> Any:
-        async with context(), inner(app) as state:
-            yield state
-
-    low.lifespan = lifespan
+# --- the low-level server behind a framework's server ------------------------------------------
 
 
 def lowlevel_of(server: Any) -> Any:
@@ -466,35 +488,3 @@ def lowlevel_of(server: Any) -> Any:
     canary-tested)."""
     low = getattr(server, "_lowlevel_server", None)
     return low if low is not None else server._mcp_server
-
-
-# --- running a server (the shipped servers' commands) ------------------------------------------
-
-
-async def serve_stdio(server: Any, stop: anyio.Event | None = None) -> None:
-    """Serve an MCPServer over stdin and stdout until end of file, or until `stop` is set (which
-    ends the session as end of file does: `mcp_elicit.server.stdin`). `server.run("stdio")`
-    without the wait: the SDK's own stdin thread cannot be abandoned, so Ctrl-C waits for Ctrl-D."""
-    from mcp.server.stdio import stdio_server
-
-    from mcp_elicit.server.stdin import stdin_lines
-
-    low = lowlevel_of(server)
-    async with stdin_lines(stop) as lines, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
-        await low.run(read, write, low.create_initialization_options())
-
-
-async def serve_http(server: Any, sock: Any, host: str, stop: anyio.Event | None = None) -> None:
-    """`server.run("streamable-http")` on `sock`, a socket already bound (so a port in use is said
-    before the server starts); `host` is the address it was bound to (DNS-rebinding checks).
-    Setting `stop` shuts it down gracefully (`mcp_elicit.server.serving`)."""
-    import uvicorn
-
-    from mcp_elicit.server.serving import serve_uvicorn
-
-    app = server.streamable_http_app(host=host)
-    # log_config=None: uvicorn's records go through the process's logging as they are (the
-    # commands write every record as one plain line: cli/serving.py), no handlers of its own
-    config = uvicorn.Config(app, log_level=server.settings.log_level.lower(), log_config=None)
-    with sock:
-        await serve_uvicorn(config, sock, stop)

@@ -108,8 +108,8 @@ def run_stdio(server: Any) -> None:
     at once). What `mcp-elicit serve-reference` does. The SDK's own `server.run("stdio")` ignores
     Ctrl-C until end of file (its stdin thread cannot be abandoned). A FastMCP server runs with its
     own `run()`: its lifespan is FastMCP's to start."""
-    from mcp_elicit.server import sdk, sdk_fastmcp_server
+    from mcp_elicit.server import sdk_fastmcp_server, sdk_serving
 
     if sdk_fastmcp_server(server):
         raise InvalidArgument("server", "a FastMCP server runs with its own run(); this takes an MCPServer")
-    run_until_signalled(functools.partial(sdk.serve_stdio, server))
+    run_until_signalled(functools.partial(sdk_serving.serve_stdio, server))

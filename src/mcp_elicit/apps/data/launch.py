@@ -74,7 +74,7 @@ def serve_data(
     from pathlib import Path
 
     from mcp_elicit.audit import SqliteAuditSink
-    from mcp_elicit.server import ElicitSettings, sdk
+    from mcp_elicit.server import ElicitSettings, sdk_serving
     from mcp_elicit.server.heap import freeze_startup_heap
     from mcp_elicit.server.signals import run_until_signalled
 
@@ -93,7 +93,7 @@ def serve_data(
             server = build_data_server(opened, config, ElicitSettings(audit=sink))
             freeze_startup_heap()  # a long-running server: full collections skip what start-up made
             if transport == "stdio":
-                run_until_signalled(functools.partial(sdk.serve_stdio, server))
+                run_until_signalled(functools.partial(sdk_serving.serve_stdio, server))
                 return
             if sock is None:  # bound here as the command binds it first (cli/listen.py)
                 family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -101,7 +101,7 @@ def serve_data(
             where = f"[{host}]" if ":" in host else host
             url = f"http://{where}:{sock.getsockname()[1]}/mcp"
             print(f"mcp-elicit data server: {url}", file=sys.stderr, flush=True)
-            run_until_signalled(functools.partial(sdk.serve_http, server, sock, host))
+            run_until_signalled(functools.partial(sdk_serving.serve_http, server, sock, host))
         finally:
             opened.close()
     finally:

@@ -1,0 +1,88 @@
+"""`mcp-elicit call --ui browser` (a real process, its server a real stdio process) ended by SIGINT
+while a question waits in the page: one line saying so, exit 130, its server gone with it."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from mcp_elicit.cli import INTERRUPTED_LINE
+from tests.ui.browser.test_end_to_end import REFERENCE
+
+BOUND = 30.0  # seconds any one wait may take on a loaded machine
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for path in glob.glob(f"/proc/{pid}/task/*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            found |= {int(child) for child in Path(path).read_text().split()}
+    return found
+
+
+def ends_within(fds: list[int], seconds: float) -> bool:
+    """Whether every process whose pidfd is in `fds` ends within `seconds` (a pidfd becomes
+    readable when its process has ended)."""
+    deadline = time.monotonic() + seconds
+    waiting = list(fds)
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        ended, _, _ = select.select(waiting, [], [], left)
+        waiting = [fd for fd in waiting if fd not in ended]
+    return not waiting
+
+
+def test_sigint_ends_a_browser_call_with_one_line_and_status_130(tmp_path: Path) -> None:
+    # The `mcp-elicit` script, not `python -m` (see tests/test_cli_stop_http.py: under -m, CPython
+    # may turn the exit into a death by SIGINT).
+    script = str(Path(sys.executable).with_name("mcp-elicit"))
+    args = ["call", "--server", REFERENCE, "--tool", "deploy", "--args", json.dumps({"service": "x"})]
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "NO_COLOR": "1"}
+    env.pop("MCP_ELICIT_CONFIG", None)
+    process = subprocess.Popen(
+        [sys.executable, script, *args, "--ui", "browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        said: list[str] = []
+        while not said or "a question is waiting for you at" not in said[-1]:
+            line = lines.get(timeout=BOUND)
+            assert line is not None, said
+            said.append(line)
+        servers = [os.pidfd_open(pid) for pid in children(process.pid)]
+        assert servers  # the reference server runs
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=BOUND) == 130
+        after = []
+        while (line := lines.get(timeout=BOUND)) is not None:
+            after.append(line)
+        assert after == [INTERRUPTED_LINE + "\n"]
+        assert ends_within(servers, BOUND)
+        for fd in servers:
+            os.close(fd)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
