@@ -109,7 +109,7 @@ async def require(
         )
     result = await handoff(ctx, text, flow, key=key, timeout=timeout)
     if not result.completed:
-        raise HandoffNotCompleted(result.action, result.handoff_id)
+        raise HandoffNotCompleted(result.action, result.handoff_id, flow.kind)
 
 
 @sdk.carrying
