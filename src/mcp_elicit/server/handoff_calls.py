@@ -199,6 +199,9 @@ async def _in_rounds(
         if record is not None and not hmac.compare_digest(record.user, person.key):
             record, slot = None, None  # never reuse someone else's hand-off
     if slot is None:
+        # A new call, not a retry of this one: a client that dropped an earlier call after its URL
+        # request never says so, and its never-opened link would hold a slot of the per-user bound.
+        await hs.supersede(person, flow)
         record = await hs.mint(ctx, person, flow, message)
         slot = (record.id, record.url)
         rounds.keep_handoff(rnd, name, *slot)
