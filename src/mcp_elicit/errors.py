@@ -428,10 +428,12 @@ class IdentityRequired(HandoffError, PermissionError):
 
 class HandoffNotCompleted(HandoffError, PermissionError):
     """`require()` could not go on: the out-of-band step ended with `action` ("decline" or
-    "cancel") instead of being completed. `handoff_id` names the hand-off (never a secret)."""
+    "cancel") instead of being completed. `handoff_id` names the hand-off (never a secret);
+    `kind` is its flow's kind ("api_key", "oauth", a custom flow's own; "" when unknown), so the
+    refusal can say what the step was: an API key page is not a sign-in."""
 
-    def __init__(self, action: str, handoff_id: str) -> None:
-        self.action, self.handoff_id = action, handoff_id
+    def __init__(self, action: str, handoff_id: str, kind: str = "") -> None:
+        self.action, self.handoff_id, self.kind = action, handoff_id, kind
         super().__init__(f"the out-of-band step was not completed ({action})")
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +25,10 @@ from mcp_elicit.ui.scripted import ScriptedUI
 pytestmark = pytest.mark.anyio
 
 SERVER = Path(__file__).with_name("misbehaving_server.py")
+LATE_CANCEL_SERVER = Path(__file__).with_name("late_cancel_server.py")
+# Timed-out calls in the test below: the server orders the moments, but when the client's SDK
+# closes its read stream is still its own; each run hit the old traceback 4 times in 5.
+LATE_CANCEL_RUNS = 3
 BOUND_SECONDS = 30.0  # the test's own outer bound; the call's timeout below is far shorter
 
 
@@ -119,3 +126,43 @@ async def test_a_2026_retry_held_for_the_page_is_bounded_by_the_page_wait_not_th
     with mode.waiting_on_person(True):
         assert anyio.current_time() + 599.0 <= scope.deadline <= anyio.current_time() + 600.0
     assert scope.deadline <= anyio.current_time() + 5.0
+
+
+def test_a_scripted_call_that_times_out_while_a_pushed_page_waits_says_one_line_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """`call --timeout` while a 2025-11-25 page waits: the server answers the abandoned call (-32800)
+    while the client closes (`late_cancel_server.py` puts it in that order); the message read after
+    the session closed is dropped in one DEBUG line, not printed with the SDK's traceback."""
+    from tests.test_cli_stop import Piped
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"steps": [{"url": "open", "repeat": True}]}))
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "MCP_ELICIT_BROWSER": f"{sys.executable} -c pass",  # "opens" the page; nobody fills it in
+    }
+    server = Piped([sys.executable, str(LATE_CANCEL_SERVER)])
+    try:
+        server.wait_for_stderr("late-cancel: http://")
+        [url] = [line.split()[-1] for line in server.stderr if line.startswith("late-cancel: ")]
+        call = [sys.executable, "-m", "mcp_elicit", "call", "--server", url, "--tool", "connect_service"]
+        for _ in range(LATE_CANCEL_RUNS):
+            done = subprocess.run(
+                [*call, "--answers", str(answers), "--protocol", "legacy", "--timeout", "2", "--no-audit"],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=tmp_path,
+                timeout=BOUND_SECONDS,
+                check=False,
+            )
+            assert done.returncode == 1
+            assert "Traceback" not in done.stderr
+            assert "BrokenResourceError" not in done.stderr
+            errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+            assert [e.split(":")[1].strip() for e in errors] == ["UrlHandoffStopped"]
+    finally:
+        server.close()

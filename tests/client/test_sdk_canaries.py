@@ -136,6 +136,18 @@ def test_the_sdk_oauth_flow_still_logs_its_failures_under_the_name_the_filter_dr
     assert "logging.getLogger(__name__)" in source, hook("mcp.client.auth.oauth2's logger", SDK_TRANSPORT)
 
 
+def test_the_sdk_http_transport_still_logs_a_message_it_cannot_hand_on_under_the_name_the_filter_drops() -> (
+    None
+):
+    """`client/sdk.py` `_MessageAfterClose` drops this record when the cause is a closed read stream."""
+    from mcp_elicit.client import sdk
+
+    source = inspect.getsource(importlib.import_module(sdk._SDK_HTTP_LOGGER))
+    where = f"{SDK} _MessageAfterClose"
+    assert f'logger.exception("{sdk._SDK_SSE_FAILURE}")' in source, hook("the SSE parse-failure log", where)
+    assert "logging.getLogger(__name__)" in source, hook(f"{sdk._SDK_HTTP_LOGGER}'s logger", where)
+
+
 @pytest.mark.anyio
 async def test_the_sdk_still_starts_a_stdio_server_through_the_function_the_gateway_wraps() -> None:
     """`sdk_transport._note_spawns` wraps `mcp.client.stdio._create_platform_compatible_process`

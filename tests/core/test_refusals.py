@@ -121,6 +121,27 @@ def test_ordinary_outcomes_are_marked_so_they_are_logged_as_one_line(exc: errors
     assert refusal_of(exc, modern=False).ordinary
 
 
+def test_a_hand_off_refusal_carries_its_flows_kind_and_only_an_oauth_hand_off_reads_as_a_sign_in() -> None:
+    """The model reads these: an API key page (or a custom flow's page) is not a sign-in."""
+    api_key = refusal_of(errors.HandoffNotCompleted("decline", "h", "api_key"), modern=False)
+    oauth = refusal_of(errors.HandoffNotCompleted("decline", "h", "oauth"), modern=False)
+    custom = refusal_of(errors.HandoffNotCompleted("decline", "h", "ticket"), modern=False)
+    unknown = refusal_of(errors.HandoffNotCompleted("cancel", "h"), modern=True)
+    assert api_key.error_data() == {"reason": "handoff_declined", "action": "decline", "kind": "api_key"}
+    assert custom.data == {"action": "decline", "kind": "ticket"}
+    assert unknown.data == {"action": "cancel"}
+    assert len({api_key.text, oauth.text, custom.text}) == 3
+    signs = ["sign" in r.text.lower() for r in (api_key, oauth, custom, unknown)]
+    assert signs == [False, True, False, False]
+
+
+def test_too_many_open_hand_offs_names_the_bound_and_no_kind_of_step() -> None:
+    """The bound counts every kind of hand-off the person has open, so the refusal names none."""
+    refusal = refusal_of(errors.TooManyHandoffs(16), modern=False)
+    assert refusal.error_data() == {"reason": "too_many_handoffs", "limit": 16}
+    assert "sign" not in refusal.text.lower()
+
+
 def test_a_client_that_left_gets_no_reply() -> None:
     assert not refusal_of(errors.ClientGone("x"), modern=False).reply
 

@@ -263,7 +263,7 @@ async def test_a_declined_hand_off_reads_as_the_refusal_line_from_a_fastmcp_tool
     async with serving(server) as url, mcp_client(url, era, UrlCallback(action="decline")) as c:
         result = await c.call_tool("repos", {})
     assert result.is_error
-    assert text_of(result) == refusal_of(HandoffNotCompleted("decline", ""), modern=False).text
+    assert text_of(result) == refusal_of(HandoffNotCompleted("decline", "", "api_key"), modern=False).text
 
 
 async def test_a_2026_client_without_elicitation_gets_minus_32021_from_a_fastmcp_prompt_logged_quietly(

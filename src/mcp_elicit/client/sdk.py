@@ -296,6 +296,33 @@ class KitClient(Client):
         return self
 
 
+# -- a server message read after the session closed ------------------------------------------------
+
+# Over streamable HTTP the SDK's transport hands every message of a call's event stream to the
+# session's read stream. One that arrives after the session has closed it (the server's -32800 for
+# a call the client gave up on, `call --timeout` while a pushed page waits, racing the teardown)
+# fails with BrokenResourceError, which the SDK logs as a parse failure, with a traceback. Nothing
+# is lost (nobody is left to read it) and a timeout is an ordinary outcome: the record becomes one
+# DEBUG line. Private hook: the logger's name and the record's message (canary:
+# tests/client/test_sdk_canaries.py).
+_SDK_HTTP_LOGGER: Final = "mcp.client.streamable_http"
+_SDK_SSE_FAILURE: Final = "Error parsing SSE message"
+
+
+class _MessageAfterClose(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if record.msg != _SDK_SSE_FAILURE or not isinstance(
+            exc, anyio.BrokenResourceError | anyio.ClosedResourceError
+        ):
+            return True
+        logger.debug("a server message arrived after the session closed its read stream (dropped)")
+        return False
+
+
+logging.getLogger(_SDK_HTTP_LOGGER).addFilter(_MessageAfterClose())
+
+
 # -- the transport guard ---------------------------------------------------------------------------
 
 

@@ -161,14 +161,23 @@ def _secret(exc: BaseException, modern: bool, running: Running) -> Refusal:
     )
 
 
+# What a hand-off's page was for, by its flow's kind (`server/flows.py`): only an OAuth flow is a
+# sign-in; an API key page is not one, and a custom flow or an unknown kind is a web page step.
+_HANDOFF_STEPS: Final[Mapping[str, str]] = MappingProxyType(
+    {"oauth": "The sign-in on the server's web page", "api_key": "The API key page"}
+)
+_HANDOFF_STEP: Final = "The step on the server's web page"
+
+
 def _handoff(exc: BaseException, modern: bool, running: Running) -> Refusal:
     exc = cast(e.HandoffNotCompleted, exc)
     did = "declined" if exc.action == "decline" else "cancelled"
+    step = _HANDOFF_STEPS.get(exc.kind, _HANDOFF_STEP)
     return Refusal(
         INTERNAL_ERROR,
         f"handoff_{did}",
-        f"The sign-in step was {did}; nothing was done.",
-        {"action": exc.action},
+        f"{step} was {did}; nothing was done.",
+        {"action": exc.action, **({"kind": exc.kind} if exc.kind else {})},
         ordinary=True,
     )
 
@@ -309,7 +318,10 @@ _MAP: dict[type[BaseException], Build] = {
         INTERNAL_ERROR, "identity_required", "This step needs a signed-in user, and the request names none."
     ),
     e.TooManyHandoffs: _refusal(
-        INTERNAL_ERROR, "too_many_handoffs", "Too many sign-in steps are open; finish or close one first."
+        INTERNAL_ERROR,
+        "too_many_handoffs",
+        "Too many web page steps are open for this user; finish one or let one expire first.",
+        {"limit": "limit"},
     ),
     e.UrlHandoffStopped: _refusal(INTERNAL_ERROR, "url_step_stopped", "The browser step did not complete."),
     e.VaultError: _refusal(INTERNAL_ERROR, "vault_unreadable", "A stored credential could not be read."),

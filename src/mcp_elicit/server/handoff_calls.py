@@ -109,7 +109,7 @@ async def require(
         )
     result = await handoff(ctx, text, flow, key=key, timeout=timeout)
     if not result.completed:
-        raise HandoffNotCompleted(result.action, result.handoff_id)
+        raise HandoffNotCompleted(result.action, result.handoff_id, flow.kind)
 
 
 @sdk.carrying
@@ -155,11 +155,12 @@ async def _by_push(
             return HandoffResult(outcome, record.id)
     seconds = hs.wait_timeout if timeout is None else timeout
     remaining = max(0.0, min(seconds, record.expires_at - hs.clock()))
-    try:
-        final = await sdk.run_watching(ctx, lambda: hs.store.wait(record.id, remaining))
-    except ClientGone:
-        await hs.close(record.id)
-        raise
+    # The person agreed to open the page and may be on it. The client going (or this server
+    # stopping, which ends the call's stream the same way) does not undo that, any more than a
+    # call the client cancels does: the link lives on until it expires, so a page finished now
+    # still puts the credential in the vault (on any replica, after a restart with shared state)
+    # and the next call finds it there. Only a refusal, a timeout or the expiry kills it.
+    final = await sdk.run_watching(ctx, lambda: hs.store.wait(record.id, remaining))
     if final is None:
         await hs.close(record.id)
         await _audit(ctx, era, message, "cancel", "timeout", "timeout")
@@ -199,6 +200,9 @@ async def _in_rounds(
         if record is not None and not hmac.compare_digest(record.user, person.key):
             record, slot = None, None  # never reuse someone else's hand-off
     if slot is None:
+        # A new call, not a retry of this one: a client that dropped an earlier call after its URL
+        # request never says so, and its never-opened link would hold a slot of the per-user bound.
+        await hs.supersede(person, flow)
         record = await hs.mint(ctx, person, flow, message)
         slot = (record.id, record.url)
         rounds.keep_handoff(rnd, name, *slot)

@@ -271,10 +271,11 @@ class Handoffs:
         return await self.store.get(handoff_id)
 
     async def supersede(self, person: Principal, flow: HandoffFlow) -> int:
-        """Cancel `person`'s never-opened hand-offs for `flow`; how many. A -32042 hand-off the
-        person declined or cancelled in the client is never told to the server, so without this
-        each refused call would hold one of the person's `MAX_OPEN_HANDOFFS_PER_USER` slots until
-        it expired, and a few refusals would lock the person out of every hand-off."""
+        """Cancel `person`'s never-opened hand-offs for `flow`; how many. The server is never told
+        that the person declined a -32042 page in the client (2025-11-25) nor that a client dropped
+        a call after its URL request (2026-07-28), so without this each such call would hold one of
+        the person's `MAX_OPEN_HANDOFFS_PER_USER` slots until it expired, and a few would lock the
+        person out of every hand-off. Opened pages, other flows and other people are left alone."""
         open_ids = getattr(self.store, "open_ids", None)
         if open_ids is None:  # a store written before `open_ids` was asked of stores: as before
             return 0
