@@ -2,7 +2,7 @@
 Redis: the page the person agreed to open still takes the key, and the retried call finds it.
 
 The restart is real as far as the state goes: the first server stops the way `serve-reference
---transport http` does on SIGTERM (`sdk.serve_http` with its stop event: the open event streams
+--transport http` does on SIGTERM (`sdk_serving.serve_http` with its stop event: the open event streams
 end, then the lifespan), and a second one with fresh objects starts on the same port, sharing
 only Redis, the link secret and the vault keys, as replicas and restarts do.
 """
@@ -18,7 +18,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_elicit.server import ApiKeyHandoff, Handoffs, IdentityPolicy, KeyRing, TokenVault, sdk
+from mcp_elicit.server import ApiKeyHandoff, Handoffs, IdentityPolicy, KeyRing, TokenVault, sdk_serving
 from mcp_elicit.server.stores import PENDING, HandoffRecord, RedisHandoffStore
 from mcp_elicit.server.vault import RedisVaultStorage
 from tests.server.handoff_support import Browser, LateCallback, mcp_client, redis_client
@@ -88,7 +88,7 @@ async def test_a_page_survives_a_restart_while_its_2025_call_waits_and_the_retri
         transport = streamable_http_client(url, http_client=http, terminate_on_close=False)
         with anyio.fail_after(BOUND_SECONDS):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(sdk.serve_http, first, sock, "127.0.0.1", stop)
+                tg.start_soon(sdk_serving.serve_http, first, sock, "127.0.0.1", stop)
                 async with Client(transport, mode="legacy", elicitation_callback=asked) as client:
                     async with anyio.create_task_group() as calls:
 
@@ -111,7 +111,7 @@ async def test_a_page_survives_a_restart_while_its_2025_call_waits_and_the_retri
         second, second_hs = replica()
         with anyio.fail_after(BOUND_SECONDS):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(sdk.serve_http, second, bound_socket(port), "127.0.0.1", anyio.Event())
+                tg.start_soon(sdk_serving.serve_http, second, bound_socket(port), "127.0.0.1", anyio.Event())
                 page = await Browser().enter_key(request["url"])
                 assert page.status == 200
                 assert await second_hs.vault.get(DEV.key, "github") is not None
