@@ -148,7 +148,7 @@ class ConnectSession:
     `read_line` and `console` are injectable (tests); by default both use the real terminal. The
     same reader serves the session prompt and the forms, so a test can script a whole session.
     `opener` makes the connection (default: the client kit's `ElicitClient` with the pipeline).
-    `url_mode`: None turns URL mode on when this machine can open a browser, False off; a
+    `url_mode`: None turns URL mode on (headless when this machine cannot open a browser), False off; a
     `UrlMode` brings its own opener (tests). It applies to `ElicitClient` connections.
     """
 
@@ -236,7 +236,7 @@ class ConnectSession:
             self._say(f"Note: {MODERN_REFUSED_HINT}.", "yellow")
 
     def _url_mode(self, client: ElicitClient) -> None:
-        """Add URL mode to the connection when asked for, or by default when a browser can open."""
+        """Add URL mode to the connection unless turned off: headless when no browser can open."""
         mode = self.url_mode
         if mode is False:
             client.url_off_reason = "turned off (--no-url)"
