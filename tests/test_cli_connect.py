@@ -357,3 +357,11 @@ def test_make_demo_in_a_terminal_starts_connect_with_an_intro(terminals: list[Te
     term.wait_for("mcp>")
     term.type_line("quit")
     assert term.exit_code() == 0
+
+
+@pytest.mark.anyio
+async def test_a_failed_http_connection_says_nothing_of_a_stderr_it_never_had() -> None:
+    code, transcript = await session("http://127.0.0.1:9/mcp", [])
+    assert code == 1
+    assert "failed or broke" in transcript
+    assert "stderr" not in transcript

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import socket
 import stat
 import sys
 from pathlib import Path
@@ -85,3 +86,15 @@ async def test_the_summary_names_a_server_without_a_version_in_one_clean_line(tm
         done = await call(tmp_path, url, summary=True)
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[0] == f"server: protected-peer ({url})"  # the URL typed, usable again
+
+
+async def test_a_server_nothing_answers_at_is_a_connection_error_not_a_failed_sign_in(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a loopback port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = await call(tmp_path, f"http://127.0.0.1:{port}/mcp")
+    assert done.exit_code == 1
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] != "AuthorizationFailed"
+    assert "reason" not in error
+    assert not (tmp_path / "browser.log").exists()

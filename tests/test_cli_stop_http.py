@@ -5,6 +5,7 @@ statuses as the stdio servers (130 after Ctrl-C, 143 after SIGTERM), one line, n
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import socket
 import subprocess
@@ -156,9 +157,12 @@ def test_ctrl_c_in_a_terminal_stops_an_http_server_with_130_and_one_line(
     )
     try:
         term.expect(ready)  # serving, its signals watched
-        ctrl_c_stops(term)
+        said = ctrl_c_stops(term)
     finally:
         term.close(force=True)
+    # the stop's line as every server command writes its log records: `LEVEL logger: message`
+    stop_line = r"(?:^|\^C)INFO mcp_elicit\.\w+: stopping on SIGINT \(again: at once\)\r?$"  # ^C: the echo
+    assert re.search(stop_line, said, re.M)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The guide's examples run, top to bottom, in one namespace: the docs cannot drift from the code."""
+"""The examples of README.md and docs/*.md run, top to bottom, in one namespace: docs cannot drift."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-GUIDES = sorted((Path(__file__).resolve().parents[1] / "docs").glob("*.md"))
+ROOT = Path(__file__).resolve().parents[1]
+GUIDES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # README's server example too
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 

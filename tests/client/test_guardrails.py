@@ -352,6 +352,18 @@ async def test_a_server_that_floods_questions_is_rate_limited_with_cancel_and_on
     assert len(ui.notices) == 2  # a new streak is told again
 
 
+async def test_a_rate_limit_that_ends_within_a_second_is_told_as_the_next_second() -> None:
+    clock = ManualClock()
+    ui = ScriptedUI([{"content": {"name": "Ada"}, "repeat": True}])
+    pipeline = guarded(ui, ALLOW, clock)
+    burst, window = RATE_BURST
+    for _ in range(burst):
+        await run(pipeline)
+    clock.advance(window - 0.5)  # the burst's first admission leaves the window in half a second
+    assert (await run(pipeline))[0].reason == "rate_limited"
+    assert ui.notices[-1].endswith(" for the next second.")  # not "the next 1 seconds"
+
+
 async def test_a_flood_of_secret_forms_is_rate_limited_too() -> None:
     ui = ScriptedUI()
     pipeline = guarded(ui, ALLOW)

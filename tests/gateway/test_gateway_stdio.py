@@ -265,3 +265,12 @@ async def test_without_an_elicit_config_each_relayed_question_is_recorded_on_the
     text = json.dumps(records[0])
     assert "mcp-elicit-gateway" in text
     assert "greet" in text
+
+
+async def test_a_file_with_a_users_map_serves_its_one_local_user_over_stdio(tmp_path: Path) -> None:
+    # The users map names HTTP callers by bearer token; a stdio client has none and is the local user.
+    config = write_config(tmp_path / "f.json", users={"a-long-random-token": "alice"}, reference=False)
+    async with Client(stdio_gateway(config), mode="legacy", elicitation_callback=Answers()) as c:
+        result = await c.call_tool("greet", {})
+    assert result.is_error is False
+    assert [x.text for x in result.content] == ["hello ann"]  # type: ignore[union-attr]

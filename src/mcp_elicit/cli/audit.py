@@ -449,11 +449,11 @@ def audit_serve(source: _Source, port: int) -> None:
     Ctrl-C or SIGTERM stops it (exit 130 or 143, as the servers' commands).
     """
     import logging
-    import sys
 
     import anyio
 
     from mcp_elicit.cli.listen import listen_failure
+    from mcp_elicit.cli.serving import plain_logs
     from mcp_elicit.server.signals import run_until_signalled
     from mcp_elicit.ui.browser.audit_view import serve_audit
     from mcp_elicit.ui.browser.guard import LOOPBACK, LocalServer
@@ -471,7 +471,7 @@ def audit_serve(source: _Source, port: int) -> None:
             await stop.wait()
             tg.cancel_scope.cancel()  # the page's server shuts down gracefully when cancelled
 
-    logging.basicConfig(stream=sys.stderr, format="%(name)s: %(message)s")
+    plain_logs(logging.WARNING)  # one `LEVEL logger: message` line per record, as the servers write
     log = logging.getLogger("mcp_elicit.audit")
     log.setLevel(logging.INFO)  # the stop's one line
     run_until_signalled(serve, log)

@@ -148,7 +148,7 @@ class ConnectSession:
     `read_line` and `console` are injectable (tests); by default both use the real terminal. The
     same reader serves the session prompt and the forms, so a test can script a whole session.
     `opener` makes the connection (default: the client kit's `ElicitClient` with the pipeline).
-    `url_mode`: None turns URL mode on when this machine can open a browser, False off; a
+    `url_mode`: None turns URL mode on (headless when this machine cannot open a browser), False off; a
     `UrlMode` brings its own opener (tests). It applies to `ElicitClient` connections.
     """
 
@@ -175,6 +175,7 @@ class ConnectSession:
         self._errlog: TextIO | None = None  # the stdio server's stderr, while connected
         self.url_mode = url_mode
         self._noted = False  # the note on a server that refused server/discover was said
+        self._stdio = True  # a stdio server, whose stderr `log` and a failure show
 
     def _say(self, text: str, style: str = "") -> None:
         self.console.print(Text(text, style=style))
@@ -190,6 +191,7 @@ class ConnectSession:
                 return 1
             if isinstance(connection, ElicitClient):
                 self._url_mode(connection)
+                self._stdio = bool(connection.stdio_command)  # an HTTP server has no stderr here
             code = 1
             # The handshake is bounded (--timeout); the session, once connected, is not.
             bound = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
@@ -212,7 +214,8 @@ class ConnectSession:
                     "is it an MCP server?",
                     "red",
                 )
-                self._show_log()
+                if self._stdio:  # an HTTP server's stderr is not here
+                    self._show_log()
                 return 1
             except Exception as exc:  # the connection failed or broke: say so, never a traceback
                 command = connection.stdio_command if isinstance(connection, ElicitClient) else ""
@@ -225,7 +228,8 @@ class ConnectSession:
                 )
                 if isinstance(connection, ElicitClient):
                     self._note_discover_refused(connection)
-                self._show_log()
+                if self._stdio:  # an HTTP server's stderr is not here
+                    self._show_log()
                 return 1
             return code
 
@@ -236,7 +240,7 @@ class ConnectSession:
             self._say(f"Note: {MODERN_REFUSED_HINT}.", "yellow")
 
     def _url_mode(self, client: ElicitClient) -> None:
-        """Add URL mode to the connection when asked for, or by default when a browser can open."""
+        """Add URL mode to the connection unless turned off: headless when no browser can open."""
         mode = self.url_mode
         if mode is False:
             client.url_off_reason = "turned off (--no-url)"
@@ -416,6 +420,9 @@ class ConnectSession:
         self.console.print(Text(plain(body)))
 
     def _show_log(self) -> None:
+        if not self._stdio:
+            self._say("(not a stdio server: what it logs stays where it runs)", "dim")
+            return
         if self._errlog is None or self._errlog.closed:
             return
         self._errlog.flush()

@@ -32,7 +32,8 @@ def _url_option(func: typing.Any) -> typing.Any:
         "url_mode",
         default=None,
         help="URL mode: a server may ask you to open a web page (consent first, then your browser). "
-        "Default: on when this machine can open a browser (MCP_ELICIT_BROWSER, or the desktop's opener).",
+        "Default: on when someone can consent (a terminal, or --answers); without a browser to open "
+        "(MCP_ELICIT_BROWSER, or the desktop's opener) it is headless: the link is shown to open elsewhere.",
     )(func)
 
 

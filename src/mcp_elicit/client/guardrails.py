@@ -97,7 +97,8 @@ def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "now"
     if seconds < 120:
-        return f"the next {max(1, math.ceil(seconds))} seconds"
+        whole = max(1, math.ceil(seconds))
+        return "the next second" if whole == 1 else f"the next {whole} seconds"
     return f"the next {math.ceil(seconds / 60)} minutes"
 
 

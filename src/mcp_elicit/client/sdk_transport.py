@@ -408,7 +408,11 @@ async def sign_in(url: str, headers: Mapping[str, str], login: OAuthLogin) -> ht
     try:
         if login.when == "asked" and not entry.get("tokens"):
             async with guarded_http_client(headers) as http:
-                if not _asks_for_oauth(await _probe(http, url)):
+                try:
+                    probe = await _probe(http, url)
+                except httpx2.TransportError:  # nothing answers there: no sign-in; connecting says why
+                    return None
+                if not _asks_for_oauth(probe):
                     return None
         callback = LoopbackCallback(url, login, port=_registered_port(entry))
         try:

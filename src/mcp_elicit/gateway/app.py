@@ -172,6 +172,8 @@ class Gateway:
         return await self.listeners.setdefault(user, sdk.Listeners()).listen(ctx, params)
 
     def _user_of(self, ctx: Any) -> str:
+        if not sdk.over_http(ctx):  # stdio (or in memory): one local user, whatever the file's users/oauth
+            return LOCAL_USER
         if self.config.oauth is not None:
             subject = sdk.subject_of(ctx)
             if subject is None:  # the transport refuses requests without a vouched-for token
@@ -181,7 +183,7 @@ class Gateway:
             return LOCAL_USER
         token = sdk.bearer_of(ctx)
         user = self.config.users.get(token or "")
-        if user is None:  # the transport refuses unknown tokens; stdio never has users
+        if user is None:  # the transport refuses unknown tokens
             raise OutOfOrder("gateway", "a request without a known bearer token reached the gateway")
         return user
 
@@ -455,6 +457,8 @@ class Gateway:
         """Serve over stdin and stdout until end of file, or until `stop` (an anyio.Event) is set:
         that ends the session as end of file does, and a stop while the upstreams still start
         ends the wait for them (leaving the gateway stops them, a handshake in progress too)."""
+        if self.config.users or self.config.oauth is not None:
+            logger.info("over stdio there is one local user: the users/oauth of the file apply over HTTP")
         if stop is None:
             await self.pool_for(LOCAL_USER)  # start the upstreams before the client lists tools
         else:

@@ -305,6 +305,11 @@ async def http_status(url: str, headers: Mapping[str, str]) -> int | None:
         return None
 
 
+def over_http(ctx: Any) -> bool:
+    """Whether this request came over HTTP (it carries the HTTP request; stdio's and memory's do not)."""
+    return getattr(ctx, "request", None) is not None
+
+
 def bearer_of(ctx: Any) -> str | None:
     """The downstream's bearer token on this request (None over stdio or without one)."""
     request = getattr(ctx, "request", None)
