@@ -28,6 +28,7 @@ BOUNDARY = frozenset(
         "mcp_elicit.server.sdk_serving",
         "mcp_elicit.client.sdk",
         "mcp_elicit.client.sdk_transport",
+        "mcp_elicit.client.sdk_oauth",
         "mcp_elicit.gateway.sdk",
     }
 )

@@ -1,4 +1,5 @@
-"""Canaries for every private SDK hook the client side relies on (`client/sdk.py`, `client/sdk_transport.py`).
+"""Canaries for every private SDK hook the client side relies on (`client/sdk.py`,
+`client/sdk_transport.py`, `client/sdk_oauth.py`).
 
 Each test fails with a message naming the hook, so an SDK upgrade that moves one says which and
 where to look, instead of failing somewhere downstream.
@@ -19,6 +20,7 @@ from mcp_elicit.client import ElicitClient
 from mcp_elicit.testing import ScriptedUI
 
 SDK_TRANSPORT = "client/sdk_transport.py"
+SDK_OAUTH = "client/sdk_oauth.py"
 SDK = "client/sdk.py"
 
 
@@ -121,19 +123,17 @@ def test_the_sdk_oauth_provider_still_loads_storage_in_initialize_and_keeps_its_
     from mcp.client.auth.oauth2 import OAuthContext
 
     assert inspect.iscoroutinefunction(getattr(OAuthClientProvider, "_initialize", None)), hook(
-        "OAuthClientProvider._initialize", SDK_TRANSPORT
+        "OAuthClientProvider._initialize", SDK_OAUTH
     )
     fields = set(OAuthContext.__dataclass_fields__)
     for name in ("token_expiry_time", "oauth_metadata", "current_tokens"):
-        assert name in fields, hook(f"OAuthContext.{name}", SDK_TRANSPORT)
+        assert name in fields, hook(f"OAuthContext.{name}", SDK_OAUTH)
 
 
 def test_the_sdk_oauth_flow_still_logs_its_failures_under_the_name_the_filter_drops() -> None:
     source = inspect.getsource(importlib.import_module("mcp.client.auth.oauth2"))
-    assert 'logger.exception("OAuth flow error")' in source, hook(
-        "the OAuth flow's failure log", SDK_TRANSPORT
-    )
-    assert "logging.getLogger(__name__)" in source, hook("mcp.client.auth.oauth2's logger", SDK_TRANSPORT)
+    assert 'logger.exception("OAuth flow error")' in source, hook("the OAuth flow's failure log", SDK_OAUTH)
+    assert "logging.getLogger(__name__)" in source, hook("mcp.client.auth.oauth2's logger", SDK_OAUTH)
 
 
 def test_the_sdk_http_transport_still_logs_a_message_it_cannot_hand_on_under_the_name_the_filter_drops() -> (

@@ -58,13 +58,13 @@ from mcp_elicit.client.sdk import (
     Tool,
     handshake_refusal,
 )
+from mcp_elicit.client.sdk_oauth import sign_in
 from mcp_elicit.client.sdk_transport import (
     AccessRefusal,
     InProcessServer,
     LinkWatch,
     StdioServerParameters,
     describe_server,
-    sign_in,
     transport_for,
 )
 from mcp_elicit.client.servers import ServerSpec, parse_server_spec
