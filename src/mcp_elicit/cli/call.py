@@ -26,11 +26,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Final, TextIO
 
 import anyio
@@ -245,7 +248,10 @@ async def run_call(
     scope = anyio.CancelScope()
     if timeout is not None:
         _ServerWait(scope, timeout).install(pipeline)
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+    with (
+        _interrupt_noted(pipeline),
+        tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog,
+    ):
         client = ElicitClient(
             server,
             pipeline=pipeline,
@@ -279,6 +285,31 @@ async def run_call(
                 report.server_log = _tail(errlog) or None
     report.elicitations = questions_of(client.handler.outcomes)
     return report
+
+
+@contextlib.contextmanager
+def _interrupt_noted(pipeline: Pipeline) -> Iterator[None]:
+    """While the call runs, a Ctrl-C (SIGINT) first tells the pipeline (`Pipeline.interrupt`: a
+    question open then is recorded as the person's cancel, reason ``interrupted``, not as one
+    withdrawn by ``timeout``), then goes to the handler in place: the event loop's, which stops the
+    run (`mcp-elicit call` then says so in one line and exits 130). Signals reach the main thread
+    only: elsewhere, and under a handler that is not a function, nothing changes."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    handler = previous
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        pipeline.interrupt()
+        handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is on_sigint:
+            signal.signal(signal.SIGINT, previous)
 
 
 def questions_of(outcomes: Iterable[Outcome]) -> list[Outcome]:

@@ -201,7 +201,7 @@ class ConnectSession:
                         if isinstance(client, ElicitClient):
                             await _discover_identity(client)
                         bound.deadline = math.inf
-                        tg.start_soon(self._abandon_calls_on_interrupt)
+                        tg.start_soon(self._abandon_calls_on_interrupt, client)
                         code = await self._session(client)
                         tg.cancel_scope.cancel()
                 if bound.cancelled_caught:
@@ -256,11 +256,14 @@ class ConnectSession:
         self.console.print(Text(plain(url)), soft_wrap=True)
         self._say("This client waits here until the page is done; it never sees what you type there.", "dim")
 
-    async def _abandon_calls_on_interrupt(self) -> None:
-        # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs.
+    async def _abandon_calls_on_interrupt(self, client: SessionClient) -> None:
+        # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs. A question
+        # open then (in the page, or a web page waited on) is the person's cancel, not a timeout.
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
                 if self._call_scope is not None:
+                    if isinstance(client, ElicitClient):
+                        client.pipeline.interrupt()
                     self._call_scope.cancel()
 
     async def _session(self, client: SessionClient) -> int:
