@@ -44,7 +44,7 @@ from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk import error_code
+from mcp_elicit.client.sdk import error_code, stream_ended
 from mcp_elicit.client.servers import start_failure
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import (
@@ -62,7 +62,7 @@ from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
 
-__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "questions_of", "run_call"]
+__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "STREAM_ENDED", "CallReport", "questions_of", "run_call"]
 
 # How long `run_call` (and `mcp-elicit call`) waits on the server: connecting, then the tool's
 # result. Time a question spends with the person does not count; the clock restarts when it
@@ -70,6 +70,11 @@ __all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "questions_of", "run_ca
 DEFAULT_CALL_TIMEOUT_SECONDS: Final = 120.0
 
 _ERROR_TEXT_CHARS = 2_000  # characters of an error message kept in the report
+
+# What `call` and `connect` say, in place of the SDK's "SSE stream ended without a response", when
+# an HTTP server's stream for the call ended before its answer (a report's error reason
+# "stream_ended").
+STREAM_ENDED: Final = "the server's stream ended before it answered (the server may have restarted)"
 
 
 @dataclass
@@ -421,6 +426,8 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     code = error_code(exc)
     if code is not None:
         error["code"] = code
+    if stream_ended(exc):  # the SDK's words name its plumbing, not what happened
+        error.update(message=STREAM_ENDED, reason="stream_ended")
     if isinstance(exc, UrlHandoffStopped | AuthorizationFailed):
         error["reason"] = exc.reason
     if isinstance(exc, AuthorizationFailed) and exc.status is not None:

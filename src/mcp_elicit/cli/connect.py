@@ -34,6 +34,7 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
+from mcp_elicit.cli.call import STREAM_ENDED
 from mcp_elicit.cli.options import MODERN_REFUSED_HINT
 from mcp_elicit.client import ElicitClient
 from mcp_elicit.client.connection import ProtocolChoice
@@ -46,6 +47,7 @@ from mcp_elicit.client.sdk import (
     TextContent,
     Tool,
     discover_identity,
+    stream_ended,
 )
 from mcp_elicit.client.servers import ServerSpec, start_failure
 from mcp_elicit.client.ui_protocol import Requester
@@ -475,5 +477,7 @@ def _describe(exc: BaseException) -> str:
     """One line about an error, looking inside exception groups (anyio task groups wrap errors)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if stream_ended(exc):
+        return STREAM_ENDED
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text.strip() else type(exc).__name__
