@@ -92,3 +92,33 @@ def test_hook_mcpserver_keeps_its_tools_validators_at_tool_manager_fn_metadata()
     tool.fn_metadata.validate_arguments({"sql": "x"})
     with pytest.raises(ValidationError):
         tool.fn_metadata.validate_arguments({})
+
+
+async def test_hook_fastmcp_raises_its_validation_error_from_pydantics_for_a_misfit_call() -> None:
+    """`sdk_fastmcp.misfit_arguments` reads pydantic's errors off FastMCP's ValidationError."""
+    from fastmcp.exceptions import ValidationError as FastValidationError
+    from fastmcp.server.middleware import Middleware
+    from pydantic import ValidationError
+
+    raised: list[BaseException] = []
+
+    class Watch(Middleware):
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            try:
+                return await call_next(context)
+            except Exception as exc:
+                raised.append(exc)
+                raise
+
+    server = fastmcp.FastMCP("canary", middleware=[Watch()])
+
+    @server.tool
+    async def probe(n: int) -> str:
+        return "ok"
+
+    async with fastmcp.Client(server) as client:
+        await client.call_tool("probe", {"n": "many"}, raise_on_error=False)
+    [exc] = raised
+    assert isinstance(exc, FastValidationError)
+    assert isinstance(exc.__cause__, ValidationError)
+    assert exc.__cause__.errors()[0]["loc"] == ("n",)
