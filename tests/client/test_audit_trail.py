@@ -18,7 +18,7 @@ from mcp_elicit.client.audit import AuditTrail, consent_event
 from mcp_elicit.client.connection import ElicitClient
 from mcp_elicit.client.guardrails import install_guardrails
 from mcp_elicit.client.names import CLEANED_NAME_MARK, cleaned_requester
-from mcp_elicit.client.pipeline import WITHDRAWN
+from mcp_elicit.client.pipeline import INTERRUPTED, WITHDRAWN
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import FormPrompt, Purpose, Requester, UIResult, UrlPrompt
 from mcp_elicit.config import AuditConfig
@@ -378,6 +378,28 @@ async def test_a_question_withdrawn_while_open_is_recorded_as_cancel_withdrawn()
     [record] = sink.records
     assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "timeout", WITHDRAWN)
     assert sink.verify().ok
+
+
+async def test_a_question_open_when_the_person_interrupts_is_recorded_as_their_cancel() -> None:
+    """Ctrl-C (`Pipeline.interrupt`) marks the questions open then; a later one is withdrawn as usual."""
+    sink = MemoryAuditSink()
+    ui = Waiting()
+    pipeline = audited(ui, sink)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pipeline.run, question(pipeline))
+            await ui.shown.wait()
+            pipeline.interrupt()
+            tg.cancel_scope.cancel()
+        ui.shown = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pipeline.run, question(pipeline))
+            await ui.shown.wait()
+            tg.cancel_scope.cancel()
+    assert [(r["action"], r["decided_by"], r["reason"]) for r in sink.records] == [
+        ("cancel", "person", INTERRUPTED),
+        ("cancel", "timeout", WITHDRAWN),
+    ]
 
 
 async def test_a_question_the_servers_tool_gives_up_on_is_recorded_through_the_sdk() -> None:

@@ -139,13 +139,34 @@ def test_the_sdk_oauth_flow_still_logs_its_failures_under_the_name_the_filter_dr
 def test_the_sdk_http_transport_still_logs_a_message_it_cannot_hand_on_under_the_name_the_filter_drops() -> (
     None
 ):
-    """`client/sdk.py` `_MessageAfterClose` drops this record when the cause is a closed read stream."""
-    from mcp_elicit.client import sdk
+    """`client/sdk_logs.py` drops this record when the cause is a closed read stream."""
+    from mcp_elicit.client import sdk_logs
 
-    source = inspect.getsource(importlib.import_module(sdk._SDK_HTTP_LOGGER))
-    where = f"{SDK} _MessageAfterClose"
-    assert f'logger.exception("{sdk._SDK_SSE_FAILURE}")' in source, hook("the SSE parse-failure log", where)
-    assert "logging.getLogger(__name__)" in source, hook(f"{sdk._SDK_HTTP_LOGGER}'s logger", where)
+    source = inspect.getsource(importlib.import_module(sdk_logs.SDK_HTTP_LOGGER))
+    where = "src/mcp_elicit/client/sdk_logs.py"
+    assert f'logger.exception("{sdk_logs.SDK_SSE_FAILURE}")' in source, hook(
+        "the SSE parse-failure log", where
+    )
+    assert "logging.getLogger(__name__)" in source, hook(f"{sdk_logs.SDK_HTTP_LOGGER}'s logger", where)
+
+
+def test_the_sdk_http_transport_still_logs_its_sender_ending_under_the_name_the_filter_shortens() -> None:
+    """`client/sdk_logs.py` makes this record one line when the server could not be reached."""
+    from mcp_elicit.client import sdk_logs
+
+    source = inspect.getsource(importlib.import_module(sdk_logs.SDK_HTTP_LOGGER))
+    where = "src/mcp_elicit/client/sdk_logs.py"
+    assert f'logger.exception("{sdk_logs.SDK_SENDER_FAILURE}")' in source, hook("the sender's log", where)
+
+
+def test_the_sdk_http_transport_still_ends_a_request_whose_stream_ended_with_the_words_call_reads() -> None:
+    """`client/sdk.py` `stream_ended` knows the SDK's error by its code and the start of its words."""
+    from mcp_elicit.client import sdk, sdk_logs
+
+    source = inspect.getsource(importlib.import_module(sdk_logs.SDK_HTTP_LOGGER))
+    where = f"{SDK} stream_ended"
+    assert f'"{sdk.SDK_STREAM_ENDED} without a response"' in source, hook("the stream-ended error", where)
+    assert "code: int = CONNECTION_CLOSED" in source, hook("the stream-ended error's code", where)
 
 
 @pytest.mark.anyio

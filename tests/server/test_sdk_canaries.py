@@ -78,7 +78,10 @@ def test_outside_a_request_there_is_no_call() -> None:
     assert sdk.declared_capabilities(object()) == frozenset()
 
 
-def test_hook_mcpserver_keeps_its_tools_validators_at_tool_manager_fn_metadata() -> None:
+async def test_hook_mcpserver_answers_a_tools_call_through_its_call_tool_raising_from_pydantics_error() -> (
+    None
+):
+    """`server/tool_arguments.py` wraps `call_tool` on the instance to keep pydantic's error."""
     from pydantic import ValidationError
 
     server = MCPServer("canary")
@@ -87,8 +90,49 @@ def test_hook_mcpserver_keeps_its_tools_validators_at_tool_manager_fn_metadata()
     def probe(sql: str) -> str:
         return sql
 
-    tool = server._tool_manager.get_tool("probe")
-    assert tool is not None
-    tool.fn_metadata.validate_arguments({"sql": "x"})
-    with pytest.raises(ValidationError):
-        tool.fn_metadata.validate_arguments({})
+    raised: list[BaseException] = []
+    call_tool = server.call_tool
+
+    async def watching(name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await call_tool(name, arguments, *args, **kwargs)
+        except Exception as exc:
+            raised.append(exc)
+            raise
+
+    server.call_tool = watching  # type: ignore[method-assign]
+    async with Client(server) as client:
+        await client.call_tool("probe", {})
+    [exc] = raised
+    assert sdk.rejected_arguments(exc)
+    assert isinstance(exc.__cause__, ValidationError)
+
+
+async def test_hook_fastmcp_raises_its_validation_error_from_pydantics_for_a_misfit_call() -> None:
+    """`sdk_fastmcp.misfit_arguments` reads pydantic's errors off FastMCP's ValidationError."""
+    from fastmcp.exceptions import ValidationError as FastValidationError
+    from fastmcp.server.middleware import Middleware
+    from pydantic import ValidationError
+
+    raised: list[BaseException] = []
+
+    class Watch(Middleware):
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            try:
+                return await call_next(context)
+            except Exception as exc:
+                raised.append(exc)
+                raise
+
+    server = fastmcp.FastMCP("canary", middleware=[Watch()])
+
+    @server.tool
+    async def probe(n: int) -> str:
+        return "ok"
+
+    async with fastmcp.Client(server) as client:
+        await client.call_tool("probe", {"n": "many"}, raise_on_error=False)
+    [exc] = raised
+    assert isinstance(exc, FastValidationError)
+    assert isinstance(exc.__cause__, ValidationError)
+    assert exc.__cause__.errors()[0]["loc"] == ("n",)

@@ -3,13 +3,13 @@ argument at fault (`ToolArgumentsError`), not the SDK's validator report, on eve
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import mcp_types as t
 import pytest
 from mcp.client import Client
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit.core.arguments import argument_problem
 from mcp_elicit.core.refusals import refusal_of
@@ -27,11 +27,32 @@ class Filter(BaseModel):
     limit: int = 10
 
 
+class Counted:
+    """A custom validator that counts its runs and refuses a negative number."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self, value: int) -> int:
+        self.runs += 1
+        if value < 0:
+            raise ValueError("must not be negative")
+        return value
+
+
+CHECK = Counted()  # module level: the SDK reads the annotations by name
+
+
 def kit_server() -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("arguments")
 
     @server.tool()
-    async def query(ctx: Context, sql: str, rows: int = 10, where: Filter | None = None) -> t.CallToolResult:
+    async def query(
+        ctx: Context,
+        sql: str,
+        rows: Annotated[int, AfterValidator(CHECK)] = 10,
+        where: Filter | None = None,
+    ) -> t.CallToolResult:
         text = OWN_FAILURE if sql == "refuse" else sql
         return t.CallToolResult(content=[t.TextContent(type="text", text=text)], is_error=sql == "refuse")
 
@@ -75,6 +96,21 @@ async def test_arguments_that_do_not_fit_are_a_tool_error_naming_each_argument(
         result = await client.call_tool("query", arguments)
     assert result.is_error
     assert [c.text for c in result.content if c.type == "text"] == [said(problems)]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_custom_validator_runs_once_on_a_misfit_call_and_its_words_are_kept(era: str) -> None:
+    async with Client(kit_server(), mode=era) as client:
+        before = CHECK.runs
+        result = await client.call_tool("query", {"sql": "x", "rows": -1})
+        runs = CHECK.runs - before
+        before = CHECK.runs
+        refused = await client.call_tool("query", {"sql": "refuse", "rows": 1})
+        own = CHECK.runs - before
+    problem = FieldProblem("rows", ArgumentProblem.INVALID, "Value error, must not be negative")
+    assert [c.text for c in result.content if c.type == "text"] == [said((problem,))]
+    assert (runs, own) == (1, 1)  # the tool's own error is not validated again either
+    assert refused.is_error
 
 
 @pytest.mark.parametrize("era", ERAS)

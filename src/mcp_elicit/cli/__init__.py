@@ -456,8 +456,9 @@ def call_command(
                 click.echo(show(f"{label}: {text}"))
         if report.error is not None:
             hint = f"; {report.error['hint']}" if report.error.get("hint") else ""
-            # a server that never started: the message says it all ("cannot start the server: ...")
-            kind = "" if "command" in report.error else f"{report.error['type']}: "
+            # a server that never started, a stream that ended: the message says it all
+            ours = "command" in report.error or report.error.get("reason") == "stream_ended"
+            kind = "" if ours else f"{report.error['type']}: "
             click.echo(show(f"error: {kind}{report.error['message']}{hint}"), err=True)
             if report.server_log:
                 click.echo(show(f"server stderr (tail):\n{report.server_log}"), err=True)

@@ -26,11 +26,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Final, TextIO
 
 import anyio
@@ -41,7 +44,7 @@ from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk import error_code
+from mcp_elicit.client.sdk import error_code, stream_ended
 from mcp_elicit.client.servers import start_failure
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import (
@@ -59,7 +62,7 @@ from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
 
-__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "questions_of", "run_call"]
+__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "STREAM_ENDED", "CallReport", "questions_of", "run_call"]
 
 # How long `run_call` (and `mcp-elicit call`) waits on the server: connecting, then the tool's
 # result. Time a question spends with the person does not count; the clock restarts when it
@@ -67,6 +70,11 @@ __all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "CallReport", "questions_of", "run_ca
 DEFAULT_CALL_TIMEOUT_SECONDS: Final = 120.0
 
 _ERROR_TEXT_CHARS = 2_000  # characters of an error message kept in the report
+
+# What `call` and `connect` say, in place of the SDK's "SSE stream ended without a response", when
+# an HTTP server's stream for the call ended before its answer (a report's error reason
+# "stream_ended").
+STREAM_ENDED: Final = "the server's stream ended before it answered (the server may have restarted)"
 
 
 @dataclass
@@ -245,7 +253,10 @@ async def run_call(
     scope = anyio.CancelScope()
     if timeout is not None:
         _ServerWait(scope, timeout).install(pipeline)
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+    with (
+        _interrupt_noted(pipeline),
+        tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog,
+    ):
         client = ElicitClient(
             server,
             pipeline=pipeline,
@@ -279,6 +290,31 @@ async def run_call(
                 report.server_log = _tail(errlog) or None
     report.elicitations = questions_of(client.handler.outcomes)
     return report
+
+
+@contextlib.contextmanager
+def _interrupt_noted(pipeline: Pipeline) -> Iterator[None]:
+    """While the call runs, a Ctrl-C (SIGINT) first tells the pipeline (`Pipeline.interrupt`: a
+    question open then is recorded as the person's cancel, reason ``interrupted``, not as one
+    withdrawn by ``timeout``), then goes to the handler in place: the event loop's, which stops the
+    run (`mcp-elicit call` then says so in one line and exits 130). Signals reach the main thread
+    only: elsewhere, and under a handler that is not a function, nothing changes."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    handler = previous
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        pipeline.interrupt()
+        handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is on_sigint:
+            signal.signal(signal.SIGINT, previous)
 
 
 def questions_of(outcomes: Iterable[Outcome]) -> list[Outcome]:
@@ -390,6 +426,8 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     code = error_code(exc)
     if code is not None:
         error["code"] = code
+    if stream_ended(exc):  # the SDK's words name its plumbing, not what happened
+        error.update(message=STREAM_ENDED, reason="stream_ended")
     if isinstance(exc, UrlHandoffStopped | AuthorizationFailed):
         error["reason"] = exc.reason
     if isinstance(exc, AuthorizationFailed) and exc.status is not None:

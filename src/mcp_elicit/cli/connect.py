@@ -34,6 +34,7 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
+from mcp_elicit.cli.call import STREAM_ENDED
 from mcp_elicit.cli.options import MODERN_REFUSED_HINT
 from mcp_elicit.client import ElicitClient
 from mcp_elicit.client.connection import ProtocolChoice
@@ -46,6 +47,7 @@ from mcp_elicit.client.sdk import (
     TextContent,
     Tool,
     discover_identity,
+    stream_ended,
 )
 from mcp_elicit.client.servers import ServerSpec, start_failure
 from mcp_elicit.client.ui_protocol import Requester
@@ -203,7 +205,7 @@ class ConnectSession:
                         if isinstance(client, ElicitClient):
                             await _discover_identity(client)
                         bound.deadline = math.inf
-                        tg.start_soon(self._abandon_calls_on_interrupt)
+                        tg.start_soon(self._abandon_calls_on_interrupt, client)
                         code = await self._session(client)
                         tg.cancel_scope.cancel()
                 if bound.cancelled_caught:
@@ -260,11 +262,14 @@ class ConnectSession:
         self.console.print(Text(plain(url)), soft_wrap=True)
         self._say("This client waits here until the page is done; it never sees what you type there.", "dim")
 
-    async def _abandon_calls_on_interrupt(self) -> None:
-        # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs.
+    async def _abandon_calls_on_interrupt(self, client: SessionClient) -> None:
+        # The line editor reads Ctrl-C as a key; a SIGINT only arrives while a call runs. A question
+        # open then (in the page, or a web page waited on) is the person's cancel, not a timeout.
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
                 if self._call_scope is not None:
+                    if isinstance(client, ElicitClient):
+                        client.pipeline.interrupt()
                     self._call_scope.cancel()
 
     async def _session(self, client: SessionClient) -> int:
@@ -479,5 +484,7 @@ def _describe(exc: BaseException) -> str:
     """One line about an error, looking inside exception groups (anyio task groups wrap errors)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if stream_ended(exc):
+        return STREAM_ENDED
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text.strip() else type(exc).__name__

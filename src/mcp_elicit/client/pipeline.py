@@ -13,7 +13,9 @@ The default chain includes the secret guard (`client/secret_guard.py`, F5) befor
 A question withdrawn while it is open (the request cancelled: the server's tool gave up, the call
 ended, the session closed) is told to the observers too, as ``cancel`` by ``timeout`` with the
 reason ``withdrawn``, so the trail holds a record of every question a person was shown; that
-record is written shielded from the cancellation, for at most `WITHDRAWN_RECORD_SECONDS`.
+record is written shielded from the cancellation, for at most `WITHDRAWN_RECORD_SECONDS`. A question
+open when the person stopped the client (Ctrl-C: `Pipeline.interrupt`) is recorded when withdrawn
+as ``cancel`` by ``person`` with the reason ``interrupted``: it was the person, not a clock.
 
 `Pipeline.screen` runs only the screening stages (`check_mode`, `gate_schema`) on raw params; the
 transport guard uses it to refuse requests the SDK would otherwise reject without our reasons.
@@ -36,7 +38,14 @@ from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core import limits
 from mcp_elicit.errors import ConfigError, OutcomeNotRecorded
 
-__all__ = ["SCREENING_STAGES", "WITHDRAWN", "WITHDRAWN_RECORD_SECONDS", "Observer", "Pipeline"]
+__all__ = [
+    "INTERRUPTED",
+    "SCREENING_STAGES",
+    "WITHDRAWN",
+    "WITHDRAWN_RECORD_SECONDS",
+    "Observer",
+    "Pipeline",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +53,9 @@ SCREENING_STAGES: Final = ("check_mode", "gate_schema")
 
 # The reason recorded for a question withdrawn while it was open.
 WITHDRAWN: Final = "withdrawn"
+# The reason recorded for a question the person withdrew by stopping the client (Ctrl-C); the one
+# a UI that raised KeyboardInterrupt gets too (client/asking.py).
+INTERRUPTED: Final = "interrupted"
 # Seconds the observers (the audit trail) get to record a withdrawn question, shielded from the
 # cancellation that withdrew it: a sink's own bounds end a write sooner; this keeps a hung one from
 # holding up the session's shutdown.
@@ -84,6 +96,8 @@ class Pipeline:
         )
         self.observers: list[Observer] = list(observers)
         self.clock = clock
+        self._open: set[int] = set()  # id() of each question in `run` now
+        self._interrupted: set[int] = set()  # those of them the person stopped the client on
         if stages is None:
             self.insert(SecretGuard(ui), before="ask")
 
@@ -128,14 +142,30 @@ class Pipeline:
 
     # -- running ------------------------------------------------------------------------------
 
+    def interrupt(self) -> None:
+        """The person stopped the client (Ctrl-C) while questions may be open: each question open
+        now is recorded, when it is withdrawn, as ``cancel`` by ``person`` with the reason
+        ``interrupted`` rather than as withdrawn by ``timeout``. Questions asked later are not
+        affected. Safe to call from a signal handler (it only marks)."""
+        self._interrupted.update(self._open)
+
     async def run(self, e: Elicitation) -> tuple[Decision, Outcome]:
         started = time.perf_counter()
+        self._open.add(id(e))
         try:
             decision = await self._through(e, self.stages)
         except anyio.get_cancelled_exc_class():
+            withdrawn = (
+                Reply("cancel", "person", reason=INTERRUPTED)
+                if id(e) in self._interrupted
+                else Reply("cancel", "timeout", reason=WITHDRAWN)
+            )
             with anyio.CancelScope(shield=True), anyio.move_on_after(WITHDRAWN_RECORD_SECONDS):
-                await self._finish(e, Reply("cancel", "timeout", reason=WITHDRAWN), started)
+                await self._finish(e, withdrawn, started)
             raise
+        finally:
+            self._open.discard(id(e))
+            self._interrupted.discard(id(e))
         if decision is None:
             logger.error("no stage decided on the elicitation; it is cancelled")
             decision = Reply("cancel", "error", reason="no_decision")

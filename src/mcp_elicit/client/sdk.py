@@ -46,6 +46,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcp_elicit.client import sdk_logs  # noqa: F401  (installs the filters on the SDK's HTTP logger)
 from mcp_elicit.client.model import (
     CallRegistry,
     Decision,
@@ -61,6 +62,7 @@ from mcp_elicit.core.wire_codes import INVALID_PARAMS, INVALID_REQUEST
 __all__ = [
     "MALFORMED_METHOD",
     "SDK_INPUT_REQUIRED_MAX_ROUNDS",
+    "SDK_STREAM_ENDED",
     "URL_ELICITATION_REQUIRED",
     "CallToolResult",
     "ElicitationHandler",
@@ -82,6 +84,7 @@ __all__ = [
     "error_code",
     "error_data",
     "handshake_refusal",
+    "stream_ended",
     "to_result",
 ]
 
@@ -120,10 +123,28 @@ SDK_INPUT_REQUIRED_MAX_ROUNDS: Final[int] = DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
 # SDK could not parse, so the transport guard below can answer it.
 MALFORMED_METHOD: Final = "mcp-elicit/malformed"
 
+# How the SDK's streamable HTTP client begins the error (code CONNECTION_CLOSED) it gives a request
+# whose event stream ended before the server answered: "SSE stream ended without a response", or
+# "... and reconnection attempts were exhausted" (a canary test checks the words).
+SDK_STREAM_ENDED: Final = "SSE stream ended"
+
 
 def error_code(exc: BaseException) -> int | None:
     """The JSON-RPC error code of an error reply from the server; None for any other exception."""
     return exc.error.code if isinstance(exc, MCPError) else None
+
+
+def stream_ended(exc: BaseException) -> bool:
+    """Whether `exc` (or the one error inside its groups) is the SDK's for a request over
+    streamable HTTP whose event stream ended before the server answered: the server stopped or
+    restarted during the call. Not a reply of the server: the SDK makes it up."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return (
+        isinstance(exc, MCPError)
+        and exc.error.code == t.CONNECTION_CLOSED
+        and exc.error.message.startswith(SDK_STREAM_ENDED)
+    )
 
 
 def error_data(exc: BaseException) -> object:
@@ -294,33 +315,6 @@ class KitClient(Client):
             # every prompt can say who is asking; a server that will not say stays anonymous.
             self.discover_refusal = await discover_identity(self.session)
         return self
-
-
-# -- a server message read after the session closed ------------------------------------------------
-
-# Over streamable HTTP the SDK's transport hands every message of a call's event stream to the
-# session's read stream. One that arrives after the session has closed it (the server's -32800 for
-# a call the client gave up on, `call --timeout` while a pushed page waits, racing the teardown)
-# fails with BrokenResourceError, which the SDK logs as a parse failure, with a traceback. Nothing
-# is lost (nobody is left to read it) and a timeout is an ordinary outcome: the record becomes one
-# DEBUG line. Private hook: the logger's name and the record's message (canary:
-# tests/client/test_sdk_canaries.py).
-_SDK_HTTP_LOGGER: Final = "mcp.client.streamable_http"
-_SDK_SSE_FAILURE: Final = "Error parsing SSE message"
-
-
-class _MessageAfterClose(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        if record.msg != _SDK_SSE_FAILURE or not isinstance(
-            exc, anyio.BrokenResourceError | anyio.ClosedResourceError
-        ):
-            return True
-        logger.debug("a server message arrived after the session closed its read stream (dropped)")
-        return False
-
-
-logging.getLogger(_SDK_HTTP_LOGGER).addFilter(_MessageAfterClose())
 
 
 # -- the transport guard ---------------------------------------------------------------------------

@@ -86,7 +86,9 @@ def install(server: Any, settings: ElicitSettings | None = None) -> ElicitSettin
         server.add_middleware(sdk_fastmcp.PendingToResult())
         sdk_fastmcp.show_kit_lines()
     else:
-        checked = sdk.tool_arguments_check(server)  # a misfit argument named, not a validator's report
+        from mcp_elicit.server.tool_arguments import tool_arguments_check
+
+        checked = tool_arguments_check(server)  # a misfit argument named, not a validator's report
         sdk.install_middleware(server.middleware, ElicitMiddleware(settings, tool_arguments=checked))
     if settings.handoffs is not None:
         mount_handoff_pages(server, settings.handoffs)

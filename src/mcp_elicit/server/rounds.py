@@ -145,7 +145,7 @@ class ElicitMiddleware:
     requestState sealing, so it only ever sees state the server minted.
 
     `flavor`: extra base classes for the errors that leave a tool (see `sdk.carry`).
-    `tool_arguments`: run on each handler's result (`sdk.tool_arguments_check`); the refusal it
+    `tool_arguments`: run on each handler's result (`tool_arguments.tool_arguments_check`); the refusal it
     returns replaces the result (a tool error naming the arguments at fault).
     """
 

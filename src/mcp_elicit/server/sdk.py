@@ -11,8 +11,9 @@ Hosting a server (HTTP routes, the lifespan, serving over stdio or HTTP) is the 
 
 Private SDK hooks used here (each has a canary test in tests/server/test_sdk_canaries.py):
 - `MCPServer._lowlevel_server` (and FastMCP's `_mcp_server`): `lowlevel_of`.
-- `MCPServer._tool_manager.get_tool(name).fn_metadata.validate_arguments`: `tool_arguments_check`
-  validates a failed call's arguments again to name the ones at fault.
+- `MCPServer` answers every tools/call through its `call_tool` method, whose rejection of the
+  arguments (`rejected_arguments`) keeps pydantic's error as its cause: `tool_arguments.py` wraps
+  it to name the arguments at fault.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import principal_components
 from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError, NoBackChannelError, UrlElicitationRequiredError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_elicit import errors
-from mcp_elicit.core.arguments import argument_problem
 from mcp_elicit.core.limits import MAX_CLIENT_ERROR_CHARS
 from mcp_elicit.core.refusals import Refusal, refusal_of
 from mcp_elicit.core.revisions import is_modern, usable_capabilities
@@ -429,38 +430,16 @@ def log_refusal(method: str, target: str, exc: BaseException, protocol_version: 
     return refusal
 
 
-def tool_arguments_check(server: Any) -> Callable[[Call, Any], errors.ToolArgumentsError | None]:
-    """For an MCPServer: `check(call, result)`, a ToolArgumentsError naming each argument at fault
-    when `result` is the error result of a tools/call whose arguments do not fit the tool, else
-    None. The SDK validates the arguments before the tool runs and answers a misfit with its
-    validator's report ("Error executing tool query: 1 validation error for queryArguments ...");
-    an error result whose arguments fit came from the tool itself and is left as it is. The
-    arguments are validated again only after an error result."""
-    manager = getattr(server, "_tool_manager", None)
-
-    def check(call: Call, result: Any) -> errors.ToolArgumentsError | None:
-        failed = result.is_error if isinstance(result, t.CallToolResult) else _wire_error(result)
-        if manager is None or not failed:
-            return None
-        params = call.params or {}
-        name, arguments = params.get("name"), params.get("arguments") or {}
-        tool = manager.get_tool(name) if isinstance(name, str) else None
-        if tool is None or not isinstance(name, str) or not isinstance(arguments, dict):
-            return None
-        try:
-            tool.fn_metadata.validate_arguments(arguments)
-        except ValidationError as exc:
-            found = exc.errors(include_url=False, include_input=False)
-            return errors.ToolArgumentsError(name, tuple(map(argument_problem, found)))
-        except Exception:  # a validator that crashes: the SDK's own answer stands
-            return None
-        return None
-
-    return check
+def rejected_arguments(exc: BaseException) -> bool:
+    """Whether `exc`, raised by `MCPServer.call_tool`, says the SDK rejected the call's arguments
+    (a ToolError whose cause is pydantic's error; a validator that crashed is an UnexpectedToolError)."""
+    return isinstance(exc, ToolError) and not isinstance(exc, UnexpectedToolError)
 
 
-def _wire_error(result: Any) -> bool:
-    """Whether a handler's result in wire shape (what middleware sees) is a tool error result."""
+def is_tool_error(result: Any) -> bool:
+    """Whether a handler's result (the SDK's model, or in wire shape) is a tool error result."""
+    if isinstance(result, t.CallToolResult):
+        return result.is_error is True
     return isinstance(result, dict) and result.get("isError") is True
 
 

@@ -9,6 +9,11 @@ are handled here:
   and the pending-question signal therefore also derive from `FastMCPError` on a FastMCP server.
 - FastMCP returns a tool's 2026-07-28 question as an `InputRequiredToolResult`; a small FastMCP
   middleware turns the pending signal into one, and re-raises -32042 as the protocol error it is.
+- FastMCP answers a call whose arguments do not fit the tool with pydantic's report ("1 validation
+  error for call[query] ..."). The same middleware turns FastMCP's `ValidationError` (raised, as
+  FastMCP documents, from pydantic's, for the middleware chain to read) into the kit's
+  `ToolArgumentsError`, a tool error naming each argument, as `install()` does on `MCPServer`;
+  built from the errors pydantic found, so nothing is validated twice.
 
 - FastMCP shows its own log lines (its `fastmcp` logger has its own handler and does not
   propagate), so a FastMCP user sees FastMCP's INFO lines without configuring logging, while the
@@ -19,7 +24,8 @@ are handled here:
 
 Private hooks used (canary-tested in tests/server/test_sdk_canaries.py): `FastMCP._mcp_server`
 (the low-level server) and FastMCP's request context keeping the SDK's context as `_srctx`
-(read by `sdk.call_of`).
+(read by `sdk.call_of`). Public but checked too: a misfit call's `ValidationError` comes with
+pydantic's as its `__cause__`.
 """
 
 from __future__ import annotations
@@ -28,13 +34,16 @@ import logging
 from typing import Any
 
 from fastmcp.exceptions import FastMCPError
+from fastmcp.exceptions import ValidationError as ArgumentsError
 from fastmcp.server.middleware import Middleware
 from fastmcp.tools import InputRequiredToolResult
+from pydantic import ValidationError
 
-from mcp_elicit.errors import ElicitError
+from mcp_elicit.core.arguments import argument_problem
+from mcp_elicit.errors import ElicitError, ToolArgumentsError
 from mcp_elicit.server import sdk
 
-__all__ = ["FLAVOR", "PendingToResult", "show_kit_lines"]
+__all__ = ["FLAVOR", "PendingToResult", "misfit_arguments", "show_kit_lines"]
 
 logger = logging.getLogger("mcp_elicit.server")
 
@@ -42,9 +51,21 @@ logger = logging.getLogger("mcp_elicit.server")
 FLAVOR: tuple[type[BaseException], ...] = (FastMCPError,)
 
 
+def misfit_arguments(tool: str, exc: BaseException) -> ToolArgumentsError | None:
+    """FastMCP's report that a call's arguments do not fit `tool` (its ValidationError, raised from
+    pydantic's) as the kit's ToolArgumentsError, from the errors pydantic found: nothing is
+    validated again. None for any other error."""
+    cause = exc.__cause__
+    if not isinstance(exc, ArgumentsError) or not isinstance(cause, ValidationError):
+        return None
+    found = cause.errors(include_url=False, include_input=False)
+    return ToolArgumentsError(tool, tuple(map(argument_problem, found)))
+
+
 class PendingToResult(Middleware):
     """Turns the kit's pending signal into FastMCP's InputRequiredToolResult, a relayed -32042
-    back into the plain protocol error FastMCP passes to the client, and logs a refusal's line."""
+    back into the plain protocol error FastMCP passes to the client, arguments that do not fit the
+    tool into a tool error naming each (`misfit_arguments`), and logs a refusal's line."""
 
     async def on_call_tool(self, context: Any, call_next: Any) -> Any:
         try:
@@ -53,6 +74,10 @@ class PendingToResult(Middleware):
             plain = sdk.plain_url_elicitation_required(exc)
             if plain is not None:
                 raise plain from None
+            misfit = misfit_arguments(context.message.name, exc)
+            if misfit is not None:
+                sdk.log_refusal("tools/call", context.message.name, misfit)
+                raise sdk.carry(misfit, context.fastmcp_context) from None
             pending = sdk.pending_result(exc)
             if pending is None:
                 # FastMCP answers a refusal with a tool error result itself, so the kit's
