@@ -240,7 +240,9 @@ class Gateway:
         except UrlHandoffStopped as exc:  # an ordinary outcome (a declined page): one line, no traceback
             logger.info("call %s on %s: its page step ended (%s)", call.tool, call.server, exc.reason)
             page = f"needs a web page step first; it did not complete ({exc.reason})"
-            return sdk.error_result(f"The upstream server '{call.server}' {page}.")
+            stopped = sdk.error_result(f"The upstream server '{call.server}' {page}.")
+            # a page the pipeline turned down (a rate limit, no URL mode downstream): say why first
+            return sdk.with_notice(_unasked(call), stopped) if call.refusals else stopped
         except Exception as exc:
             lost = await lost_upstream(pool, client, call, exc)
             if lost is not None:  # reconnected at the next request
