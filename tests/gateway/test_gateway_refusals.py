@@ -98,7 +98,7 @@ async def test_a_question_the_gateway_could_not_relay_is_recorded_as_shown_to_no
         await c.call_tool("book_table", {})
     [record] = records(trail)
     assert (record["decided_by"], record["mode"]) == ("no_terminal", "none")
-    assert record["details"] == {"requested_mode": "form"}
+    assert record["details"] == {"requested_mode": "form", "upstream": "fm"}
     assert record["fields"]  # the form it asked for is still named
 
 

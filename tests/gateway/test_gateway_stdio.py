@@ -15,7 +15,7 @@ import mcp_types as t
 import pytest
 from mcp.client import Client
 
-from tests.gateway.support import Answers, stdio_gateway, write_config
+from tests.gateway.support import Answers, servers, stdio_gateway, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -265,3 +265,25 @@ async def test_without_an_elicit_config_each_relayed_question_is_recorded_on_the
     text = json.dumps(records[0])
     assert "mcp-elicit-gateway" in text
     assert "greet" in text
+
+
+async def test_the_consent_record_names_the_upstream_by_its_key_when_two_entries_run_the_same_server(
+    tmp_path: Path,
+) -> None:
+    """Found by a new user: two entries of one server (two accounts, say) wrote records that could
+    not be told apart, both naming the server as it introduced itself and the same command line."""
+    trail = tmp_path / "trail.jsonl"
+    policy = f'[default]\nform = "allow"\n[audit]\nsink = "jsonl"\npath = "{trail}"\n'
+    (tmp_path / "g.toml").write_text(policy)
+    fm = servers()["fm"]
+    (tmp_path / "f.json").write_text(json.dumps({"mcpServers": {"work": fm, "home": fm}}))
+    gateway = stdio_gateway(tmp_path / "f.json")
+    gateway.args = [*gateway.args, "--elicit-config", str(tmp_path / "g.toml")]
+    async with Client(gateway, mode="legacy", elicitation_callback=Answers({"name": "ann"})) as c:
+        await c.call_tool("home__hello", {})
+        await c.call_tool("work__hello", {})
+    records = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert [r["details"]["upstream"] for r in records] == ["home", "work"]
+    assert [r["call"]["name"] for r in records] == ["hello", "hello"]
+    assert {r["server"]["where"] for r in records} == {records[0]["server"]["where"]}  # no help there
+    assert all(r["client"]["version"] for r in records)

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 import anyio
@@ -229,8 +230,11 @@ class Pool:
         pipeline.replace(ConcurrentAsk(ui))
         pipeline.observers.append(ui.observe)  # first: it takes the notices of the question just decided
         if self.audit is not None:  # one record per elicitation, naming the downstream user
-            identity = ClientIdentity(name=GATEWAY_CLIENT, version="")
-            pipeline.observers.append(AuditTrail(self.audit, client=identity, person=self.user))
+            identity = ClientIdentity(name=GATEWAY_CLIENT, version=_version())
+            # the entry's key: two entries may run the same server (two accounts), alike otherwise
+            upstream_key = {"upstream": upstream.name}
+            trail = AuditTrail(self.audit, client=identity, person=self.user, details=upstream_key)
+            pipeline.observers.append(trail)
         # "auto": the 2025-11-25 handshake, where an upstream that pushes can ask; an upstream that
         # refuses it is reached again on a fresh connection in 2026-07-28 (its questions then come
         # as rounds, which the client kit answers through this same pipeline).
@@ -460,3 +464,10 @@ def _target(upstream: Upstream) -> Any:
     return StdioServerParameters(
         command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None
     )
+
+
+def _version() -> str:
+    try:
+        return version("mcp-elicit")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
