@@ -164,6 +164,8 @@ def gateway_command(config_path: str, listen: tuple[str, int] | None, elicit_con
             sock.close()
         raise (click.UsageError if isinstance(exc, ConfigError) else click.ClickException)(str(exc)) from None
     logger.info("%s", audit_trail_line(trail))
+    if config.disabled:
+        logger.info('upstreams left out ("disabled": true in the file): %s', ", ".join(config.disabled))
     if replicas is not None:
         logger.info("%s", replicas_line(*replicas[:2]))
 
