@@ -51,6 +51,7 @@ class Upstream:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     no_elicitation: NoElicitation = "refuse"
+    declared_type: str = ""  # the file's "type" ("sse", "http", "stdio"…), said when it fails
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -84,15 +85,17 @@ def _upstream(name: str, raw: Any) -> Upstream:
     no = raw.get("noElicitation", "refuse")
     if no not in ("refuse", "browser"):
         raise ConfigError(f"{where}.noElicitation", 'must be "refuse" or "browser"')
+    declared = raw.get("type", "")
+    if not isinstance(declared, str):
+        raise ConfigError(f"{where}.type", "must be a string")
     command, url = raw.get("command"), raw.get("url")
     if (command is None) == (url is None):
         raise ConfigError(where, "give either command (stdio) or url (HTTP)")
     if url is not None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.url", "must be an http:// or https:// URL")
-        return Upstream(
-            name, url=url, headers=_strings(raw.get("headers"), f"{where}.headers"), no_elicitation=no
-        )
+        headers = _strings(raw.get("headers"), f"{where}.headers")
+        return Upstream(name, url=url, headers=headers, no_elicitation=no, declared_type=declared)
     args = raw.get("args", [])
     if not isinstance(command, str) or not command:
         raise ConfigError(f"{where}.command", "must be a non-empty string")
