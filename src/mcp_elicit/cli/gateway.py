@@ -183,6 +183,7 @@ def gateway_command(config_path: str, listen: tuple[str, int] | None, elicit_con
                 await gw.serve_stdio(stop)
             else:
                 await gw.serve_http(where[0], where[1], started=started, stop=stop, sock=sock)
+            await gw.end_held_calls()  # cancelled upstream first, not cut by the upstreams' stop
             for pool in gw.pools.values():
                 pool.stop()
 
