@@ -247,7 +247,10 @@ def fastmcp_server() -> None:
     def summary(topic: str) -> str:
         return f"Summarise {topic}."
 
-    server.run("stdio", show_banner=False)
+    if sys.argv[2:] == ["sse"]:  # only the older HTTP+SSE transport (`"type": "sse"` in a file)
+        serve_http(server.http_app(path="/mcp", transport="sse"))
+    else:
+        server.run("stdio", show_banner=False)
 
 
 def fastmcp_proxy() -> None:

@@ -22,6 +22,8 @@ from typing import Any
 import anyio
 import mcp_types as t
 import pytest
+from mcp.client import Client
+from mcp.client.stdio import stdio_client
 
 from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.client.ui_protocol import Purpose
@@ -29,7 +31,7 @@ from mcp_elicit.core.consent import ConsentEvent
 from mcp_elicit.gateway import holds
 from mcp_elicit.gateway.holds import ABANDONED
 from mcp_elicit.gateway.relay import CallBook, DownstreamCall
-from tests.gateway.support import http_client, http_gateway, servers
+from tests.gateway.support import http_client, http_gateway, servers, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 
@@ -149,3 +151,32 @@ async def test_a_question_the_client_answers_with_an_error_is_a_cancel_upstream_
         [record] = records(trail)
     assert (record["action"], record["decided_by"], record["reason"]) == ("cancel", "error", "client_refused")
     assert record["call"]["name"] == "deploy"
+
+
+async def test_a_held_call_open_when_the_client_leaves_is_cancelled_upstream_not_reported_lost(
+    tmp_path: Path,
+) -> None:
+    """Found by a new user: a 2026-07-28 client that gave up on a question and then quit left the
+    call held; the gateway then stopped the upstream under it and logged "upstream sdk was lost
+    during tools/call greet: its process exited with status 0", as if the server had died."""
+    asked = anyio.Event()
+
+    async def never(ctx: Any, params: Any) -> t.ElicitResult:
+        asked.set()  # the person walks away: this question is never answered
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+    config = tmp_path / "f.json"
+    config.write_text(json.dumps({"mcpServers": {"sdk": servers()["sdk"]}}))
+    log = tmp_path / "gateway.log"
+    with log.open("w") as errlog:
+        transport = stdio_client(stdio_gateway(config), errlog=errlog)
+        client = Client(transport, mode="2026-07-28", elicitation_callback=never)
+        async with client as c, anyio.create_task_group() as tg:
+            tg.start_soon(c.call_tool, "greet", {})
+            with anyio.fail_after(30):  # the question reached the client: the call is held
+                await asked.wait()
+            tg.cancel_scope.cancel()  # the client gives up, then quits (closes the gateway's stdin)
+    logged = log.read_text()
+    assert "was lost during" not in logged
+    assert "call greet on sdk for local cancelled" in logged

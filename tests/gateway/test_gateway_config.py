@@ -53,6 +53,8 @@ def test_an_mcp_servers_file_gives_stdio_and_http_upstreams_with_their_settings(
         ('{"mcpServers": {"a": {"command": "x", "env": {"A": 1}}}}', "mcpServers.a.env"),
         ('{"mcpServers": {"a": {"command": "x", "noElicitation": "ignore"}}}', "mcpServers.a.noElicitation"),
         ('{"mcpServers": {"a": {"command": "x"}}, "users": ["t"]}', "users"),
+        ('{"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}', "mcpServers.a.disabled"),
+        ('{"mcpServers": {"a": {"command": "x", "disabled": true}}}', "mcpServers"),
     ],
 )
 def test_a_malformed_configuration_is_a_config_error_naming_the_key(raw: str, key: str) -> None:

@@ -17,10 +17,11 @@ from typing import Any
 import fastmcp
 import mcp_types as t
 import pytest
+from mcp.client import Client
 
 from mcp_elicit.audit.jsonl import JsonlAuditSink
 from mcp_elicit.gateway.relay import NO_FORM_MODE
-from tests.gateway.support import http_client, http_gateway, servers
+from tests.gateway.support import http_client, http_gateway, servers, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 
@@ -97,5 +98,23 @@ async def test_a_question_the_gateway_could_not_relay_is_recorded_as_shown_to_no
         await c.call_tool("book_table", {})
     [record] = records(trail)
     assert (record["decided_by"], record["mode"]) == ("no_terminal", "none")
-    assert record["details"] == {"requested_mode": "form"}
+    assert record["details"] == {"requested_mode": "form", "upstream": "fm"}
     assert record["fields"]  # the form it asked for is still named
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_32042_page_the_gateway_could_not_relay_says_why_in_the_tool_error(
+    tmp_path: Path, era: str
+) -> None:
+    """Found by a new user: the page step's tool error said only "(declined)" (or "(cancelled)"
+    after a rate limit), as if the person had turned the page down; the guardrail's reason was lost."""
+    config = tmp_path / "f.json"
+    config.write_text(json.dumps({"mcpServers": {"sdk": servers()["sdk"]}}))
+    async with Client(stdio_gateway(config), mode=era) as c:  # no elicitation: no page can be shown
+        result = await c.call_tool("need_page", {})
+    assert result.is_error is True
+    texts = [block.text for block in result.content]  # type: ignore[union-attr]
+    assert len(texts) == 2
+    assert texts[0].startswith("The gateway could not relay a question: the server 'sdk' asked")
+    assert "could not be shown here" in texts[0]
+    assert texts[1].startswith("The upstream server 'sdk' needs a web page step first")

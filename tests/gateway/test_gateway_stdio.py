@@ -14,8 +14,9 @@ import anyio
 import mcp_types as t
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
 
-from tests.gateway.support import Answers, stdio_gateway, write_config
+from tests.gateway.support import Answers, servers, stdio_gateway, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -274,3 +275,46 @@ async def test_a_file_with_a_users_map_serves_its_one_local_user_over_stdio(tmp_
         result = await c.call_tool("greet", {})
     assert result.is_error is False
     assert [x.text for x in result.content] == ["hello ann"]  # type: ignore[union-attr]
+
+
+async def test_the_consent_record_names_the_upstream_by_its_key_when_two_entries_run_the_same_server(
+    tmp_path: Path,
+) -> None:
+    """Found by a new user: two entries of one server (two accounts, say) wrote records that could
+    not be told apart, both naming the server as it introduced itself and the same command line."""
+    trail = tmp_path / "trail.jsonl"
+    policy = f'[default]\nform = "allow"\n[audit]\nsink = "jsonl"\npath = "{trail}"\n'
+    (tmp_path / "g.toml").write_text(policy)
+    fm = servers()["fm"]
+    (tmp_path / "f.json").write_text(json.dumps({"mcpServers": {"work": fm, "home": fm}}))
+    gateway = stdio_gateway(tmp_path / "f.json")
+    gateway.args = [*gateway.args, "--elicit-config", str(tmp_path / "g.toml")]
+    async with Client(gateway, mode="legacy", elicitation_callback=Answers({"name": "ann"})) as c:
+        await c.call_tool("home__hello", {})
+        await c.call_tool("work__hello", {})
+    records = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert [r["details"]["upstream"] for r in records] == ["home", "work"]
+    assert [r["call"]["name"] for r in records] == ["hello", "hello"]
+    assert {r["server"]["where"] for r in records} == {records[0]["server"]["where"]}  # no help there
+    assert all(r["client"]["version"] for r in records)
+
+
+async def test_a_server_the_file_marks_disabled_is_left_out_with_one_line(tmp_path: Path) -> None:
+    """Found by a new user: Cline's and Roo Code's files keep `"disabled": true` on servers turned
+    off; the gateway started them anyway (a broken one logged as unavailable, a working one's tools
+    offered to the model)."""
+    fm = servers()["fm"]
+    gone = {"command": "/nonexistent", "disabled": True}
+    entries = {"on": fm, "off": {**fm, "disabled": True}, "gone": gone, "kept": {**fm, "disabled": False}}
+    (tmp_path / "f.json").write_text(json.dumps({"mcpServers": entries}))
+    log = tmp_path / "gateway.log"
+    with log.open("w") as errlog:
+        transport = stdio_client(stdio_gateway(tmp_path / "f.json"), errlog=errlog)
+        async with Client(transport, mode="legacy") as c:
+            names = sorted(tool.name for tool in (await c.list_tools()).tools)
+    assert names == sorted(f"{key}__{tool}" for key in ("kept", "on") for tool in ("hello", "book_table"))
+    logged = log.read_text()
+    assert "unavailable" not in logged
+    assert [line for line in logged.splitlines() if "disabled" in line] == [
+        'INFO mcp_elicit.gateway: upstreams left out ("disabled": true in the file): gone, off'
+    ]

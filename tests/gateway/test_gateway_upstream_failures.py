@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_elicit.client import stdio_guard
 from mcp_elicit.gateway import pool as pool_module
 from mcp_elicit.gateway.failures import UPSTREAM_STDERR_LINE_CHARS, UPSTREAM_STDERR_LINES
+from tests.gateway.matrix import listening
 from tests.gateway.support import PEERS, http_client, http_gateway
 
 pytestmark = pytest.mark.anyio
@@ -252,3 +253,18 @@ async def test_an_upstream_writing_invalid_utf8_in_the_handshake_is_left_out_nam
     reason = reason_of(unavailable_records(caplog)["bad"])
     assert "\\xc3" in reason  # the byte, not "exited before the handshake"
     assert reason in result.content[0].text
+
+
+async def test_an_sse_only_upstream_the_file_marks_type_sse_is_said_to_need_streamable_http(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Found by a new user: a server kept as `"type": "sse"` (FastMCP serving the older HTTP+SSE
+    transport) was left out as "it answered the handshake with error -32603: Server returned an
+    error response", which does not say that the gateway speaks streamable HTTP only."""
+    caplog.set_level(logging.INFO, logger="mcp_elicit.gateway")
+    with listening([sys.executable, PEERS, "fastmcp", "sse"]) as sse:
+        _, result = await call({"old": {"type": "sse", "url": sse.url}, "fm": FASTMCP}, "hello")
+    reason = reason_of(unavailable_records(caplog)["old"])
+    assert '"type": "sse"' in reason
+    assert "streamable HTTP" in reason
+    assert result.is_error is False  # the other upstream serves

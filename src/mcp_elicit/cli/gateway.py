@@ -164,6 +164,8 @@ def gateway_command(config_path: str, listen: tuple[str, int] | None, elicit_con
             sock.close()
         raise (click.UsageError if isinstance(exc, ConfigError) else click.ClickException)(str(exc)) from None
     logger.info("%s", audit_trail_line(trail))
+    if config.disabled:
+        logger.info('upstreams left out ("disabled": true in the file): %s', ", ".join(config.disabled))
     if replicas is not None:
         logger.info("%s", replicas_line(*replicas[:2]))
 
@@ -181,6 +183,7 @@ def gateway_command(config_path: str, listen: tuple[str, int] | None, elicit_con
                 await gw.serve_stdio(stop)
             else:
                 await gw.serve_http(where[0], where[1], started=started, stop=stop, sock=sock)
+            await gw.end_held_calls()  # cancelled upstream first, not cut by the upstreams' stop
             for pool in gw.pools.values():
                 pool.stop()
 

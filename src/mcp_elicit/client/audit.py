@@ -65,9 +65,15 @@ def _part(verdict: Any, name: str) -> str | None:
 
 
 def consent_event(
-    e: Elicitation, outcome: Outcome, *, client: ClientIdentity | None = None, person: str = ""
+    e: Elicitation,
+    outcome: Outcome,
+    *,
+    client: ClientIdentity | None = None,
+    person: str = "",
+    details: Mapping[str, Any] | None = None,
 ) -> ConsentEvent:
-    """The consent event for one finished elicitation (pure: reads `e` and `outcome` only)."""
+    """The consent event for one finished elicitation (pure: reads `e` and `outcome` only);
+    `details` are facts the application adds to the record (never what a person typed)."""
     params: Mapping[str, Any] = e.params if isinstance(e.params, Mapping) else {}
     message = params.get("message")
     schema = params.get("requestedSchema")
@@ -106,7 +112,7 @@ def consent_event(
         call=call,
         content=content,
         form_verdict=form_verdict if isinstance(form_verdict, FormVerdict) else None,
-        details={"requested_mode": requested} if unshown else None,
+        details={**(details or {}), **({"requested_mode": requested} if unshown else {})} or None,
     )
 
 
@@ -114,7 +120,8 @@ class AuditTrail:
     """A pipeline observer that stores one consent record per elicitation in `sink`.
 
     Add it last (`pipeline.observers.append(trail)`), so the record shows the answer that was
-    sent. `client` names this application in every record; `person` who answers ("" if unknown).
+    sent. `client` names this application in every record; `person` who answers ("" if unknown);
+    `details` facts added to every record (the gateway: which `mcpServers` entry asked).
     """
 
     name = "audit"
@@ -126,6 +133,7 @@ class AuditTrail:
         client: ClientIdentity | None = None,
         person: str = "",
         on_write_error: OnWriteError = DEFAULT_ON_WRITE_ERROR,
+        details: Mapping[str, Any] | None = None,
     ) -> None:
         if on_write_error not in _ON_WRITE_ERROR:
             raise ConfigError(
@@ -136,11 +144,12 @@ class AuditTrail:
         self.client = client or ClientIdentity()
         self.person = person
         self.on_write_error: OnWriteError = on_write_error
+        self.details = dict(details) if details else None  # added to every record (the gateway's upstream)
 
     async def __call__(self, e: Elicitation, outcome: Outcome) -> None:
         if outcome.action == "accept" and outcome.reason == URL_RECHECK_REASON:
             return  # an automatic re-check of a page already consented to: one hand-off, one record
-        event = consent_event(e, outcome, client=self.client, person=self.person)
+        event = consent_event(e, outcome, client=self.client, person=self.person, details=self.details)
         try:
             await writer_for(self.sink).append(event)
         except Exception as exc:  # AuditWriteError, or a sink that broke in another way

@@ -26,8 +26,7 @@ from anyio.abc import TaskGroup
 
 from mcp_elicit.audit.base import AuditSink
 from mcp_elicit.client.connection import ElicitClient
-from mcp_elicit.client.ui_protocol import UIResult, UserInterface
-from mcp_elicit.core.actions import ACTIONS
+from mcp_elicit.client.ui_protocol import UserInterface
 from mcp_elicit.core.policy import Policy
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.wire_codes import INTERNAL_ERROR, INVALID_PARAMS
@@ -35,7 +34,7 @@ from mcp_elicit.errors import OutOfOrder, ServerOutputError, UrlHandoffStopped
 from mcp_elicit.gateway import sdk
 from mcp_elicit.gateway.config import GatewayConfig
 from mcp_elicit.gateway.failures import broke, lost_upstream
-from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds
+from mcp_elicit.gateway.holds import HOLD_WAIT_SECONDS, MAX_HOLDS_PER_USER, Hold, Holds, answer_of
 from mcp_elicit.gateway.pool import Pool
 from mcp_elicit.gateway.relay import TOOLS_CALL, DownstreamCall
 from mcp_elicit.gateway.shared_state import SharedState, StateRecord
@@ -71,23 +70,6 @@ def _unasked(call: DownstreamCall) -> str:
     return "The gateway could not relay a question: " + "; ".join(call.refusals)
 
 
-def _answer_of(raw: Any) -> UIResult:
-    """A retry's answer to our one question ("q"), as the relay's UI result."""
-    action = raw.get("action") if isinstance(raw, dict) else None
-    content = raw.get("content") if isinstance(raw, dict) else None
-    return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
-
-
-def _first_of_each(listings: dict[str, list[Any]], key: Callable[[Any], str]) -> list[Any]:
-    """Every server's items, one per key (URI or URI template): the first server in key order
-    wins a shared one, so a read of it reaches that server."""
-    seen: dict[str, Any] = {}
-    for server in sorted(listings):
-        for item in listings[server]:
-            seen.setdefault(key(item), item)
-    return list(seen.values())
-
-
 async def _to_round(hold: Hold, progress: float, total: float | None, message: str | None) -> None:
     """A held call's progress, to the round waiting on it (between rounds nobody waits: dropped;
     a round forwarded from another replica gets none)."""
@@ -119,6 +101,7 @@ class Gateway:
         self.listeners: dict[str, sdk.Listeners] = {}  # each user's 2026-07-28 listen streams
         self.shared = shared  # replicas: rounds and sealing keys shared through Redis
         self._tg: TaskGroup | None = None
+        self._held: TaskGroup | None = None  # the held calls' upstream runs (2026-07-28 clients)
         self._listener = anyio.CancelScope()  # the replica's Redis subscription, ended on exit
         keys = shared.state_keys if shared is not None else None
         self.server = sdk.build_server(name, "1", self.list_tools, self.call_tool, more=self, state_keys=keys)
@@ -131,7 +114,20 @@ class Gateway:
         await self._tg.__aenter__()
         if self.shared is not None:
             self._tg.start_soon(self._listen, self.shared)
+        self._held = anyio.create_task_group()
+        await self._held.__aenter__()
         return self
+
+    async def end_held_calls(self) -> None:
+        """Before the upstreams stop: cancel every held call upstream (the SDK tells the upstream)
+        and wait for them to end. Found by a new user: a call held for a client that had left was
+        cut by the upstream's stop, and logged as that upstream lost ("its process exited")."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        self.holds.abandon_all()
+        held.cancel_scope.cancel()
+        await held.__aexit__(None, None, None)
 
     async def _listen(self, shared: SharedState) -> None:
         with self._listener:
@@ -140,6 +136,7 @@ class Gateway:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        await self.end_held_calls()
         for pool in self.pools.values():
             pool.stop()
         for listeners in self.listeners.values():
@@ -242,7 +239,9 @@ class Gateway:
         except UrlHandoffStopped as exc:  # an ordinary outcome (a declined page): one line, no traceback
             logger.info("call %s on %s: its page step ended (%s)", call.tool, call.server, exc.reason)
             page = f"needs a web page step first; it did not complete ({exc.reason})"
-            return sdk.error_result(f"The upstream server '{call.server}' {page}.")
+            stopped = sdk.error_result(f"The upstream server '{call.server}' {page}.")
+            # a page the pipeline turned down (a rate limit, no URL mode downstream): say why first
+            return sdk.with_notice(_unasked(call), stopped) if call.refusals else stopped
         except Exception as exc:
             lost = await lost_upstream(pool, client, call, exc)
             if lost is not None:  # reconnected at the next request
@@ -263,8 +262,10 @@ class Gateway:
         self, call: DownstreamCall, upstream: Callable[[], Awaitable[Any]], method: str
     ) -> Any:
         """Run `upstream` (the request `method` makes upstream) held across the client's rounds."""
+        if self._held is None:
+            return _failed(method, "The gateway is stopping.")
         hold = self.holds.new(call.user)
-        if hold is None or self._tg is None:
+        if hold is None:
             return _failed(method, f"Too many held calls for this user (at most {MAX_HOLDS_PER_USER}).")
         call.hold = hold
         hold.server, hold.tool, hold.method = call.server, call.tool, method
@@ -278,7 +279,7 @@ class Gateway:
                     failed = f"The upstream call failed: {type(exc).__name__}."
                     hold.finish(sdk.error_result(failed) if method == TOOLS_CALL else sdk.upstream_error(exc))
 
-        self._tg.start_soon(run)
+        self._held.start_soon(run)
         return await self._next_round(call.ctx, hold)
 
     async def _advance(self, hold: Hold) -> tuple[str, Any, str | None]:
@@ -337,7 +338,7 @@ class Gateway:
         hold = self.holds.take(state, user, method)
         if hold is None:
             return _failed(method, NO_OPEN_QUESTION, INVALID_PARAMS)
-        await hold.answers_in.send(_answer_of(responses.get("q")))
+        await hold.answers_in.send(answer_of(responses.get("q")))
         return await self._next_round(ctx, hold)
 
     async def _answer_elsewhere(self, record: StateRecord, state: str, answer: Any, method: str) -> Any:
@@ -369,7 +370,7 @@ class Gateway:
         hold = self.holds.take(state, user)
         if hold is None:
             return {"kind": "gone"}
-        await hold.answers_in.send(_answer_of(answer))
+        await hold.answers_in.send(answer_of(answer))
         kind, value, fresh = await self._advance(hold)
         if kind == "done" and isinstance(value, BaseException):
             kind, value = "failed", sdk.error_text(value)
@@ -400,12 +401,10 @@ class Gateway:
         return await self._request(pool, client, call, partial(client.get_prompt, call.tool, arguments))
 
     async def list_resources(self, ctx: Any) -> list[Any]:
-        pool = await self.pool_for(self.user_of(ctx))
-        return _first_of_each(pool.resources, lambda resource: str(resource.uri))
+        return (await self.pool_for(self.user_of(ctx))).offered_resources()
 
     async def list_resource_templates(self, ctx: Any) -> list[Any]:
-        pool = await self.pool_for(self.user_of(ctx))
-        return _first_of_each(pool.templates, lambda template: str(template.uri_template))
+        return (await self.pool_for(self.user_of(ctx))).offered_templates()
 
     async def read_resource(self, ctx: Any, uri: str, state: str | None, responses: dict[str, Any]) -> Any:
         user = self.user_of(ctx)

@@ -13,8 +13,9 @@ users are the tokens' subjects (`gateway/auth.py`, docs/gateway.md).
 
 Per server, `noElicitation` says what happens when the downstream client that made the call cannot
 answer a question: "refuse" (a tool error the model can relay) or "browser" (ask through the browser
-UI on the gateway's machine). `users` maps downstream bearer tokens to user names (HTTP only). Pure
-parsing: bad input is a `ConfigError` naming the key.
+UI on the gateway's machine). `users` maps downstream bearer tokens to user names (HTTP only). A
+server with `"disabled": true` (as Cline and Roo Code keep servers turned off) is left out, named in
+`GatewayConfig.disabled`. Pure parsing: bad input is a `ConfigError` naming the key.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Upstream:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     no_elicitation: NoElicitation = "refuse"
+    declared_type: str = ""  # the file's "type" ("sse", "http", "stdio"…), said when it fails
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -61,6 +63,7 @@ class GatewayConfig:
     upstreams: tuple[Upstream, ...]
     users: Mapping[str, str] = field(default_factory=dict)
     oauth: GatewayOAuth | None = None
+    disabled: tuple[str, ...] = ()  # keys of the file's servers marked "disabled": true, left out
 
 
 def _strings(value: Any, where: str) -> dict[str, str]:
@@ -82,15 +85,17 @@ def _upstream(name: str, raw: Any) -> Upstream:
     no = raw.get("noElicitation", "refuse")
     if no not in ("refuse", "browser"):
         raise ConfigError(f"{where}.noElicitation", 'must be "refuse" or "browser"')
+    declared = raw.get("type", "")
+    if not isinstance(declared, str):
+        raise ConfigError(f"{where}.type", "must be a string")
     command, url = raw.get("command"), raw.get("url")
     if (command is None) == (url is None):
         raise ConfigError(where, "give either command (stdio) or url (HTTP)")
     if url is not None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.url", "must be an http:// or https:// URL")
-        return Upstream(
-            name, url=url, headers=_strings(raw.get("headers"), f"{where}.headers"), no_elicitation=no
-        )
+        headers = _strings(raw.get("headers"), f"{where}.headers")
+        return Upstream(name, url=url, headers=headers, no_elicitation=no, declared_type=declared)
     args = raw.get("args", [])
     if not isinstance(command, str) or not command:
         raise ConfigError(f"{where}.command", "must be a non-empty string")
@@ -113,7 +118,17 @@ def parse_config(text: str) -> GatewayConfig:
         raise ConfigError("config", f"not JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers"), dict):
         raise ConfigError("mcpServers", "the file needs an mcpServers object")
-    servers = raw["mcpServers"]
+    servers, disabled = {}, []
+    for key, entry in raw["mcpServers"].items():
+        off = entry.get("disabled", False) if isinstance(entry, dict) else False
+        if not isinstance(off, bool):
+            raise ConfigError(f"mcpServers.{key}.disabled", "must be true or false")
+        if off:
+            disabled.append(key)
+        else:
+            servers[key] = entry
+    if disabled and not servers:
+        raise ConfigError("mcpServers", 'every server is "disabled": true; nothing to serve')
     if not servers or len(servers) > MAX_UPSTREAMS:
         raise ConfigError("mcpServers", f"give 1 to {MAX_UPSTREAMS} servers")
     users = _strings(raw.get("users"), "users")
@@ -122,4 +137,5 @@ def parse_config(text: str) -> GatewayConfig:
     oauth = parse_oauth(raw.get("oauth"))
     if oauth is not None and users:
         raise ConfigError("oauth", "give users (a token map) or oauth, not both")
-    return GatewayConfig(tuple(_upstream(k, v) for k, v in servers.items()), users, oauth)
+    upstreams = tuple(_upstream(k, v) for k, v in servers.items())
+    return GatewayConfig(upstreams, users, oauth, disabled=tuple(sorted(disabled)))

@@ -144,6 +144,21 @@ def failure_reason(
 ) -> str:
     """Why `upstream` failed, in one line: see the module docstring. Without `upstream` (or for
     an error none of the cases know) the innermost error's type and message."""
+    why = _failure_reason(exc, upstream, stderr=stderr, exit_status=exit_status)
+    if upstream is not None and upstream.url is not None and upstream.declared_type.lower() == "sse":
+        # found by a new user: a server kept as "type": "sse" failed with an SDK error that did
+        # not say the gateway speaks streamable HTTP only (the older HTTP+SSE transport is not)
+        return f'{why} (the file says "type": "sse": the gateway speaks streamable HTTP only)'
+    return why
+
+
+def _failure_reason(
+    exc: BaseException,
+    upstream: Upstream | None,
+    *,
+    stderr: Sequence[str] | None,
+    exit_status: int | None,
+) -> str:
     chain = _chain(exc)
     for current in chain:
         status = getattr(getattr(current, "response", None), "status_code", None)

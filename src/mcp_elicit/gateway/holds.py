@@ -29,8 +29,9 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_elicit.client.ui_protocol import UIResult
+from mcp_elicit.core.actions import ACTIONS
 
-__all__ = ["ABANDONED", "HOLD_WAIT_SECONDS", "MAX_HOLDS_PER_USER", "Hold", "Holds"]
+__all__ = ["ABANDONED", "HOLD_WAIT_SECONDS", "MAX_HOLDS_PER_USER", "Hold", "Holds", "answer_of"]
 
 # Held upstream calls one user may have waiting for a downstream retry at once.
 MAX_HOLDS_PER_USER: Final = 8
@@ -82,6 +83,13 @@ class Hold:
             self.events_in.send_nowait(("done", result))
 
 
+def answer_of(raw: Any) -> UIResult:
+    """A retry's answer to our one question ("q"), as the relay's UI result."""
+    action = raw.get("action") if isinstance(raw, dict) else None
+    content = raw.get("content") if isinstance(raw, dict) else None
+    return UIResult(action if action in ACTIONS else "cancel", content if isinstance(content, dict) else None)
+
+
 class Holds:
     """The table of held calls waiting for a retry, keyed by the state handed to the client."""
 
@@ -113,6 +121,13 @@ class Holds:
             return None
         del self._by_state[state]
         return hold
+
+    def abandon_all(self) -> None:
+        """The gateway stops: every held call is cancelled upstream (the SDK tells the upstream)
+        before the upstreams are stopped, so none is taken for an upstream lost under it."""
+        for hold in self._by_state.values():
+            hold.abandon()
+        self._by_state.clear()
 
     def held(self, user: str) -> int:
         """How many held calls of `user` wait for a retry now."""

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 import anyio
@@ -229,8 +230,11 @@ class Pool:
         pipeline.replace(ConcurrentAsk(ui))
         pipeline.observers.append(ui.observe)  # first: it takes the notices of the question just decided
         if self.audit is not None:  # one record per elicitation, naming the downstream user
-            identity = ClientIdentity(name=GATEWAY_CLIENT, version="")
-            pipeline.observers.append(AuditTrail(self.audit, client=identity, person=self.user))
+            identity = ClientIdentity(name=GATEWAY_CLIENT, version=_version())
+            # the entry's key: two entries may run the same server (two accounts), alike otherwise
+            upstream_key = {"upstream": upstream.name}
+            trail = AuditTrail(self.audit, client=identity, person=self.user, details=upstream_key)
+            pipeline.observers.append(trail)
         # "auto": the 2025-11-25 handshake, where an upstream that pushes can ask; an upstream that
         # refuses it is reached again on a fresh connection in 2026-07-28 (its questions then come
         # as rounds, which the client kit answers through this same pipeline).
@@ -424,6 +428,15 @@ class Pool:
             return f"Unknown tool {name!r}: several servers offer it; call {choices}"
         return f"Unknown tool {name!r} (or its server is unavailable). {self.unavailable()}".strip()
 
+    def offered_resources(self) -> list[Any]:
+        """Every server's resources, one per URI (the first server in key order wins a shared one,
+        so a read of it reaches that server: `resource_server`)."""
+        return _first_of_each(self.resources, lambda resource: str(resource.uri))
+
+    def offered_templates(self) -> list[Any]:
+        """Every server's resource templates, one per URI template, as `offered_resources`."""
+        return _first_of_each(self.templates, lambda template: str(template.uri_template))
+
     def resource_server(self, uri: str) -> str | None:
         """The server offering `uri`: one that lists it, else one with a template it fits (the
         first in key order when several do, as for the listings)."""
@@ -434,6 +447,14 @@ class Pool:
             if any(template_matches(r.uri_template, uri) for r in self.templates[server]):
                 return server
         return None
+
+
+def _first_of_each(listings: dict[str, list[Any]], key: Callable[[Any], str]) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for server in sorted(listings):
+        for item in listings[server]:
+            seen.setdefault(key(item), item)
+    return list(seen.values())
 
 
 def _longer(delay: float) -> float:
@@ -460,3 +481,10 @@ def _target(upstream: Upstream) -> Any:
     return StdioServerParameters(
         command=upstream.command or "", args=list(upstream.args), env=dict(upstream.env) or None
     )
+
+
+def _version() -> str:
+    try:
+        return version("mcp-elicit")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
