@@ -45,6 +45,17 @@ def test_a_call_pinned_to_2026_07_28_on_a_2025_11_25_server_fails_with_the_auto_
     report = json.loads(done.stdout)
     assert report["completed"] is False
     assert report["error"]["hint"] == MODERN_REFUSED_HINT
+    assert report["error"]["reason"] == "unfit_answer"  # a 2025-11-25 result has no resultType
+    assert "\n" not in report["error"]["message"]
+
+
+def test_the_failure_is_one_line_without_pydantics_report(tmp_path: Path) -> None:
+    done = run(tmp_path, "call", "--tool", "echo", "--protocol", "modern")
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1
+    assert "errors.pydantic.dev" not in done.stderr
+    assert "resultType" in errors[0]  # the field at fault is named
 
 
 def test_the_same_call_with_the_default_protocol_completes(tmp_path: Path) -> None:

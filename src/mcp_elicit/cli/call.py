@@ -44,7 +44,7 @@ from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk import error_code, stream_ended
+from mcp_elicit.client.sdk import error_code, stream_ended, unfit_answer
 from mcp_elicit.client.servers import start_failure
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import (
@@ -428,6 +428,11 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         error["code"] = code
     if stream_ended(exc):  # the SDK's words name its plumbing, not what happened
         error.update(message=STREAM_ENDED, reason="stream_ended")
+    unfit = unfit_answer(exc)
+    if unfit is not None:  # pydantic's report runs over several lines, with links
+        error.update(
+            message=clean_text(unfit, limit=_ERROR_TEXT_CHARS, multiline=False), reason="unfit_answer"
+        )
     if isinstance(exc, UrlHandoffStopped | AuthorizationFailed):
         error["reason"] = exc.reason
     if isinstance(exc, AuthorizationFailed) and exc.status is not None:

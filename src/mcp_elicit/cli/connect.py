@@ -48,6 +48,7 @@ from mcp_elicit.client.sdk import (
     Tool,
     discover_identity,
     stream_ended,
+    unfit_answer,
 )
 from mcp_elicit.client.servers import ServerSpec, start_failure
 from mcp_elicit.client.ui_protocol import Requester
@@ -486,5 +487,8 @@ def _describe(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if stream_ended(exc):
         return STREAM_ENDED
+    unfit = unfit_answer(exc)
+    if unfit is not None:
+        return unfit
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text.strip() else type(exc).__name__

@@ -147,6 +147,25 @@ def stream_ended(exc: BaseException) -> bool:
     )
 
 
+def unfit_answer(exc: BaseException) -> str | None:
+    """One line for the SDK's refusal of a server's answer that does not fit the result it should
+    be (a pydantic ValidationError: a 2025-11-25 result read as a 2026-07-28 one lacks
+    `resultType`), naming the first field at fault; None for any other exception. pydantic's own
+    text runs over several lines, with links."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if not isinstance(exc, ValidationError):
+        return None
+    found = exc.errors(include_url=False, include_input=False)
+    if not found:
+        return "the server's answer does not fit the result the protocol expects"
+    where = ".".join(str(part) for part in found[0].get("loc", ())) or "(the answer)"
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (
+        f"the server's answer does not fit the result the protocol expects: {where}: {found[0]['msg']}{more}"
+    )
+
+
 def error_data(exc: BaseException) -> object:
     """The `data` of an error reply from the server (untrusted JSON); None for any other exception."""
     return exc.error.data if isinstance(exc, MCPError) else None
