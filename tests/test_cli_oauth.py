@@ -98,3 +98,18 @@ async def test_a_server_nothing_answers_at_is_a_connection_error_not_a_failed_si
     assert error["type"] != "AuthorizationFailed"
     assert "reason" not in error
     assert not (tmp_path / "browser.log").exists()
+
+
+async def test_a_server_nothing_answers_at_is_named_in_the_error_with_its_credentials_redacted(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as sock:  # a loopback port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp?access_token=sk-secret"
+    report = await call(tmp_path, url)
+    assert json.loads(report.stdout)["error"]["url"] == f"http://127.0.0.1:{port}/mcp?access_token=REDACTED"
+    said = await call(tmp_path, url, summary=True)
+    assert said.exit_code == 1
+    assert f"(http://127.0.0.1:{port}/mcp?access_token=REDACTED)" in said.stderr  # usable again, as typed
+    assert "sk-secret" not in said.stderr

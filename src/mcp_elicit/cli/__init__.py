@@ -459,7 +459,10 @@ def call_command(
             # a server that never started, a stream that ended: the message says it all
             ours = "command" in report.error or report.error.get("reason") == "stream_ended"
             kind = "" if ours else f"{report.error['type']}: "
-            click.echo(show(f"error: {kind}{report.error['message']}{hint}"), err=True)
+            # a URL the person typed, credentials redacted: shown as typed, as on the server line
+            url = report.error.get("url")
+            at = f" ({clean_text(url, limit=20_000, multiline=False, defang=False)})" if url else ""
+            click.echo(show(f"error: {kind}{report.error['message']}") + at + show(hint), err=True)
             if report.server_log:
                 click.echo(show(f"server stderr (tail):\n{report.server_log}"), err=True)
     raise SystemExit(0 if report.completed else 1)

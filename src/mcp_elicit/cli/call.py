@@ -45,7 +45,7 @@ from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
 from mcp_elicit.client.sdk import error_code, stream_ended, unfit_answer
-from mcp_elicit.client.servers import start_failure
+from mcp_elicit.client.servers import start_failure, unreachable
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
@@ -58,6 +58,7 @@ from mcp_elicit.client.ui_protocol import (
 from mcp_elicit.client.url import UrlMode, UrlSettings
 from mcp_elicit.client.url_flow import URL_RECHECK_REASON
 from mcp_elicit.config import Config
+from mcp_elicit.core.redact import redact_where
 from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
@@ -285,6 +286,8 @@ async def run_call(
                 }
             else:
                 report.error = _describe(exc)
+                if client.http_url and unreachable(exc):  # where it looked (`call` prints it)
+                    report.error["url"] = redact_where(client.http_url)
                 if client.discover_refused is not None and "hint" not in report.error:
                     report.error["hint"] = MODERN_REFUSED_HINT
                 report.server_log = _tail(errlog) or None

@@ -215,6 +215,11 @@ class ElicitClient:
         return cleaned_requester(raw)
 
     @property
+    def http_url(self) -> str:
+        """The URL of a streamable HTTP server ("" for any other server)."""
+        return _http_url(self._server) or ""
+
+    @property
     def stdio_command(self) -> str:
         """The command a stdio server is started with ("" for any other server); see
         `servers.start_failure` for telling apart a command that could not be started."""

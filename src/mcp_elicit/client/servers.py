@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import httpx2
+
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ConfigError
 
@@ -115,6 +117,23 @@ def start_failure(exc: BaseException, command: str) -> StartFailure | None:
             todo.extend(current.exceptions)
         todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return None
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether `exc` (or an error inside it: groups, causes) is the HTTP client failing to reach a
+    server at all: nothing listens there, the name does not resolve, the connection or TLS fails."""
+    todo, seen = [exc], set()
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, httpx2.ConnectError | httpx2.ConnectTimeout):
+            return True
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return False
 
 
 def parse_server_spec(spec: str) -> ServerSpec:
