@@ -389,7 +389,7 @@ def call_command(
 
     import anyio
 
-    from mcp_elicit.cli.call import run_call
+    from mcp_elicit.cli.call import KIT_WORDED, run_call
     from mcp_elicit.core.redact import redact_where
     from mcp_elicit.core.text import clean_text
     from mcp_elicit.errors import ConfigError
@@ -456,8 +456,8 @@ def call_command(
                 click.echo(show(f"{label}: {text}"))
         if report.error is not None:
             hint = f"; {report.error['hint']}" if report.error.get("hint") else ""
-            # a server that never started, a stream that ended: the message says it all
-            ours = "command" in report.error or report.error.get("reason") == "stream_ended"
+            # a server that never started or ended, a stream that ended: the message says it all
+            ours = "command" in report.error or report.error.get("reason") in KIT_WORDED
             kind = "" if ours else f"{report.error['type']}: "
             # a URL the person typed, credentials redacted: shown as typed, as on the server line
             url = report.error.get("url")

@@ -44,8 +44,9 @@ from mcp_elicit.client.model import Outcome
 from mcp_elicit.client.oauth import OAuthLogin, link_printer
 from mcp_elicit.client.opener import NO_BROWSER_REASON, ShowLink, system_opener
 from mcp_elicit.client.pipeline import Pipeline
-from mcp_elicit.client.sdk import error_code, stream_ended, unfit_answer
-from mcp_elicit.client.servers import start_failure, unreachable
+from mcp_elicit.client.sdk import connection_closed, error_code, stream_ended, unfit_answer
+from mcp_elicit.client.sdk_transport import Spawned, noting_spawns
+from mcp_elicit.client.servers import process_end, start_failure, unreachable
 from mcp_elicit.client.stages import AnswerWithoutAsking
 from mcp_elicit.client.ui_protocol import (
     FormPrompt,
@@ -63,7 +64,14 @@ from mcp_elicit.core.revisions import is_modern
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import AuthorizationFailed, ConfigError, UrlHandoffStopped
 
-__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "STREAM_ENDED", "CallReport", "questions_of", "run_call"]
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT_SECONDS",
+    "KIT_WORDED",
+    "STREAM_ENDED",
+    "CallReport",
+    "questions_of",
+    "run_call",
+]
 
 # How long `run_call` (and `mcp-elicit call`) waits on the server: connecting, then the tool's
 # result. Time a question spends with the person does not count; the clock restarts when it
@@ -76,6 +84,8 @@ _ERROR_TEXT_CHARS = 2_000  # characters of an error message kept in the report
 # an HTTP server's stream for the call ended before its answer (a report's error reason
 # "stream_ended").
 STREAM_ENDED: Final = "the server's stream ended before it answered (the server may have restarted)"
+# The report's error reasons whose message is the kit's own sentence, shown without the error's type.
+KIT_WORDED: Final = ("stream_ended", "server_exited")
 
 
 @dataclass
@@ -254,8 +264,10 @@ async def run_call(
     scope = anyio.CancelScope()
     if timeout is not None:
         _ServerWait(scope, timeout).install(pipeline)
+    spawned = Spawned()  # a stdio server's process: how it ended, when it ends the call
     with (
         _interrupt_noted(pipeline),
+        noting_spawns(spawned),
         tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog,
     ):
         client = ElicitClient(
@@ -288,6 +300,13 @@ async def run_call(
                 report.error = _describe(exc)
                 if client.http_url and unreachable(exc):  # where it looked (`call` prints it)
                     report.error["url"] = redact_where(client.http_url)
+                if client.stdio_command and connection_closed(exc) and spawned.exit_status is not None:
+                    # the SDK says "Connection closed"; the process says why
+                    ended = process_end(spawned.exit_status).removeprefix("its ")
+                    report.error.update(
+                        message=f"the server's {ended} before it answered", reason="server_exited"
+                    )
+                    report.error["exit_status"] = spawned.exit_status
                 if client.discover_refused is not None and "hint" not in report.error:
                     report.error["hint"] = MODERN_REFUSED_HINT
                 report.server_log = _tail(errlog) or None

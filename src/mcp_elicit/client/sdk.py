@@ -147,6 +147,15 @@ def stream_ended(exc: BaseException) -> bool:
     )
 
 
+def connection_closed(exc: BaseException) -> bool:
+    """Whether `exc` (or the one error inside its groups) is the SDK's for a request whose
+    connection closed before the answer (over stdio: the server's process ended), not over an
+    HTTP stream (`stream_ended`)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return isinstance(exc, MCPError) and exc.error.code == t.CONNECTION_CLOSED and not stream_ended(exc)
+
+
 def unfit_answer(exc: BaseException) -> str | None:
     """One line for the SDK's refusal of a server's answer that does not fit the result it should
     be (a pydantic ValidationError: a 2025-11-25 result read as a 2026-07-28 one lacks

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +38,12 @@ __all__ = [
     "StartFailure",
     "parse_header",
     "parse_server_spec",
+    "process_end",
     "server_from_file",
     "servers_in",
+    "signal_name",
     "start_failure",
+    "unreachable",
 ]
 
 # Bytes read from an mcpServers file: a configuration, not a data set.
@@ -134,6 +138,25 @@ def unreachable(exc: BaseException) -> bool:
             todo.extend(current.exceptions)
         todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return False
+
+
+def process_end(status: int | None) -> str:
+    """How a stdio server's process ended, once connected: "its process exited with status 3",
+    "its process was killed by signal 9 (SIGKILL)", or, its status not known, "its connection
+    closed"."""
+    if status is None:
+        return "its connection closed"
+    if status < 0:
+        return f"its process was killed by signal {signal_name(-status)}"
+    return f"its process exited with status {status}"
+
+
+def signal_name(number: int) -> str:
+    """A signal's number with its name, "9 (SIGKILL)", or the number alone when it has none."""
+    try:
+        return f"{number} ({signal.Signals(number).name})"
+    except ValueError:
+        return str(number)
 
 
 def parse_server_spec(spec: str) -> ServerSpec:

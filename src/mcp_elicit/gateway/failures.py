@@ -19,7 +19,6 @@ from __future__ import annotations
 import codecs
 import logging
 import os
-import signal
 import sys
 from collections import deque
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 import anyio
 
+from mcp_elicit.client.servers import process_end, signal_name
 from mcp_elicit.core.text import clean_text
 from mcp_elicit.errors import ServerOutputError, UpstreamLost
 from mcp_elicit.gateway import sdk
@@ -209,23 +209,6 @@ async def lost_upstream(
     return lost
 
 
-def process_end(status: int | None) -> str:
-    """How a stdio upstream connected once ended: "its process exited with status 3", "its process
-    was killed by signal 9 (SIGKILL)", or, its status not known, "its connection closed"."""
-    if status is None:
-        return "its connection closed"
-    if status < 0:
-        return f"its process was killed by signal {_signal(-status)}"
-    return f"its process exited with status {status}"
-
-
-def _signal(number: int) -> str:
-    try:
-        return f"{number} ({signal.Signals(number).name})"
-    except ValueError:
-        return str(number)
-
-
 def status_reason(status: int) -> str:
     """An upstream's HTTP error status in words a person can act on."""
     if status in (401, 403):
@@ -272,7 +255,7 @@ def _exited(exit_status: int | None, stderr: Sequence[str] | None) -> str:
     if exit_status is None:
         said = "it closed the connection before the handshake"
     elif exit_status < 0:
-        said = f"killed by signal {_signal(-exit_status)} before the handshake"
+        said = f"killed by signal {signal_name(-exit_status)} before the handshake"
     else:
         said = f"exited with status {exit_status} before the handshake"
     if stderr is None:  # not watched (no pipe of ours on this platform)
