@@ -10,33 +10,15 @@ import fastmcp
 import mcp_types as t
 import pytest
 from mcp.client import Client
-from pydantic import AfterValidator, BaseModel
+from pydantic import AfterValidator
 
 from mcp_elicit.errors import ArgumentProblem, FieldProblem
 from mcp_elicit.server import install
-from tests.server.test_tool_arguments import OWN_FAILURE, pydantic_says, said
+from tests.server.test_tool_arguments import OWN_FAILURE, Counted, Filter, pydantic_says, said
 
 pytestmark = pytest.mark.anyio
 
 ERAS = ["legacy", "2026-07-28"]
-
-
-class Filter(BaseModel):
-    column: str
-    limit: int = 10
-
-
-class Counted:
-    """A custom validator on `rows` that counts its runs and refuses a negative number."""
-
-    def __init__(self) -> None:
-        self.runs = 0
-
-    def __call__(self, value: int) -> int:
-        self.runs += 1
-        if value < 0:
-            raise ValueError("must not be negative")
-        return value
 
 
 CHECK = Counted()  # module level: FastMCP reads the annotations by name
