@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import mcp_types as t
@@ -30,3 +34,31 @@ class ScriptedCallback:
 
 def text_of(result: Any) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def lines_of(stream: Iterable[str] | None) -> queue.Queue[str | None]:
+    """The lines of `stream` (a subprocess's pipe), read by a thread into a queue; None once it
+    ends. Tests wait on the queue with a bound instead of blocking on the pipe."""
+    assert stream is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def home_env(tmp_path: Path) -> dict[str, str]:
+    """An environment for a command-line run that sees nothing of this machine's user: a fresh
+    HOME and XDG folders under `tmp_path`, and only this venv's scripts on PATH."""
+    home = tmp_path / "home"
+    return {
+        "PATH": str(Path(sys.executable).parent),
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+    }

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mcp_elicit.cli.options import MODERN_REFUSED_HINT
 from tests.peers import legacy_only_server
+from tests.support import home_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = f"{sys.executable} {legacy_only_server.__file__}"
@@ -19,14 +20,7 @@ BOUND_SECONDS = 60.0
 
 
 def run(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    home = tmp_path / "home"
-    env = {
-        "PATH": str(Path(sys.executable).parent),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "COLUMNS": "400",  # the note stays on one line
-    }
+    env = {**home_env(tmp_path), "COLUMNS": "400"}  # the note stays on one line
     return subprocess.run(
         [sys.executable, "-m", "mcp_elicit", *args, "--server", SERVER, "--no-audit"],
         cwd=ROOT,

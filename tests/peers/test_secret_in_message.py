@@ -17,7 +17,7 @@ from mcp_elicit.client import ElicitClient
 from mcp_elicit.ui.scripted import ScriptedUI
 from tests.e2e.servers import serving_http
 from tests.peers.py_servers import Http
-from tests.support import text_of
+from tests.support import home_env, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = f"{sys.executable} tests/peers/py_servers.py fastmcp_token"
@@ -27,14 +27,7 @@ PERSON = [{"content": {"value": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"}}]
 
 
 def run_call(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    home = tmp_path / "home"
-    env = {
-        "PATH": str(Path(sys.executable).parent),
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-    }
+    env = home_env(tmp_path)
     argv = [sys.executable, "-m", "mcp_elicit", "call", "--server", SERVER, "--tool", "connect_github"]
     return subprocess.run(
         [*argv, *extra],

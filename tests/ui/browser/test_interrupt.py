@@ -8,18 +8,17 @@ import contextlib
 import glob
 import json
 import os
-import queue
 import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 from mcp_elicit.audit.sqlite import SqliteAuditSink
 from mcp_elicit.cli import INTERRUPTED_LINE
 from mcp_elicit.client.pipeline import INTERRUPTED
+from tests.support import lines_of
 from tests.ui.browser.test_end_to_end import REFERENCE
 
 BOUND = 30.0  # seconds any one wait may take on a loaded machine
@@ -77,15 +76,7 @@ def stopped_while_asking(tmp_path: Path) -> None:
         env=env,
         cwd=tmp_path,
     )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
+    lines = lines_of(process.stderr)
     try:
         said: list[str] = []
         while not said or "a question is waiting for you at" not in said[-1]:
@@ -127,13 +118,7 @@ def test_a_question_open_when_ctrl_c_abandons_a_connect_call_is_on_the_trail_as_
         env=env,
         cwd=tmp_path,
     )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-        lines.put(None)
+    lines = lines_of(process.stdout)
 
     def said_until(words: str) -> None:
         said: list[str] = []
@@ -142,7 +127,6 @@ def test_a_question_open_when_ctrl_c_abandons_a_connect_call_is_on_the_trail_as_
             assert line is not None, said
             said.append(line)
 
-    threading.Thread(target=pump, daemon=True).start()
     try:
         assert process.stdin is not None
         process.stdin.write('call deploy {"service": "x"}\n')

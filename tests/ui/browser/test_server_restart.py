@@ -6,30 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from mcp_elicit.cli.call import STREAM_ENDED
+from tests.support import lines_of
 from tests.test_cli_stop_http import said_url
 
 BOUND = 30.0  # seconds any one wait may take on a loaded machine
-
-
-def lines_of(stream: object) -> queue.Queue[str | None]:
-    """The lines of `stream`, read by a thread into a queue; None once it ends."""
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        for line in stream:  # type: ignore[attr-defined]
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
 
 
 def test_a_server_killed_during_a_call_is_one_line_saying_its_stream_ended_and_status_1(
